@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs, from Debian's packages, whatever Kumo needs to build, run and test that this
+# machine does not have yet. Safe to run again: it installs nothing that is present.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git
+  libboost-dev libboost-system-dev librocksdb-dev libsimdjson-dev rapidjson-dev
+  libssl-dev zlib1g-dev libxxhash-dev libcli11-dev libfmt-dev libspdlog-dev
+)
+if [ "${1:-}" = "--test" ]; then
+  packages+=(libgtest-dev libgmock-dev python3 python3-pytest python3-boto3 awscli
+             clang libclang-rt-14-dev)
+  command -v node >/dev/null 2>&1 || packages+=(nodejs)
+  command -v npm >/dev/null 2>&1 || packages+=(npm)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+echo "installing: ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

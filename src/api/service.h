@@ -1,0 +1,54 @@
+// Service: DynamoDB's API over the engine. Takes one request (operation target and JSON
+// body), answers one response (status and JSON body). Knows JSON; knows nothing of HTTP.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "engine/engine.h"
+
+namespace kumo::api {
+
+// Checks a request's authentication; net/ implements it over the HTTP headers (SigV4).
+class Authenticator {
+ public:
+  virtual ~Authenticator() = default;
+  // Throws ApiError (MissingAuthenticationToken, IncompleteSignature, InvalidSignature,
+  // UnrecognizedClient) when the request may not proceed.
+  virtual void authenticate() const = 0;
+};
+
+struct Response {
+  int status = 200;
+  std::string body;  // compact JSON
+};
+
+struct ServiceOptions {
+  std::string region = "us-east-1";
+  std::string account_id = "000000000000";
+};
+
+class Service {
+ public:
+  Service(engine::Engine& engine, ServiceOptions options);
+
+  // Runs one call in DynamoDB's pre-dispatch order (dynamodb-contract.md §1.2 steps 5–11):
+  // invalid JSON → SerializationException; missing/unknown target → UnknownOperation;
+  // authentication; empty body → SerializationException; then the operation. `target` is
+  // the X-Amz-Target header value (empty when absent). Never throws: every failure becomes
+  // an error response.
+  Response handle(std::string_view target, std::string_view body,
+                  const Authenticator& auth) const;
+
+  const ServiceOptions& options() const { return options_; }
+
+ private:
+  engine::Engine& engine_;
+  ServiceOptions options_;
+};
+
+// The JSON error body DynamoDB sends for `error`.
+Response error_response(const ApiError& error);
+
+}  // namespace kumo::api

@@ -1,0 +1,24 @@
+// The compact binary form of an item (attribute map) stored as a value: varint counts and
+// lengths, a type byte per value, numbers as canonical text. Not JSON.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "model/attribute_value.h"
+
+namespace kumo::codec {
+
+// Appends the binary form of `item` to *out.
+void encode_item(const Item& item, std::string* out);
+std::string encode_item(const Item& item);
+
+// Decodes a value written by encode_item. Returns false on malformed input (never reads
+// past `in`).
+bool decode_item(std::string_view in, Item* out);
+
+// The same format for one value, used for catalog records and nested data.
+void encode_value(const AttributeValue& value, std::string* out);
+bool decode_value(std::string_view* in, AttributeValue* out);
+
+}  // namespace kumo::codec

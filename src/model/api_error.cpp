@@ -1,0 +1,71 @@
+#include "model/api_error.h"
+
+namespace kumo {
+namespace {
+constexpr const char* kCoralService = "com.amazon.coral.service#";
+constexpr const char* kDynamo = "com.amazonaws.dynamodb.v20120810#";
+}  // namespace
+
+ApiError::ApiError(int status, std::string type, std::optional<std::string> message,
+                   bool capital)
+    : http_status_(status),
+      type_(std::move(type)),
+      message_(std::move(message)),
+      capital_message_(capital) {}
+
+const char* ApiError::what() const noexcept {
+  return message_ ? message_->c_str() : type_.c_str();
+}
+
+ApiError ApiError::validation(std::string message) {
+  return ApiError(400, "com.amazon.coral.validate#ValidationException", std::move(message));
+}
+ApiError ApiError::serialization() {
+  return ApiError(400, std::string(kCoralService) + "SerializationException", std::nullopt);
+}
+ApiError ApiError::serialization(std::string message) {
+  return ApiError(400, std::string(kCoralService) + "SerializationException", std::move(message),
+                  true);
+}
+ApiError ApiError::unknown_operation() {
+  return ApiError(400, std::string(kCoralService) + "UnknownOperationException", std::nullopt);
+}
+ApiError ApiError::missing_authentication_token() {
+  return ApiError(400, std::string(kCoralService) + "MissingAuthenticationTokenException",
+                  "Request is missing Authentication Token");
+}
+ApiError ApiError::incomplete_signature(std::string message) {
+  return ApiError(400, std::string(kCoralService) + "IncompleteSignatureException",
+                  std::move(message));
+}
+ApiError ApiError::invalid_signature(std::string message) {
+  return ApiError(400, std::string(kCoralService) + "InvalidSignatureException",
+                  std::move(message));
+}
+ApiError ApiError::unrecognized_client() {
+  return ApiError(400, std::string(kCoralService) + "UnrecognizedClientException",
+                  "The security token included in the request is invalid.");
+}
+ApiError ApiError::access_denied() {
+  return ApiError(400, std::string(kCoralService) + "AccessDeniedException", "Access denied.");
+}
+ApiError ApiError::resource_not_found(std::string message) {
+  return ApiError(400, std::string(kDynamo) + "ResourceNotFoundException", std::move(message));
+}
+ApiError ApiError::resource_in_use(std::string message) {
+  return ApiError(400, std::string(kDynamo) + "ResourceInUseException", std::move(message));
+}
+ApiError ApiError::limit_exceeded(std::string message) {
+  return ApiError(400, std::string(kDynamo) + "LimitExceededException", std::move(message));
+}
+ApiError ApiError::conditional_check_failed(std::optional<Item> item) {
+  ApiError e(400, std::string(kDynamo) + "ConditionalCheckFailedException",
+             "The conditional request failed");
+  e.item_ = std::move(item);
+  return e;
+}
+ApiError ApiError::internal(std::string message) {
+  return ApiError(500, std::string(kDynamo) + "InternalServerError", std::move(message));
+}
+
+}  // namespace kumo

@@ -1,0 +1,57 @@
+// ApiError: every failure a client can cause, as DynamoDB reports it (type with its
+// namespace, HTTP status, message). Thrown from api/ and engine/, turned into the error
+// body by net/. Message texts live at the named constructors' call sites and in
+// messages.h; see dynamodb-contract.md §1.3.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "model/attribute_value.h"
+
+namespace kumo {
+
+class ApiError : public std::exception {
+ public:
+  // com.amazon.coral.validate#ValidationException, HTTP 400.
+  static ApiError validation(std::string message);
+  // com.amazon.coral.service#SerializationException; without a message the body has only
+  // __type (bad JSON, empty body), with one it carries "Message".
+  static ApiError serialization();
+  static ApiError serialization(std::string message);
+  // com.amazon.coral.service#UnknownOperationException, no message.
+  static ApiError unknown_operation();
+  static ApiError missing_authentication_token();
+  static ApiError incomplete_signature(std::string message);
+  static ApiError invalid_signature(std::string message);
+  static ApiError unrecognized_client();
+  static ApiError access_denied();
+  // com.amazonaws.dynamodb.v20120810# service exceptions.
+  static ApiError resource_not_found(std::string message = "Requested resource not found");
+  static ApiError resource_in_use(std::string message);
+  static ApiError limit_exceeded(std::string message);
+  // `item` is the current item when ReturnValuesOnConditionCheckFailure is ALL_OLD.
+  static ApiError conditional_check_failed(std::optional<Item> item = std::nullopt);
+  static ApiError internal(std::string message = "Internal server error");
+
+  int http_status() const { return http_status_; }
+  // Full type with namespace, e.g. "com.amazon.coral.validate#ValidationException".
+  const std::string& type() const { return type_; }
+  const std::optional<std::string>& message() const { return message_; }
+  // "message" for most errors, "Message" where DynamoDB's model says so.
+  const char* message_member() const { return capital_message_ ? "Message" : "message"; }
+  const std::optional<Item>& item() const { return item_; }
+  const char* what() const noexcept override;
+
+ private:
+  ApiError(int status, std::string type, std::optional<std::string> message, bool capital = false);
+
+  int http_status_;
+  std::string type_;
+  std::optional<std::string> message_;
+  bool capital_message_;
+  std::optional<Item> item_;
+};
+
+}  // namespace kumo

@@ -1,0 +1,81 @@
+// Table definitions as the engine keeps them: key schema, billing, streams, tags and the
+// rest of what DescribeTable reports (dynamodb-contract.md §3.2–3.3). Already validated.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/attribute_value.h"
+
+namespace kumo {
+
+// Types a key attribute may have.
+enum class ScalarType : std::uint8_t { S, N, B };
+std::string_view scalar_type_name(ScalarType type);
+AttrType to_attr_type(ScalarType type);
+
+enum class KeyType : std::uint8_t { HASH, RANGE };
+
+struct AttributeDefinition {
+  std::string name;
+  ScalarType type;
+  bool operator==(const AttributeDefinition&) const = default;
+};
+
+struct KeySchemaElement {
+  std::string name;
+  KeyType type;
+  bool operator==(const KeySchemaElement&) const = default;
+};
+
+// A table's primary key: one HASH attribute and at most one RANGE attribute.
+struct KeySchema {
+  AttributeDefinition hash;
+  std::optional<AttributeDefinition> range;
+};
+
+enum class BillingMode : std::uint8_t { PROVISIONED, PAY_PER_REQUEST };
+
+struct ProvisionedThroughput {
+  std::int64_t read_capacity_units = 0;
+  std::int64_t write_capacity_units = 0;
+  std::int64_t number_of_decreases_today = 0;
+  double last_increase_date_time = 0;  // epoch seconds; 0 = never
+  double last_decrease_date_time = 0;
+};
+
+struct StreamSpecification {
+  bool enabled = false;
+  std::string view_type;  // KEYS_ONLY | NEW_IMAGE | OLD_IMAGE | NEW_AND_OLD_IMAGES
+};
+
+struct Tag {
+  std::string key;
+  std::string value;
+};
+
+// Everything stored about one table.
+struct TableDefinition {
+  std::string name;
+  std::uint32_t id = 0;         // storage prefix, never reused
+  std::string table_id;         // the UUID DynamoDB reports as TableId
+  double creation_date_time = 0;  // epoch seconds with fraction
+  std::vector<AttributeDefinition> attribute_definitions;  // request order
+  std::vector<KeySchemaElement> key_schema;                 // request order
+  KeySchema key;
+  BillingMode billing_mode = BillingMode::PROVISIONED;
+  bool billing_mode_given = false;  // BillingMode was named at create or update
+  double last_update_to_pay_per_request = 0;
+  ProvisionedThroughput throughput;
+  std::optional<StreamSpecification> stream;  // as last specified
+  std::string latest_stream_label;            // empty: no stream was ever enabled
+  std::string table_class = "STANDARD";
+  bool table_class_given = false;
+  bool deletion_protection = false;
+  std::vector<Tag> tags;
+  bool sse_enabled = false;
+};
+
+}  // namespace kumo

@@ -1,0 +1,109 @@
+// Storage: the ordered key-value interface the engine talks to. Keys and values are byte
+// strings; keys sort by unsigned byte order. Back ends: RocksDB (default, durable) and
+// memory (--in-memory, tests). See architecture.md "Storage layout".
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kumo::storage {
+
+// Thrown when the back end fails (I/O error, corruption). The request that hit it gets
+// InternalServerError; the process keeps serving.
+class StorageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A group of writes applied atomically: all or none, and no reader sees part of it.
+class WriteBatch {
+ public:
+  enum class OpType : std::uint8_t { kPut, kDelete, kAddCounter };
+  struct Op {
+    OpType type;
+    std::string key;
+    std::string value;   // kPut
+    std::int64_t delta;  // kAddCounter
+  };
+
+  void put(std::string key, std::string value) {
+    ops_.push_back({OpType::kPut, std::move(key), std::move(value), 0});
+  }
+  void del(std::string key) { ops_.push_back({OpType::kDelete, std::move(key), {}, 0}); }
+  // Adds `delta` to the signed 64-bit counter stored at `key` (absent counts as 0). Blind:
+  // needs no read. Read it back with Storage::get_counter.
+  void add_counter(std::string key, std::int64_t delta) {
+    ops_.push_back({OpType::kAddCounter, std::move(key), {}, delta});
+  }
+  const std::vector<Op>& ops() const { return ops_; }
+  bool empty() const { return ops_.empty(); }
+
+ private:
+  std::vector<Op> ops_;
+};
+
+// A consistent point-in-time view. Reads through it see every batch committed before it
+// was taken and none after.
+class Snapshot {
+ public:
+  virtual ~Snapshot() = default;
+};
+
+// Walks keys in [lower, upper) in order (or reverse). Valid until destroyed; the storage
+// must outlive it.
+class Iterator {
+ public:
+  virtual ~Iterator() = default;
+  // Positions at the first key >= target (forward) within the range.
+  virtual void seek(std::string_view target) = 0;
+  // Positions at the last key <= target within the range.
+  virtual void seek_for_prev(std::string_view target) = 0;
+  virtual void seek_to_first() = 0;
+  virtual void seek_to_last() = 0;
+  virtual bool valid() const = 0;
+  virtual void next() = 0;
+  virtual void prev() = 0;
+  // Only while valid(); views stay good until the iterator moves.
+  virtual std::string_view key() const = 0;
+  virtual std::string_view value() const = 0;
+};
+
+struct Options {
+  // Directory of the RocksDB database; ignored by the memory back end.
+  std::string path;
+  // fsync the write-ahead log on every commit. Off by default: a committed batch is in the
+  // OS page cache and survives a process kill (not a power loss).
+  bool sync = false;
+  // RocksDB block cache in bytes; bounds read memory independently of data size.
+  std::size_t block_cache_bytes = 64u << 20;
+};
+
+class Storage {
+ public:
+  virtual ~Storage() = default;
+
+  // Reads `key` at `snapshot` (latest when null). Returns nullopt when absent.
+  virtual std::optional<std::string> get(std::string_view key,
+                                         const Snapshot* snapshot = nullptr) = 0;
+  // Reads the counter written by WriteBatch::add_counter; 0 when absent.
+  virtual std::int64_t get_counter(std::string_view key) = 0;
+  // Applies the batch atomically and durably (per Options::sync) before returning.
+  virtual void write(const WriteBatch& batch) = 0;
+  virtual std::unique_ptr<Snapshot> snapshot() = 0;
+  // Iterator over [lower, upper) at `snapshot` (latest when null). An empty `upper` means
+  // no upper bound.
+  virtual std::unique_ptr<Iterator> iterator(std::string lower, std::string upper,
+                                             const Snapshot* snapshot = nullptr) = 0;
+};
+
+// Opens (creating if needed) a RocksDB database at options.path.
+std::unique_ptr<Storage> open_rocksdb(const Options& options);
+// A fresh, empty in-memory store.
+std::unique_ptr<Storage> open_memory();
+
+}  // namespace kumo::storage
