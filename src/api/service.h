@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "engine/engine.h"
+#include "model/api_error.h"
 
 namespace kumo::api {
 
@@ -27,6 +28,8 @@ struct Response {
 struct ServiceOptions {
   std::string region = "us-east-1";
   std::string account_id = "000000000000";
+  // What DescribeEndpoints reports: the host and port clients reach this server at.
+  std::string endpoint_address = "localhost:8000";
 };
 
 class Service {
@@ -38,8 +41,7 @@ class Service {
   // authentication; empty body → SerializationException; then the operation. `target` is
   // the X-Amz-Target header value (empty when absent). Never throws: every failure becomes
   // an error response.
-  Response handle(std::string_view target, std::string_view body,
-                  const Authenticator& auth) const;
+  Response handle(std::string_view target, std::string_view body, const Authenticator& auth) const;
 
   const ServiceOptions& options() const { return options_; }
 

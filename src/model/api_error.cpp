@@ -6,8 +6,7 @@ constexpr const char* kCoralService = "com.amazon.coral.service#";
 constexpr const char* kDynamo = "com.amazonaws.dynamodb.v20120810#";
 }  // namespace
 
-ApiError::ApiError(int status, std::string type, std::optional<std::string> message,
-                   bool capital)
+ApiError::ApiError(int status, std::string type, std::optional<std::string> message, bool capital)
     : http_status_(status),
       type_(std::move(type)),
       message_(std::move(message)),

@@ -6,16 +6,26 @@ namespace kumo {
 
 std::string_view type_name(AttrType type) {
   switch (type) {
-    case AttrType::S: return "S";
-    case AttrType::N: return "N";
-    case AttrType::B: return "B";
-    case AttrType::BOOL: return "BOOL";
-    case AttrType::NUL: return "NULL";
-    case AttrType::M: return "M";
-    case AttrType::L: return "L";
-    case AttrType::SS: return "SS";
-    case AttrType::NS: return "NS";
-    case AttrType::BS: return "BS";
+    case AttrType::S:
+      return "S";
+    case AttrType::N:
+      return "N";
+    case AttrType::B:
+      return "B";
+    case AttrType::BOOL:
+      return "BOOL";
+    case AttrType::NUL:
+      return "NULL";
+    case AttrType::M:
+      return "M";
+    case AttrType::L:
+      return "L";
+    case AttrType::SS:
+      return "SS";
+    case AttrType::NS:
+      return "NS";
+    case AttrType::BS:
+      return "BS";
   }
   return "";
 }

@@ -12,7 +12,9 @@ constexpr std::size_t kMaxDigits = 38;
 constexpr int kMinExponent = -129;
 constexpr int kMaxExponent = 126;
 
-int floor_div2(int v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
+int floor_div2(int v) {
+  return v >= 0 ? v / 2 : -((-v + 1) / 2);
+}
 
 // Builds a normalized decimal from a digit string (may have leading/trailing zeros) whose
 // last digit has weight 10^low_power.
@@ -118,8 +120,9 @@ Decimal::ParseError add_signed(const Decimal& a, const Decimal& b, bool negate_b
   }
   // Weight of each operand's last digit.
   auto low = [](const Decimal& d) {
-    return d.is_zero() ? 0LL
-                       : static_cast<long long>(d.exponent()) - static_cast<long long>(d.digits().size());
+    return d.is_zero()
+               ? 0LL
+               : static_cast<long long>(d.exponent()) - static_cast<long long>(d.digits().size());
   };
   long long low_power = std::min(a.is_zero() ? low(b) : low(a), low(b));
   auto scaled = [&](const Decimal& d, bool negate) {

@@ -59,11 +59,11 @@ struct Tag {
 // Everything stored about one table.
 struct TableDefinition {
   std::string name;
-  std::uint32_t id = 0;         // storage prefix, never reused
-  std::string table_id;         // the UUID DynamoDB reports as TableId
-  double creation_date_time = 0;  // epoch seconds with fraction
+  std::uint32_t id = 0;                                    // storage prefix, never reused
+  std::string table_id;                                    // the UUID DynamoDB reports as TableId
+  double creation_date_time = 0;                           // epoch seconds with fraction
   std::vector<AttributeDefinition> attribute_definitions;  // request order
-  std::vector<KeySchemaElement> key_schema;                 // request order
+  std::vector<KeySchemaElement> key_schema;                // request order
   KeySchema key;
   BillingMode billing_mode = BillingMode::PROVISIONED;
   bool billing_mode_given = false;  // BillingMode was named at create or update

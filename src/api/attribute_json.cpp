@@ -1,0 +1,288 @@
+#include "api/attribute_json.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+#include <openssl/evp.h>
+
+namespace kumo::api {
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+// DynamoDB accepts a scalar wrapped in 31 levels of L/M and rejects 32 (§2.3).
+constexpr int kMaxDepth = 32;
+
+constexpr std::string_view kInvalid = "One or more parameter values were invalid: ";
+
+bool is_base64_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/';
+}
+
+int base64_value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  return c == '+' ? 62 : 63;
+}
+
+// Strict RFC 4648 decoding with the Java decoder's error texts (SerializationException).
+std::string base64_decode(std::string_view text) {
+  if (text.size() % 4 != 0) {
+    throw ApiError::serialization(fmt::format(
+        "Base64 encoded length is expected a multiple of 4 bytes but found: {}", text.size()));
+  }
+  std::size_t pad = 0;
+  while (pad < 2 && pad < text.size() && text[text.size() - 1 - pad] == '=') ++pad;
+  const std::string_view body = text.substr(0, text.size() - pad);
+  for (char c : body) {
+    if (!is_base64_char(c)) {
+      throw ApiError::serialization(
+          fmt::format("Illegal character '{}' (code 0x{:x}) in base64 content", c,
+                      static_cast<unsigned>(static_cast<unsigned char>(c))));
+    }
+  }
+  // The bits of the last character that padding leaves unused must be zero.
+  if (pad > 0) {
+    int last = base64_value(body.back());
+    if ((pad == 1 && (last & 0x3)) || (pad == 2 && (last & 0xF))) {
+      throw ApiError::serialization("Invalid last non-pad Base64 character dectected");
+    }
+  }
+  std::string out(text.size() / 4 * 3, '\0');
+  if (!text.empty()) {
+    int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                            reinterpret_cast<const unsigned char*>(text.data()),
+                            static_cast<int>(text.size()));
+    if (n < 0) throw ApiError::serialization("Invalid last non-pad Base64 character dectected");
+  }
+  out.resize(out.size() - pad);
+  return out;
+}
+
+bool coerce_bool(element e, bool* out) {
+  if (e.type() == element_type::BOOL) {
+    *out = e.get_bool().value();
+    return true;
+  }
+  if (e.type() == element_type::STRING) {
+    std::string s(e.get_string().value());
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (s == "true" || s == "1" || s == "yes") return *out = true, true;
+    if (s == "false" || s == "0" || s == "no") return *out = false, true;
+  }
+  return false;
+}
+
+std::string_view as_string(element e) {
+  if (e.type() != element_type::STRING) throw_not_string(e);
+  return e.get_string().value();
+}
+
+simdjson::dom::array as_array(element e) {
+  if (e.type() != element_type::ARRAY) throw_not_array(e);
+  return e.get_array().value();
+}
+
+AttributeValue decode_at(element json, Validation& v, int depth);
+
+AttributeValue decode_set(std::string_view type, element member, Validation& v) {
+  simdjson::dom::array array = as_array(member);
+  if (type == "SS") {
+    std::vector<std::string> members;
+    for (element e : array) members.emplace_back(as_string(e));
+    if (members.empty()) v.fail(std::string(kInvalid) + "An string set  may not be empty");
+    std::vector<std::string> sorted(members);
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+      v.fail(fmt::format("{}Input collection {} contains duplicates.", kInvalid,
+                         render_list(members)));
+    }
+    return AttributeValue::string_set(std::move(members));
+  }
+  if (type == "NS") {
+    std::vector<Decimal> members;
+    for (element e : array) {
+      std::string_view text = as_string(e);
+      Decimal d;
+      Decimal::ParseError err = Decimal::parse(text, &d);
+      if (err != Decimal::ParseError::kNone) v.fail(Decimal::error_message(err, text));
+      members.push_back(std::move(d));
+    }
+    if (members.empty()) v.fail(std::string(kInvalid) + "An number set  may not be empty");
+    std::vector<Decimal> sorted(members);
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+      v.fail("Input collection contains duplicates");
+    }
+    return AttributeValue::number_set(std::move(members));
+  }
+  std::vector<std::string> members, texts;
+  for (element e : array) {
+    std::string_view text = as_string(e);
+    texts.emplace_back(text);
+    members.push_back(base64_decode(text));
+  }
+  if (members.empty()) v.fail(std::string(kInvalid) + "Binary sets should not be empty");
+  std::vector<std::string> sorted(members);
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    v.fail(fmt::format("{}Input collection {}of type BS contains duplicates.", kInvalid,
+                       render_list(texts)));
+  }
+  return AttributeValue::binary_set(std::move(members));
+}
+
+AttributeValue decode_at(element json, Validation& v, int depth) {
+  if (json.type() != element_type::OBJECT) {
+    if (json.type() == element_type::ARRAY) {
+      throw ApiError::serialization("Start of list found where not expected");
+    }
+    throw ApiError::serialization("Unexpected value type in payload");
+  }
+  if (depth >= kMaxDepth) {
+    v.fail(
+        "Nesting Levels have exceeded supported limits: Attributes in the item have nested "
+        "levels beyond supported limit");
+    return AttributeValue::null();
+  }
+  int types = 0;
+  AttributeValue result;
+  for (auto [key, member] : json.get_object().value()) {
+    if (member.type() == element_type::NULL_VALUE) continue;
+    if (key == "S") {
+      result = AttributeValue::string(std::string(as_string(member)));
+    } else if (key == "N") {
+      std::string_view text = as_string(member);
+      Decimal d;
+      Decimal::ParseError err = Decimal::parse(text, &d);
+      if (err != Decimal::ParseError::kNone) v.fail(Decimal::error_message(err, text));
+      result = AttributeValue::number(std::move(d));
+    } else if (key == "B") {
+      result = AttributeValue::binary(base64_decode(as_string(member)));
+    } else if (key == "BOOL") {
+      bool b = false;
+      if (!coerce_bool(member, &b)) {
+        throw ApiError::serialization("Unexpected token received from parser");
+      }
+      result = AttributeValue::boolean(b);
+    } else if (key == "NULL") {
+      bool b = false;
+      if (!coerce_bool(member, &b)) {
+        throw ApiError::serialization("Unexpected token received from parser");
+      }
+      if (!b)
+        v.fail(std::string(kInvalid) + "Null attribute value types must have the value of true");
+      result = AttributeValue::null();
+    } else if (key == "M") {
+      if (member.type() != element_type::OBJECT) throw_not_object(member);
+      AttributeMap map;
+      for (auto [name, value] : member.get_object().value()) {
+        map.insert_or_assign(std::string(name), decode_at(value, v, depth + 1));
+      }
+      result = AttributeValue::map(std::move(map));
+    } else if (key == "L") {
+      AttributeList list;
+      for (element e : as_array(member)) list.push_back(decode_at(e, v, depth + 1));
+      result = AttributeValue::list(std::move(list));
+    } else if (key == "SS" || key == "NS" || key == "BS") {
+      result = decode_set(key, member, v);
+    } else {
+      continue;  // unknown members are ignored
+    }
+    ++types;
+  }
+  if (types == 0) {
+    v.fail("Supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
+  } else if (types > 1) {
+    v.fail(
+        "Supplied AttributeValue has more than one datatypes set, must contain exactly one of "
+        "the supported datatypes");
+  }
+  return result;
+}
+
+}  // namespace
+
+AttributeValue decode_value(element json, Validation& validation) {
+  return decode_at(json, validation, 0);
+}
+
+Item decode_item(element json, Validation& validation) {
+  if (json.type() != element_type::OBJECT) throw_not_object(json);
+  Item item;
+  for (auto [name, value] : json.get_object().value()) {
+    if (value.type() == element_type::NULL_VALUE) continue;
+    item.insert_or_assign(std::string(name), decode_at(value, validation, 0));
+  }
+  return item;
+}
+
+std::string base64_encode(std::string_view bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3), '\0');
+  if (!bytes.empty()) {
+    EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                    reinterpret_cast<const unsigned char*>(bytes.data()),
+                    static_cast<int>(bytes.size()));
+  }
+  return out;
+}
+
+void write_value(JsonWriter& w, const AttributeValue& value) {
+  w.StartObject();
+  write_key(w, type_name(value.type()));
+  switch (value.type()) {
+    case AttrType::S:
+      write_string(w, value.as_string());
+      break;
+    case AttrType::N:
+      write_string(w, value.as_number().to_string());
+      break;
+    case AttrType::B:
+      write_string(w, base64_encode(value.as_string()));
+      break;
+    case AttrType::BOOL:
+      w.Bool(value.as_bool());
+      break;
+    case AttrType::NUL:
+      w.Bool(true);
+      break;
+    case AttrType::M:
+      write_item(w, value.as_map());
+      break;
+    case AttrType::L:
+      w.StartArray();
+      for (const auto& e : value.as_list()) write_value(w, e);
+      w.EndArray();
+      break;
+    case AttrType::SS:
+      w.StartArray();
+      for (const auto& s : value.as_string_set()) write_string(w, s);
+      w.EndArray();
+      break;
+    case AttrType::NS:
+      w.StartArray();
+      for (const auto& d : value.as_number_set()) write_string(w, d.to_string());
+      w.EndArray();
+      break;
+    case AttrType::BS:
+      w.StartArray();
+      for (const auto& s : value.as_string_set()) write_string(w, base64_encode(s));
+      w.EndArray();
+      break;
+  }
+  w.EndObject();
+}
+
+void write_item(JsonWriter& w, const Item& item) {
+  w.StartObject();
+  for (const auto& [name, value] : item) {
+    write_key(w, name);
+    write_value(w, value);
+  }
+  w.EndObject();
+}
+
+}  // namespace kumo::api

@@ -1,0 +1,63 @@
+// AttributeValue ⇄ JSON, with DynamoDB's validation of values as they arrive
+// (dynamodb-contract.md §2.1–2.3): JSON type errors throw SerializationException at once;
+// invalid values are recorded in the Validation context so that the request reports the
+// first one after every type error has had its chance (DynamoDB deserializes the whole
+// request before it validates it).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <rapidjson/writer.h>
+#include <simdjson.h>
+
+#include "api/json_reader.h"
+#include "model/api_error.h"
+#include "model/attribute_value.h"
+
+namespace kumo::api {
+
+// The first semantic validation failure seen while decoding a request.
+class Validation {
+ public:
+  void fail(std::string message) {
+    if (!first_) first_ = std::move(message);
+  }
+  bool failed() const { return first_.has_value(); }
+  const std::optional<std::string>& message() const { return first_; }
+  // Throws ValidationException with the first failure, if any.
+  void throw_if_failed() const {
+    if (first_) throw ApiError::validation(*first_);
+  }
+
+ private:
+  std::optional<std::string> first_;
+};
+
+// Decodes one AttributeValue JSON object ({"S": "..."} etc.).
+AttributeValue decode_value(simdjson::dom::element json, Validation& validation);
+// Decodes an attribute map ({"name": {"S": ...}, ...}).
+Item decode_item(simdjson::dom::element json, Validation& validation);
+
+// Output stream appending to a std::string, for rapidjson::Writer.
+struct StringOut {
+  using Ch = char;
+  std::string* out;
+  void Put(char c) { out->push_back(c); }
+  void Flush() {}
+};
+using JsonWriter = rapidjson::Writer<StringOut>;
+
+void write_value(JsonWriter& w, const AttributeValue& value);
+void write_item(JsonWriter& w, const Item& item);
+// Writes a string member name / value from a string_view.
+inline void write_key(JsonWriter& w, std::string_view key) {
+  w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+}
+inline void write_string(JsonWriter& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+std::string base64_encode(std::string_view bytes);
+
+}  // namespace kumo::api

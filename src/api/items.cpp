@@ -1,0 +1,288 @@
+// PutItem, GetItem, DeleteItem (dynamodb-contract.md §6.1, §7.1–7.4, §9).
+#include <set>
+
+#include <fmt/format.h>
+
+#include "api/operations.h"
+#include "model/api_error.h"
+#include "model/capacity.h"
+
+namespace kumo::api {
+namespace {
+
+constexpr std::string_view kInvalid = "One or more parameter values were invalid: ";
+constexpr std::size_t kMaxPartitionKeyBytes = 2048;
+constexpr std::size_t kMaxSortKeyBytes = 1024;
+
+// On PutItem, UpdateItem and DeleteItem DynamoDB wraps request-validation errors that are
+// not already in coral form in "1 validation error detected: " (§1.5, the 2026 write
+// envelope). Errors that depend on the table or the stored item stay bare.
+template <typename F>
+auto with_write_envelope(F&& decode) {
+  try {
+    return decode();
+  } catch (const ApiError& e) {
+    if (e.type() == "com.amazon.coral.validate#ValidationException" && e.message() &&
+        e.message()->find(" validation error") == std::string::npos) {
+      throw ApiError::validation("1 validation error detected: " + *e.message());
+    }
+    throw;
+  }
+}
+
+void check_common_enums(const JsonObject& request, CoralErrors& coral) {
+  coral.check_enum(request.string("ReturnConsumedCapacity"), "returnConsumedCapacity",
+                   {"INDEXES", "TOTAL", "NONE"});
+}
+
+// Parameters of the expression language, which this version does not evaluate: refuse
+// them rather than ignore a condition or a projection.
+void refuse_expressions(const JsonObject& request,
+                        std::initializer_list<std::string_view> members) {
+  for (auto m : members) {
+    if (request.has(m)) {
+      throw ApiError::validation(
+          fmt::format("{}{} is not supported by this version of Kumo", kInvalid, m));
+    }
+  }
+  // Without any expression, placeholders have nothing to stand for.
+  if (request.has("ExpressionAttributeNames")) {
+    throw ApiError::validation(
+        "ExpressionAttributeNames can only be specified when using expressions");
+  }
+  if (request.has("ExpressionAttributeValues")) {
+    throw ApiError::validation(
+        "ExpressionAttributeValues can only be specified when using expressions");
+  }
+}
+
+std::size_t key_value_size(const AttributeValue& v) {
+  return v.type() == AttrType::N ? v.as_number().size_bytes() : v.as_string().size();
+}
+
+// An item written by PutItem must carry the table's key with the right types, non-empty
+// and within the size limits (§7.1, §2.5).
+void check_item_key(const TableDefinition& t, const Item& item) {
+  std::vector<const AttributeDefinition*> keys{&t.key.hash};
+  if (t.key.range) keys.push_back(&*t.key.range);
+  for (const auto* k : keys) {
+    if (!item.count(k->name)) {
+      throw ApiError::validation(
+          fmt::format("{}Missing the key {} in the item", kInvalid, k->name));
+    }
+  }
+  for (const auto* k : keys) {
+    const AttributeValue& v = item.find(k->name)->second;
+    if (v.type() != to_attr_type(k->type)) {
+      throw ApiError::validation(fmt::format("{}Type mismatch for key {} expected: {} actual: {}",
+                                             kInvalid, k->name, scalar_type_name(k->type),
+                                             type_name(v.type())));
+    }
+  }
+  for (const auto* k : keys) {
+    const AttributeValue& v = item.find(k->name)->second;
+    if (v.type() != AttrType::N && v.as_string().empty()) {
+      throw ApiError::validation(fmt::format(
+          "One or more parameter values are not valid. The AttributeValue for a key attribute "
+          "cannot contain an empty {} value. Key: {}",
+          v.type() == AttrType::S ? "string" : "binary", k->name));
+    }
+  }
+  if (key_value_size(item.find(t.key.hash.name)->second) > kMaxPartitionKeyBytes) {
+    throw ApiError::validation(std::string(kInvalid) +
+                               "Size of hashkey has exceeded the maximum size limit of2048 bytes");
+  }
+  if (t.key.range && key_value_size(item.find(t.key.range->name)->second) > kMaxSortKeyBytes) {
+    throw ApiError::validation(std::string(kInvalid) +
+                               "Aggregated size of all range keys has exceeded the size limit "
+                               "of 1024 bytes");
+  }
+}
+
+// A Key parameter must be exactly the table's key attributes with their types (§6.1).
+void check_key_parameter(const TableDefinition& t, const Item& key) {
+  const std::size_t expected = t.key.range ? 2 : 1;
+  auto matches = [&](const AttributeDefinition& d) {
+    auto it = key.find(d.name);
+    return it != key.end() && it->second.type() == to_attr_type(d.type);
+  };
+  if (key.size() != expected || !matches(t.key.hash) || (t.key.range && !matches(*t.key.range))) {
+    throw ApiError::validation("The provided key element does not match the schema");
+  }
+  for (const auto& [name, v] : key) {
+    if (v.type() != AttrType::N && v.as_string().empty()) {
+      throw ApiError::validation(fmt::format(
+          "{}The AttributeValue for a key attribute cannot contain an empty {} value. Key: {}",
+          kInvalid, v.type() == AttrType::S ? "string" : "binary", name));
+    }
+  }
+  if (key_value_size(key.find(t.key.hash.name)->second) > kMaxPartitionKeyBytes) {
+    throw ApiError::validation(std::string(kInvalid) +
+                               "Size of hashkey has exceeded the maximum size limit of2048 bytes");
+  }
+  if (t.key.range && key_value_size(key.find(t.key.range->name)->second) > kMaxSortKeyBytes) {
+    throw ApiError::validation(std::string(kInvalid) +
+                               "Aggregated size of all range keys has exceeded the size limit "
+                               "of 1024 bytes");
+  }
+}
+
+// ReturnValues for PutItem and DeleteItem: NONE or ALL_OLD (§7.2).
+bool read_return_all_old(std::optional<std::string_view> return_values) {
+  if (!return_values || *return_values == "NONE") return false;
+  if (*return_values == "ALL_OLD") return true;
+  throw ApiError::validation("ReturnValues can only be ALL_OLD or NONE");
+}
+
+void check_write_enums(const JsonObject& request, CoralErrors& coral) {
+  check_common_enums(request, coral);
+  coral.check_enum(request.string("ReturnValues"), "returnValues",
+                   {"ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW"});
+  coral.check_enum(request.string("ReturnItemCollectionMetrics"), "returnItemCollectionMetrics",
+                   {"SIZE", "NONE"});
+  coral.check_enum(request.string("ReturnValuesOnConditionCheckFailure"),
+                   "returnValuesOnConditionCheckFailure", {"ALL_OLD", "NONE"});
+}
+
+std::string write_response(const std::optional<Item>& attributes, std::string_view capacity_mode,
+                           std::string_view table_name, double units) {
+  std::string body;
+  StringOut out{&body};
+  JsonWriter w(out);
+  w.StartObject();
+  if (attributes) {
+    write_key(w, "Attributes");
+    write_item(w, *attributes);
+  }
+  write_consumed_capacity(w, capacity_mode, table_name, units);
+  w.EndObject();
+  return body;
+}
+
+}  // namespace
+
+std::string put_item(const Context& ctx, const JsonObject& request) {
+  auto table_name = request.string("TableName");
+  auto item_json = request.element("Item");
+  auto return_values = request.string("ReturnValues");
+  auto capacity_mode = request.string("ReturnConsumedCapacity").value_or("NONE");
+  Validation validation;
+  Item item;
+  if (item_json) item = decode_item(*item_json, validation);
+
+  CoralErrors coral;
+  check_table_name_or_arn(coral, table_name, "tableName");
+  coral.require(item_json.has_value(), "item");
+  check_write_enums(request, coral);
+  coral.throw_if_any();
+
+  const bool all_old = with_write_envelope([&] {
+    validation.throw_if_failed();
+    refuse_expressions(request, {"ConditionExpression", "Expected", "ConditionalOperator"});
+    return read_return_all_old(return_values);
+  });
+  if (item_size(item) > kMaxItemSize) {
+    throw ApiError::validation("Item size has exceeded the maximum allowed size");
+  }
+  engine::TablePtr table = data_table(ctx, *table_name);
+  check_item_key(*table, item);
+
+  engine::WriteResult result = ctx.engine.put_item(*table, std::move(item));
+  return write_response(all_old ? result.old_item : std::nullopt, capacity_mode, *table_name,
+                        write_capacity_units(std::max(result.old_size, result.new_size)));
+}
+
+std::string get_item(const Context& ctx, const JsonObject& request) {
+  auto table_name = request.string("TableName");
+  auto key_json = request.element("Key");
+  auto consistent = request.boolean("ConsistentRead").value_or(false);
+  auto capacity_mode = request.string("ReturnConsumedCapacity").value_or("NONE");
+  auto attributes_json = request.array("AttributesToGet");
+  std::vector<std::optional<std::string_view>> attributes;
+  if (attributes_json) attributes = attributes_json->strings();
+  Validation validation;
+  Item key;
+  if (key_json) key = decode_item(*key_json, validation);
+
+  CoralErrors coral;
+  check_table_name_or_arn(coral, table_name, "tableName");
+  coral.require(key_json.has_value(), "key");
+  if (attributes_json && attributes.empty()) {
+    coral.add("[]", "attributesToGet", "Member must have length greater than or equal to 1");
+  }
+  check_common_enums(request, coral);
+  coral.throw_if_any();
+
+  validation.throw_if_failed();
+  std::set<std::string_view> projection;
+  for (const auto& a : attributes) {
+    if (a && !projection.insert(*a).second) {
+      throw ApiError::validation(
+          fmt::format("{}Duplicate value in attribute name: {}", kInvalid, *a));
+    }
+  }
+  if (attributes_json && request.has("ProjectionExpression")) {
+    throw ApiError::validation(
+        "Can not use both expression and non-expression parameters in the same request: "
+        "Non-expression parameters: {AttributesToGet} Expression parameters: "
+        "{ProjectionExpression}");
+  }
+  refuse_expressions(request, {"ProjectionExpression"});
+  engine::TablePtr table = data_table(ctx, *table_name);
+  check_key_parameter(*table, key);
+
+  std::optional<Item> item = ctx.engine.get_item(*table, key);
+  const double units = read_capacity_units(item ? item_size(*item) : 0, consistent);
+  std::string body;
+  StringOut out{&body};
+  JsonWriter w(out);
+  w.StartObject();
+  if (item) {
+    write_key(w, "Item");
+    if (attributes_json) {
+      w.StartObject();
+      for (const auto& [name, value] : *item) {
+        if (projection.count(name)) {
+          write_key(w, name);
+          write_value(w, value);
+        }
+      }
+      w.EndObject();
+    } else {
+      write_item(w, *item);
+    }
+  }
+  write_consumed_capacity(w, capacity_mode, *table_name, units);
+  w.EndObject();
+  return body;
+}
+
+std::string delete_item(const Context& ctx, const JsonObject& request) {
+  auto table_name = request.string("TableName");
+  auto key_json = request.element("Key");
+  auto return_values = request.string("ReturnValues");
+  auto capacity_mode = request.string("ReturnConsumedCapacity").value_or("NONE");
+  Validation validation;
+  Item key;
+  if (key_json) key = decode_item(*key_json, validation);
+
+  CoralErrors coral;
+  check_table_name_or_arn(coral, table_name, "tableName");
+  coral.require(key_json.has_value(), "key");
+  check_write_enums(request, coral);
+  coral.throw_if_any();
+
+  const bool all_old = with_write_envelope([&] {
+    validation.throw_if_failed();
+    refuse_expressions(request, {"ConditionExpression", "Expected", "ConditionalOperator"});
+    return read_return_all_old(return_values);
+  });
+  engine::TablePtr table = data_table(ctx, *table_name);
+  check_key_parameter(*table, key);
+
+  engine::WriteResult result = ctx.engine.delete_item(*table, key);
+  return write_response(all_old ? result.old_item : std::nullopt, capacity_mode, *table_name,
+                        write_capacity_units(result.old_size));
+}
+
+}  // namespace kumo::api

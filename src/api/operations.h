@@ -1,0 +1,58 @@
+// The operations the service answers, one function each, grouped by family in their own
+// files (tables.cpp, tags.cpp, items.cpp), and what those files share.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "api/attribute_json.h"
+#include "api/json_reader.h"
+#include "api/service.h"
+#include "engine/engine.h"
+
+namespace kumo::api {
+
+struct Context {
+  engine::Engine& engine;
+  const ServiceOptions& options;
+};
+
+// Each takes the request object and returns the response body (compact JSON).
+using Operation = std::string (*)(const Context&, const JsonObject&);
+
+std::string create_table(const Context&, const JsonObject&);
+std::string describe_table(const Context&, const JsonObject&);
+std::string update_table(const Context&, const JsonObject&);
+std::string delete_table(const Context&, const JsonObject&);
+std::string list_tables(const Context&, const JsonObject&);
+std::string describe_limits(const Context&, const JsonObject&);
+std::string describe_endpoints(const Context&, const JsonObject&);
+std::string tag_resource(const Context&, const JsonObject&);
+std::string untag_resource(const Context&, const JsonObject&);
+std::string list_tags_of_resource(const Context&, const JsonObject&);
+std::string put_item(const Context&, const JsonObject&);
+std::string get_item(const Context&, const JsonObject&);
+std::string delete_item(const Context&, const JsonObject&);
+
+// "arn:aws:dynamodb:<region>:<account>:table/<name>".
+std::string table_arn(const Context& ctx, std::string_view table_name);
+
+// The table name a TableName member designates: the name itself, or the name inside a
+// table ARN. Throws ValidationException for a malformed ARN.
+std::string table_name_of(std::string_view name_or_arn);
+
+// Checks a TableName member that may be a name or an ARN (coral rules at `path`).
+void check_table_name_or_arn(CoralErrors& coral, std::optional<std::string_view> value,
+                             std::string_view path);
+
+// The table for a data-plane operation; ResourceNotFoundException "Requested resource not
+// found" when absent.
+engine::TablePtr data_table(const Context& ctx, std::string_view name_or_arn);
+
+// Writes "ConsumedCapacity" for a single-table operation per ReturnConsumedCapacity
+// (NONE: nothing; TOTAL; INDEXES adds the "Table" breakdown).
+void write_consumed_capacity(JsonWriter& w, std::string_view mode, std::string_view table_name,
+                             double units);
+
+}  // namespace kumo::api

@@ -1,0 +1,99 @@
+#include "api/service.h"
+
+#include <array>
+#include <utility>
+
+#include "api/operations.h"
+#include "model/api_error.h"
+#include "storage/storage.h"
+
+namespace kumo::api {
+namespace {
+
+constexpr std::string_view kTargetPrefix = "DynamoDB_20120810.";
+
+struct Entry {
+  std::string_view name;
+  Operation operation;
+};
+
+// Operations Kumo answers; any other target is UnknownOperationException, as DynamoDB
+// answers an operation it does not have.
+constexpr std::array kOperations{
+    Entry{"CreateTable", create_table},
+    Entry{"DeleteTable", delete_table},
+    Entry{"DeleteItem", delete_item},
+    Entry{"DescribeEndpoints", describe_endpoints},
+    Entry{"DescribeLimits", describe_limits},
+    Entry{"DescribeTable", describe_table},
+    Entry{"GetItem", get_item},
+    Entry{"ListTables", list_tables},
+    Entry{"ListTagsOfResource", list_tags_of_resource},
+    Entry{"PutItem", put_item},
+    Entry{"TagResource", tag_resource},
+    Entry{"UntagResource", untag_resource},
+    Entry{"UpdateTable", update_table},
+};
+
+Operation find_operation(std::string_view target) {
+  if (target.substr(0, kTargetPrefix.size()) != kTargetPrefix) return nullptr;
+  std::string_view name = target.substr(kTargetPrefix.size());
+  for (const auto& e : kOperations) {
+    if (e.name == name) return e.operation;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Service::Service(engine::Engine& engine, ServiceOptions options)
+    : engine_(engine), options_(std::move(options)) {}
+
+Response Service::handle(std::string_view target, std::string_view body,
+                         const Authenticator& auth) const {
+  try {
+    // One parser per I/O thread: it keeps its buffers between requests.
+    thread_local simdjson::dom::parser parser;
+    simdjson::dom::element root;
+    if (!body.empty() && parser.parse(body.data(), body.size()).get(root) != simdjson::SUCCESS) {
+      throw ApiError::serialization();
+    }
+    Operation operation = find_operation(target);
+    if (!operation) throw ApiError::unknown_operation();
+    auth.authenticate();
+    if (body.empty()) throw ApiError::serialization();
+    if (root.type() != simdjson::dom::element_type::OBJECT) {
+      throw ApiError::serialization("Start of list found where not expected");
+    }
+    Context ctx{engine_, options_};
+    return Response{200, operation(ctx, JsonObject(root.get_object().value()))};
+  } catch (const ApiError& e) {
+    return error_response(e);
+  } catch (const storage::StorageError& e) {
+    return error_response(ApiError::internal());
+  } catch (const std::exception& e) {
+    return error_response(ApiError::internal());
+  }
+}
+
+Response error_response(const ApiError& error) {
+  Response response;
+  response.status = error.http_status();
+  StringOut out{&response.body};
+  JsonWriter w(out);
+  w.StartObject();
+  write_key(w, "__type");
+  write_string(w, error.type());
+  if (error.message()) {
+    write_key(w, error.message_member());
+    write_string(w, *error.message());
+  }
+  if (error.item()) {
+    write_key(w, "Item");
+    write_item(w, *error.item());
+  }
+  w.EndObject();
+  return response;
+}
+
+}  // namespace kumo::api

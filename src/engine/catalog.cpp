@@ -1,0 +1,290 @@
+#include "engine/catalog.h"
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "codec/item_codec.h"
+#include "codec/key_codec.h"
+#include "model/api_error.h"
+
+namespace kumo::engine {
+namespace {
+
+// Catalog records: meta/table/<name> → the definition as a binary attribute map;
+// meta/next_table_id → the next id to hand out (ids are never reused, so data of a deleted
+// table can never surface in a new one).
+constexpr std::string_view kTablePrefix = "meta/table/";
+constexpr std::string_view kNextIdKey = "meta/next_table_id";
+
+AttributeValue str(std::string s) {
+  return AttributeValue::string(std::move(s));
+}
+AttributeValue num(double v) {
+  Decimal d;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6f", v);
+  Decimal::parse(buf, &d);
+  return AttributeValue::number(d);
+}
+AttributeValue num(std::int64_t v) {
+  return AttributeValue::number(Decimal::from_int(v));
+}
+AttributeValue flag(bool b) {
+  return AttributeValue::boolean(b);
+}
+
+const AttributeValue* field(const Item& m, std::string_view name) {
+  auto it = m.find(name);
+  return it == m.end() ? nullptr : &it->second;
+}
+std::string get_str(const Item& m, std::string_view name) {
+  const AttributeValue* v = field(m, name);
+  return v && v->type() == AttrType::S ? v->as_string() : std::string();
+}
+double get_double(const Item& m, std::string_view name) {
+  const AttributeValue* v = field(m, name);
+  return v && v->type() == AttrType::N ? std::stod(v->as_number().to_string()) : 0;
+}
+std::int64_t get_int(const Item& m, std::string_view name) {
+  const AttributeValue* v = field(m, name);
+  return v && v->type() == AttrType::N ? std::stoll(v->as_number().to_string()) : 0;
+}
+bool get_bool(const Item& m, std::string_view name) {
+  const AttributeValue* v = field(m, name);
+  return v && v->type() == AttrType::BOOL && v->as_bool();
+}
+
+ScalarType parse_scalar(std::string_view s) {
+  return s == "N" ? ScalarType::N : s == "B" ? ScalarType::B : ScalarType::S;
+}
+
+Item to_record(const TableDefinition& t) {
+  Item r;
+  r["name"] = str(t.name);
+  r["id"] = num(static_cast<std::int64_t>(t.id));
+  r["table_id"] = str(t.table_id);
+  r["created"] = num(t.creation_date_time);
+  AttributeList defs;
+  for (const auto& d : t.attribute_definitions) {
+    defs.push_back(AttributeValue::map(
+        {{"name", str(d.name)}, {"type", str(std::string(scalar_type_name(d.type)))}}));
+  }
+  r["attribute_definitions"] = AttributeValue::list(std::move(defs));
+  AttributeList keys;
+  for (const auto& k : t.key_schema) {
+    keys.push_back(AttributeValue::map(
+        {{"name", str(k.name)}, {"type", str(k.type == KeyType::HASH ? "HASH" : "RANGE")}}));
+  }
+  r["key_schema"] = AttributeValue::list(std::move(keys));
+  r["billing_mode"] =
+      str(t.billing_mode == BillingMode::PAY_PER_REQUEST ? "PAY_PER_REQUEST" : "PROVISIONED");
+  r["billing_mode_given"] = flag(t.billing_mode_given);
+  r["last_update_to_ppr"] = num(t.last_update_to_pay_per_request);
+  r["rcu"] = num(t.throughput.read_capacity_units);
+  r["wcu"] = num(t.throughput.write_capacity_units);
+  r["decreases_today"] = num(t.throughput.number_of_decreases_today);
+  r["last_increase"] = num(t.throughput.last_increase_date_time);
+  r["last_decrease"] = num(t.throughput.last_decrease_date_time);
+  if (t.stream) {
+    r["stream_enabled"] = flag(t.stream->enabled);
+    r["stream_view_type"] = str(t.stream->view_type);
+  }
+  r["latest_stream_label"] = str(t.latest_stream_label);
+  r["table_class"] = str(t.table_class);
+  r["table_class_given"] = flag(t.table_class_given);
+  r["deletion_protection"] = flag(t.deletion_protection);
+  r["sse_enabled"] = flag(t.sse_enabled);
+  AttributeList tags;
+  for (const auto& tag : t.tags) {
+    tags.push_back(AttributeValue::map({{"key", str(tag.key)}, {"value", str(tag.value)}}));
+  }
+  r["tags"] = AttributeValue::list(std::move(tags));
+  return r;
+}
+
+TableDefinition from_record(const Item& r) {
+  TableDefinition t;
+  t.name = get_str(r, "name");
+  t.id = static_cast<std::uint32_t>(get_int(r, "id"));
+  t.table_id = get_str(r, "table_id");
+  t.creation_date_time = get_double(r, "created");
+  if (const AttributeValue* defs = field(r, "attribute_definitions")) {
+    for (const auto& d : defs->as_list()) {
+      t.attribute_definitions.push_back(
+          {get_str(d.as_map(), "name"), parse_scalar(get_str(d.as_map(), "type"))});
+    }
+  }
+  if (const AttributeValue* keys = field(r, "key_schema")) {
+    for (const auto& k : keys->as_list()) {
+      t.key_schema.push_back({get_str(k.as_map(), "name"), get_str(k.as_map(), "type") == "HASH"
+                                                               ? KeyType::HASH
+                                                               : KeyType::RANGE});
+    }
+  }
+  auto definition_of = [&](const std::string& name) {
+    for (const auto& d : t.attribute_definitions) {
+      if (d.name == name) return d;
+    }
+    return AttributeDefinition{name, ScalarType::S};
+  };
+  for (const auto& k : t.key_schema) {
+    if (k.type == KeyType::HASH) {
+      t.key.hash = definition_of(k.name);
+    } else {
+      t.key.range = definition_of(k.name);
+    }
+  }
+  t.billing_mode = get_str(r, "billing_mode") == "PAY_PER_REQUEST" ? BillingMode::PAY_PER_REQUEST
+                                                                   : BillingMode::PROVISIONED;
+  t.billing_mode_given = get_bool(r, "billing_mode_given");
+  t.last_update_to_pay_per_request = get_double(r, "last_update_to_ppr");
+  t.throughput.read_capacity_units = get_int(r, "rcu");
+  t.throughput.write_capacity_units = get_int(r, "wcu");
+  t.throughput.number_of_decreases_today = get_int(r, "decreases_today");
+  t.throughput.last_increase_date_time = get_double(r, "last_increase");
+  t.throughput.last_decrease_date_time = get_double(r, "last_decrease");
+  if (field(r, "stream_enabled")) {
+    t.stream = StreamSpecification{get_bool(r, "stream_enabled"), get_str(r, "stream_view_type")};
+  }
+  t.latest_stream_label = get_str(r, "latest_stream_label");
+  t.table_class = get_str(r, "table_class");
+  t.table_class_given = get_bool(r, "table_class_given");
+  t.deletion_protection = get_bool(r, "deletion_protection");
+  t.sse_enabled = get_bool(r, "sse_enabled");
+  if (const AttributeValue* tags = field(r, "tags")) {
+    for (const auto& tag : tags->as_list()) {
+      t.tags.push_back({get_str(tag.as_map(), "key"), get_str(tag.as_map(), "value")});
+    }
+  }
+  return t;
+}
+
+std::string random_uuid() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::uint64_t hi = rng(), lo = rng();
+  // Version 4, variant 1.
+  hi = (hi & 0xFFFFFFFFFFFF0FFFULL) | 0x0000000000004000ULL;
+  lo = (lo & 0x3FFFFFFFFFFFFFFFULL) | 0x8000000000000000ULL;
+  char buf[37];
+  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
+                static_cast<unsigned>((hi >> 16) & 0xFFFF), static_cast<unsigned>(hi & 0xFFFF),
+                static_cast<unsigned>(lo >> 48),
+                static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFULL));
+  return buf;
+}
+
+double now_seconds() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count() / 1000.0;
+}
+
+}  // namespace
+
+Catalog::Catalog(storage::Storage& storage) : storage_(storage) {
+  next_id_ =
+      static_cast<std::uint32_t>(std::max<std::int64_t>(1, storage_.get_counter(kNextIdKey)));
+  std::string lower(kTablePrefix);
+  auto it = storage_.iterator(lower, codec::prefix_end(lower));
+  for (it->seek_to_first(); it->valid(); it->next()) {
+    Item record;
+    if (!codec::decode_item(it->value(), &record)) {
+      throw storage::StorageError("corrupt catalog record: " + std::string(it->key()));
+    }
+    auto table = std::make_shared<const TableDefinition>(from_record(record));
+    next_id_ = std::max(next_id_, table->id + 1);
+    tables_.emplace(table->name, std::move(table));
+  }
+}
+
+TablePtr Catalog::find(std::string_view name) const {
+  std::shared_lock lock(mutex_);
+  auto it = tables_.find(name);
+  return it == tables_.end() ? nullptr : it->second;
+}
+
+void Catalog::store(const TableDefinition& definition, storage::WriteBatch* batch) const {
+  batch->put(std::string(kTablePrefix) + definition.name,
+             codec::encode_item(to_record(definition)));
+}
+
+TablePtr Catalog::create(TableDefinition definition) {
+  std::unique_lock lock(mutex_);
+  if (tables_.count(definition.name)) {
+    throw ApiError::resource_in_use("Table already exists: " + definition.name);
+  }
+  definition.id = next_id_;
+  definition.table_id = random_uuid();
+  if (definition.creation_date_time == 0) definition.creation_date_time = now_seconds();
+  if (definition.billing_mode == BillingMode::PAY_PER_REQUEST) {
+    definition.last_update_to_pay_per_request = definition.creation_date_time;
+  }
+  storage::WriteBatch batch;
+  store(definition, &batch);
+  batch.add_counter(std::string(kNextIdKey),
+                    static_cast<std::int64_t>(next_id_ + 1) - storage_.get_counter(kNextIdKey));
+  storage_.write(batch);
+  ++next_id_;
+  auto table = std::make_shared<const TableDefinition>(std::move(definition));
+  tables_.emplace(table->name, table);
+  return table;
+}
+
+TablePtr Catalog::update(std::string_view name,
+                         const std::function<void(TableDefinition&)>& change) {
+  std::unique_lock lock(mutex_);
+  auto it = tables_.find(name);
+  if (it == tables_.end()) {
+    throw ApiError::resource_not_found("Requested resource not found: Table: " + std::string(name) +
+                                       " not found");
+  }
+  TableDefinition copy = *it->second;
+  change(copy);
+  storage::WriteBatch batch;
+  store(copy, &batch);
+  storage_.write(batch);
+  it->second = std::make_shared<const TableDefinition>(std::move(copy));
+  return it->second;
+}
+
+TablePtr Catalog::remove(std::string_view name) {
+  TablePtr table;
+  {
+    std::unique_lock lock(mutex_);
+    auto it = tables_.find(name);
+    if (it == tables_.end()) return nullptr;
+    table = it->second;
+    storage::WriteBatch batch;
+    batch.del(std::string(kTablePrefix) + table->name);
+    storage_.write(batch);
+    tables_.erase(it);
+  }
+  // The table is gone from the catalog; now drop its data in bounded batches. Its id is
+  // never reused, so a write that raced with the removal cannot reappear in a new table.
+  const std::string prefix = codec::table_prefix(table->id);
+  const std::string end = codec::prefix_end(prefix);
+  for (;;) {
+    storage::WriteBatch batch;
+    {
+      auto it = storage_.iterator(prefix, end);
+      for (it->seek_to_first(); it->valid() && batch.ops().size() < 1000; it->next()) {
+        batch.del(std::string(it->key()));
+      }
+    }
+    if (batch.empty()) break;
+    storage_.write(batch);
+  }
+  return table;
+}
+
+std::vector<std::string> Catalog::list(std::string_view exclusive_start, std::size_t limit,
+                                       bool* more) const {
+  std::shared_lock lock(mutex_);
+  std::vector<std::string> names;
+  auto it = exclusive_start.empty() ? tables_.begin() : tables_.upper_bound(exclusive_start);
+  for (; it != tables_.end() && names.size() < limit; ++it) names.push_back(it->first);
+  *more = it != tables_.end();
+  return names;
+}
+
+}  // namespace kumo::engine

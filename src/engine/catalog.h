@@ -1,0 +1,56 @@
+// Catalog: the durable list of tables. Definitions are immutable snapshots
+// (shared_ptr<const TableDefinition>); a change stores a new version, so a request keeps
+// a consistent definition for its whole run while others change the table.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/table.h"
+#include "storage/storage.h"
+
+namespace kumo::engine {
+
+using TablePtr = std::shared_ptr<const TableDefinition>;
+
+class Catalog {
+ public:
+  // Loads every table stored in `storage` (which must outlive the catalog).
+  explicit Catalog(storage::Storage& storage);
+
+  // The table named `name`, or null.
+  TablePtr find(std::string_view name) const;
+
+  // Stores a new table. Assigns id, TableId and CreationDateTime. Throws ApiError
+  // ResourceInUse ("Table already exists: <name>") when the name is taken.
+  TablePtr create(TableDefinition definition);
+
+  // Applies `change` to a copy of the table's definition and stores it. `change` may throw
+  // ApiError to refuse; nothing is stored then. Throws ResourceNotFound when absent.
+  TablePtr update(std::string_view name, const std::function<void(TableDefinition&)>& change);
+
+  // Removes the table and all its data. Returns the definition it had, or null if absent.
+  TablePtr remove(std::string_view name);
+
+  // Table names in ascending byte order, starting after `exclusive_start` (empty: from the
+  // first), at most `limit` of them. *more tells whether names remain after the page.
+  std::vector<std::string> list(std::string_view exclusive_start, std::size_t limit,
+                                bool* more) const;
+
+ private:
+  void store(const TableDefinition& definition, storage::WriteBatch* batch) const;
+
+  storage::Storage& storage_;
+  mutable std::shared_mutex mutex_;
+  std::map<std::string, TablePtr, std::less<>> tables_;
+  std::uint32_t next_id_ = 1;
+};
+
+}  // namespace kumo::engine
