@@ -1,0 +1,121 @@
+#include "api/attribute_json.h"
+
+#include <gtest/gtest.h>
+
+namespace kumo::api {
+namespace {
+
+// Decodes `json` as one AttributeValue; returns the first validation message ("" if none)
+// or "Serialization: <message>" when a SerializationException was thrown.
+std::string decode_error(std::string_view json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element e = parser.parse(json.data(), json.size()).value();
+  Validation v;
+  try {
+    decode_value(e, v);
+  } catch (const ApiError& error) {
+    return "Serialization: " + error.message().value_or("");
+  }
+  return v.message().value_or("");
+}
+
+AttributeValue decode(std::string_view json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element e = parser.parse(json.data(), json.size()).value();
+  Validation v;
+  AttributeValue value = decode_value(e, v);
+  EXPECT_FALSE(v.failed()) << *v.message();
+  return value;
+}
+
+std::string encode(const AttributeValue& value) {
+  std::string out;
+  StringOut stream{&out};
+  JsonWriter w(stream);
+  write_value(w, value);
+  return out;
+}
+
+TEST(AttributeJson, RoundTripsEveryType) {
+  for (std::string_view json :
+       {R"({"S":"text"})", R"({"S":""})", R"({"N":"-12.5"})", R"({"B":"AAEC/w=="})", R"({"B":""})",
+        R"({"BOOL":true})", R"({"BOOL":false})", R"({"NULL":true})", R"({"SS":["a","b"]})",
+        R"({"NS":["1","2.5"]})", R"({"BS":["AA==","AQ=="]})",
+        R"({"L":[{"S":"a"},{"N":"1"},{"L":[]}]})", R"({"M":{"k":{"M":{}},"z":{"NULL":true}}})"}) {
+    EXPECT_EQ(encode(decode(json)), json);
+  }
+}
+
+TEST(AttributeJson, NumbersComeBackCanonical) {
+  EXPECT_EQ(encode(decode(R"({"N":"0042.1200"})")), R"({"N":"42.12"})");
+  EXPECT_EQ(encode(decode(R"({"N":"1e3"})")), R"({"N":"1000"})");
+  EXPECT_EQ(encode(decode(R"({"N":"-0"})")), R"({"N":"0"})");
+  EXPECT_EQ(encode(decode(R"({"N":"1.5e-3"})")), R"({"N":"0.0015"})");
+}
+
+TEST(AttributeJson, BooleansAreCoercedFromStrings) {
+  EXPECT_EQ(encode(decode(R"({"BOOL":"yes"})")), R"({"BOOL":true})");
+  EXPECT_EQ(encode(decode(R"({"BOOL":"0"})")), R"({"BOOL":false})");
+  EXPECT_EQ(decode_error(R"({"BOOL":"maybe"})"),
+            "Serialization: Unexpected token received from parser");
+}
+
+TEST(AttributeJson, ValidationMessages) {
+  const std::string invalid = "One or more parameter values were invalid: ";
+  EXPECT_EQ(decode_error("{}"),
+            "Supplied AttributeValue is empty, must contain exactly one of the supported "
+            "datatypes");
+  EXPECT_EQ(decode_error(R"({"S":"a","N":"1"})"),
+            "Supplied AttributeValue has more than one datatypes set, must contain exactly one "
+            "of the supported datatypes");
+  EXPECT_EQ(decode_error(R"({"NULL":false})"),
+            invalid + "Null attribute value types must have the value of true");
+  EXPECT_EQ(decode_error(R"({"SS":[]})"), invalid + "An string set  may not be empty");
+  EXPECT_EQ(decode_error(R"({"NS":[]})"), invalid + "An number set  may not be empty");
+  EXPECT_EQ(decode_error(R"({"BS":[]})"), invalid + "Binary sets should not be empty");
+  EXPECT_EQ(decode_error(R"({"SS":["a","a"]})"),
+            invalid + "Input collection [a, a] contains duplicates.");
+  EXPECT_EQ(decode_error(R"({"BS":["Yg==","Yg=="]})"),
+            invalid + "Input collection [Yg==, Yg==]of type BS contains duplicates.");
+  EXPECT_EQ(decode_error(R"({"NS":["1","1.0"]})"), "Input collection contains duplicates");
+  EXPECT_EQ(decode_error(R"({"N":"abc"})"),
+            "The parameter cannot be converted to a numeric value: abc");
+  EXPECT_EQ(decode_error(R"({"N":""})"), "The parameter cannot be converted to a numeric value");
+  EXPECT_EQ(decode_error(R"({"N":"1e126"})"),
+            "Number overflow. Attempting to store a number with magnitude larger than supported "
+            "range");
+  // The number check runs before the more-than-one-type check.
+  EXPECT_EQ(decode_error(R"({"N":"x","S":"a"})"),
+            "The parameter cannot be converted to a numeric value: x");
+}
+
+TEST(AttributeJson, SerializationMessages) {
+  EXPECT_EQ(decode_error(R"({"S":5})"),
+            "Serialization: NUMBER_VALUE cannot be converted to String");
+  EXPECT_EQ(decode_error(R"({"S":5.5})"),
+            "Serialization: DECIMAL_VALUE cannot be converted to String");
+  EXPECT_EQ(decode_error(R"({"S":true})"),
+            "Serialization: TRUE_VALUE cannot be converted to String");
+  EXPECT_EQ(decode_error(R"({"S":{}})"),
+            "Serialization: Start of structure or map found where not expected");
+  EXPECT_EQ(decode_error(R"({"B":"abc"})"),
+            "Serialization: Base64 encoded length is expected a multiple of 4 bytes but found: 3");
+  EXPECT_EQ(decode_error(R"({"B":"YR=="})"),
+            "Serialization: Invalid last non-pad Base64 character dectected");
+  EXPECT_EQ(decode_error("5"), "Serialization: Unexpected value type in payload");
+}
+
+TEST(AttributeJson, NestingLimit) {
+  auto nested = [](int wraps) {
+    std::string json = R"({"S":"x"})";
+    for (int i = 0; i < wraps; ++i) json = R"({"L":[)" + json + "]}";
+    return json;
+  };
+  EXPECT_EQ(decode_error(nested(31)), "");
+  EXPECT_EQ(decode_error(nested(32)),
+            "Nesting Levels have exceeded supported limits: Attributes in the item have nested "
+            "levels beyond supported limit");
+}
+
+}  // namespace
+}  // namespace kumo::api
