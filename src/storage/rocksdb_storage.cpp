@@ -1,0 +1,228 @@
+// The durable back end: one RocksDB instance per data directory, WAL always on.
+#include <rocksdb/cache.h>
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/merge_operator.h>
+#include <rocksdb/options.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+
+#include "storage/storage.h"
+
+namespace kumo::storage {
+namespace {
+
+// Counters are 8-byte little-endian two's-complement int64 values (memory_storage.cpp uses
+// the same encoding so get_counter reads both alike).
+std::string encode_counter(std::int64_t v) {
+  std::string out(8, '\0');
+  auto u = static_cast<std::uint64_t>(v);
+  for (std::size_t i = 0; i < 8; ++i) out[i] = static_cast<char>(u >> (8 * i));
+  return out;
+}
+
+bool decode_counter(std::string_view bytes, std::int64_t* out) {
+  if (bytes.size() != 8) return false;
+  std::uint64_t u = 0;
+  for (std::size_t i = 0; i < 8; ++i)
+    u |= std::uint64_t{static_cast<unsigned char>(bytes[i])} << (8 * i);
+  *out = static_cast<std::int64_t>(u);
+  return true;
+}
+
+// Sums int64 operands so add_counter is a blind write (no read-modify-write under a lock).
+// Wraps on overflow rather than failing: a counter never legitimately gets near 2^63.
+class Int64AddOperator : public rocksdb::AssociativeMergeOperator {
+ public:
+  bool Merge(const rocksdb::Slice& /*key*/, const rocksdb::Slice* existing_value,
+             const rocksdb::Slice& value, std::string* new_value,
+             rocksdb::Logger* /*logger*/) const override {
+    std::int64_t base = 0, delta = 0;
+    if (existing_value != nullptr &&
+        !decode_counter({existing_value->data(), existing_value->size()}, &base)) {
+      return false;
+    }
+    if (!decode_counter({value.data(), value.size()}, &delta)) return false;
+    *new_value = encode_counter(static_cast<std::int64_t>(static_cast<std::uint64_t>(base) +
+                                                          static_cast<std::uint64_t>(delta)));
+    return true;
+  }
+  const char* Name() const override { return "kumo.Int64Add"; }
+};
+
+void check(const rocksdb::Status& status) {
+  if (!status.ok()) throw StorageError(status.ToString());
+}
+
+rocksdb::Slice slice(std::string_view s) {
+  return {s.data(), s.size()};
+}
+
+class RocksSnapshot : public Snapshot {
+ public:
+  explicit RocksSnapshot(rocksdb::DB* db) : db_(db), snapshot_(db->GetSnapshot()) {}
+  ~RocksSnapshot() override { db_->ReleaseSnapshot(snapshot_); }
+  RocksSnapshot(const RocksSnapshot&) = delete;
+  RocksSnapshot& operator=(const RocksSnapshot&) = delete;
+
+  const rocksdb::Snapshot* get() const { return snapshot_; }
+
+ private:
+  rocksdb::DB* db_;
+  const rocksdb::Snapshot* snapshot_;
+};
+
+const rocksdb::Snapshot* unwrap(const Snapshot* snapshot) {
+  if (snapshot == nullptr) return nullptr;
+  const auto* rocks = dynamic_cast<const RocksSnapshot*>(snapshot);
+  if (rocks == nullptr) throw StorageError("snapshot belongs to another storage back end");
+  return rocks->get();
+}
+
+class RocksIterator : public Iterator {
+ public:
+  RocksIterator(rocksdb::DB* db, std::string lower, std::string upper,
+                const rocksdb::Snapshot* snapshot)
+      : lower_(std::move(lower)), upper_(std::move(upper)) {
+    // The bound slices point into lower_/upper_, which live as long as the iterator.
+    lower_slice_ = slice(lower_);
+    upper_slice_ = slice(upper_);
+    rocksdb::ReadOptions read;
+    read.snapshot = snapshot;
+    read.iterate_lower_bound = &lower_slice_;
+    if (!upper_.empty()) read.iterate_upper_bound = &upper_slice_;
+    it_.reset(db->NewIterator(read));
+  }
+
+  void seek(std::string_view target) override {
+    it_->Seek(slice(target));
+    settle();
+  }
+  void seek_for_prev(std::string_view target) override {
+    it_->SeekForPrev(slice(target));
+    settle();
+  }
+  void seek_to_first() override {
+    it_->SeekToFirst();
+    settle();
+  }
+  void seek_to_last() override {
+    it_->SeekToLast();
+    settle();
+  }
+  bool valid() const override { return it_->Valid(); }
+  void next() override {
+    it_->Next();
+    settle();
+  }
+  void prev() override {
+    it_->Prev();
+    settle();
+  }
+  std::string_view key() const override { return it_->key().ToStringView(); }
+  std::string_view value() const override { return it_->value().ToStringView(); }
+
+ private:
+  // An iterator that stops early because of an error reports it through status(), not
+  // through Valid(); surface it rather than letting a scan end silently short.
+  void settle() {
+    if (!it_->Valid()) check(it_->status());
+  }
+
+  std::string lower_;
+  std::string upper_;
+  rocksdb::Slice lower_slice_;
+  rocksdb::Slice upper_slice_;
+  std::unique_ptr<rocksdb::Iterator> it_;
+};
+
+class RocksStorage : public Storage {
+ public:
+  explicit RocksStorage(const Options& options) {
+    rocksdb::Options db_options;
+    db_options.create_if_missing = true;
+    db_options.merge_operator = std::make_shared<Int64AddOperator>();
+    // Memory stays modest and independent of data size: two 32 MB memtables, a bounded
+    // block cache that also holds index and filter blocks, and a bounded table-file count.
+    db_options.write_buffer_size = 32u << 20;
+    db_options.max_write_buffer_number = 2;
+    db_options.max_open_files = 512;
+    db_options.max_background_jobs = 4;
+    db_options.level_compaction_dynamic_level_bytes = true;
+    db_options.keep_log_file_num = 4;
+
+    rocksdb::BlockBasedTableOptions table;
+    table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+    table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+    table.cache_index_and_filter_blocks = true;
+    table.pin_l0_filter_and_index_blocks_in_cache = true;
+    db_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+
+    rocksdb::DB* db = nullptr;
+    check(rocksdb::DB::Open(db_options, options.path, &db));
+    db_.reset(db);
+    write_options_.sync = options.sync;
+  }
+
+  ~RocksStorage() override {
+    if (db_) db_->Close().PermitUncheckedError();
+  }
+
+  std::optional<std::string> get(std::string_view key, const Snapshot* snapshot) override {
+    rocksdb::ReadOptions read;
+    read.snapshot = unwrap(snapshot);
+    std::string value;
+    rocksdb::Status status = db_->Get(read, slice(key), &value);
+    if (status.IsNotFound()) return std::nullopt;
+    check(status);
+    return value;
+  }
+
+  std::int64_t get_counter(std::string_view key) override {
+    std::optional<std::string> value = get(key, nullptr);
+    if (!value) return 0;
+    std::int64_t v = 0;
+    if (!decode_counter(*value, &v)) throw StorageError("counter value is not 8 bytes");
+    return v;
+  }
+
+  void write(const WriteBatch& batch) override {
+    rocksdb::WriteBatch rocks;
+    for (const WriteBatch::Op& op : batch.ops()) {
+      switch (op.type) {
+        case WriteBatch::OpType::kPut:
+          check(rocks.Put(op.key, op.value));
+          break;
+        case WriteBatch::OpType::kDelete:
+          check(rocks.Delete(op.key));
+          break;
+        case WriteBatch::OpType::kAddCounter:
+          check(rocks.Merge(op.key, encode_counter(op.delta)));
+          break;
+      }
+    }
+    check(db_->Write(write_options_, &rocks));
+  }
+
+  std::unique_ptr<Snapshot> snapshot() override {
+    return std::make_unique<RocksSnapshot>(db_.get());
+  }
+
+  std::unique_ptr<Iterator> iterator(std::string lower, std::string upper,
+                                     const Snapshot* snapshot) override {
+    return std::make_unique<RocksIterator>(db_.get(), std::move(lower), std::move(upper),
+                                           unwrap(snapshot));
+  }
+
+ private:
+  std::unique_ptr<rocksdb::DB> db_;
+  rocksdb::WriteOptions write_options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Storage> open_rocksdb(const Options& options) {
+  return std::make_unique<RocksStorage>(options);
+}
+
+}  // namespace kumo::storage
