@@ -150,7 +150,8 @@ AttributeValue decode_at(element json, Validation& v, int depth) {
   }
   int types = 0;
   AttributeValue result;
-  for (auto [key, member] : json.get_object().value()) {
+  const simdjson::dom::object object = json.get_object().value();
+  for (auto [key, member] : object) {
     if (member.type() == element_type::NULL_VALUE) continue;
     if (key == "S") {
       result = AttributeValue::string(std::string(as_string(member)));
@@ -179,7 +180,8 @@ AttributeValue decode_at(element json, Validation& v, int depth) {
     } else if (key == "M") {
       if (member.type() != element_type::OBJECT) throw_not_object(member);
       AttributeMap map;
-      for (auto [name, value] : member.get_object().value()) {
+      const simdjson::dom::object members = member.get_object().value();
+      for (auto [name, value] : members) {
         map.insert_or_assign(std::string(name), decode_at(value, v, depth + 1));
       }
       result = AttributeValue::map(std::move(map));
@@ -213,7 +215,8 @@ AttributeValue decode_value(element json, Validation& validation) {
 Item decode_item(element json, Validation& validation) {
   if (json.type() != element_type::OBJECT) throw_not_object(json);
   Item item;
-  for (auto [name, value] : json.get_object().value()) {
+  const simdjson::dom::object object = json.get_object().value();
+  for (auto [name, value] : object) {
     if (value.type() == element_type::NULL_VALUE) continue;
     item.insert_or_assign(std::string(name), decode_at(value, validation, 0));
   }

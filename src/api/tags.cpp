@@ -43,6 +43,10 @@ engine::TablePtr tagged_table(const Context& ctx, std::string_view arn) {
     start = colon + 1;
   }
   std::string_view resource = arn.substr(start);
+  if (parts[2] == "dynamodb" && parts[3] != ctx.options.region) {
+    throw ApiError::validation(
+        fmt::format("Invalid TableArn: Invalid ResourceArn provided as input {}", arn));
+  }
   if (parts[2] != "dynamodb") {
     throw ApiError::validation(
         fmt::format("{}Provided Arn is not a DynamoDB resource arn: {}", kInvalid, arn));

@@ -1,0 +1,177 @@
+// kumo: the executable. `kumo serve` opens the storage, builds the engine and the DynamoDB
+// service over it, and serves it over HTTP until SIGINT or SIGTERM.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/service.h"
+#include "cli/serve_options.h"
+#include "engine/engine.h"
+#include "net/http_server.h"
+#include "net/sigv4.h"
+#include "storage/storage.h"
+
+#ifndef KUMO_VERSION
+#define KUMO_VERSION "0.1.0"
+#endif
+
+namespace kumo::cli {
+namespace {
+
+bool is_loopback(const std::string& address) {
+  return address == "127.0.0.1" || address == "::1" || address == "localhost";
+}
+
+// host:port as clients reach this server (what DescribeEndpoints reports).
+std::string endpoint_address(const net::Server& server) {
+  const std::string& address = server.address();
+  std::string host;
+  if (address == "0.0.0.0" || address == "::")
+    host = "localhost";
+  else if (address.find(':') != std::string::npos)
+    host = "[" + address + "]";
+  else
+    host = address;
+  return host + ":" + std::to_string(server.port());
+}
+
+int serve(const ServeOptions& options) {
+  net::SigV4Verifier verifier;
+  std::size_t keys = 0;
+  if (!options.credentials_file.empty()) {
+    try {
+      net::Credentials credentials = net::load_credentials_file(options.credentials_file);
+      keys = credentials.size();
+      if (keys == 0) {
+        spdlog::error("{} holds no credentials", options.credentials_file);
+        return 1;
+      }
+      verifier = net::SigV4Verifier(std::move(credentials));
+    } catch (const std::exception& e) {
+      spdlog::error("{}", e.what());
+      return 1;
+    }
+  }
+
+  std::unique_ptr<storage::Storage> store;
+  try {
+    if (options.in_memory) {
+      store = storage::open_memory();
+    } else {
+      std::filesystem::create_directories(options.data_dir);
+      storage::Options storage_options;
+      storage_options.path = options.data_dir;
+      storage_options.sync = options.sync;
+      store = storage::open_rocksdb(storage_options);
+    }
+  } catch (const std::exception& e) {
+    spdlog::error("cannot open data directory {}: {}", options.data_dir, e.what());
+    return 1;
+  }
+  engine::Engine engine(std::move(store));
+
+  // Signals are caught from here on, so that one arriving during start-up still stops the
+  // server cleanly instead of killing the process.
+  boost::asio::io_context signals_io;
+  boost::asio::signal_set signals(signals_io, SIGINT, SIGTERM);
+
+  net::ServerOptions server_options;
+  server_options.bind_address = options.bind;
+  server_options.port = options.port;
+  server_options.threads = options.threads;
+  server_options.region = options.region;
+
+  // The service needs the bound port (DescribeEndpoints), so it is built after the server
+  // binds; the handler is not called before start().
+  std::optional<api::Service> service;
+  std::optional<net::Server> server;
+  try {
+    server.emplace(
+        server_options, std::move(verifier),
+        [&service](std::string_view target, std::string_view body, const api::Authenticator& auth) {
+          return service->handle(target, body, auth);
+        });
+  } catch (const std::exception& e) {
+    spdlog::error("cannot listen on {}:{}: {}", options.bind, options.port, e.what());
+    return 1;
+  }
+  api::ServiceOptions service_options;
+  service_options.region = options.region;
+  service_options.endpoint_address = endpoint_address(*server);
+  service.emplace(engine, service_options);
+
+  server->start();
+  spdlog::info("kumo {} listening on {}:{} ({}, {} I/O threads)", KUMO_VERSION, server->address(),
+               server->port(),
+               options.in_memory ? std::string("in memory") : "data: " + options.data_dir,
+               server->threads());
+  if (is_loopback(options.bind))
+    spdlog::info("reachable only from this machine{}",
+                 options.bind_given ? "" : "; --bind 0.0.0.0 accepts other machines");
+  if (keys > 0)
+    spdlog::info("verifying signatures against {} access key(s) from {}", keys,
+                 options.credentials_file);
+  else
+    spdlog::info("accepting any well-formed signature (no --credentials)");
+
+  signals.async_wait([](const boost::system::error_code& ec, int signal_number) {
+    if (!ec) spdlog::info("{} received, stopping", signal_number == SIGINT ? "SIGINT" : "SIGTERM");
+  });
+  signals_io.run();
+
+  server->stop();
+  server.reset();
+  service.reset();
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace
+}  // namespace kumo::cli
+
+int main(int argc, char** argv) {
+  using namespace kumo::cli;
+  auto logger = spdlog::stderr_color_mt("kumo");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+
+  CLI::App app("Kumo: a database server that speaks Amazon DynamoDB's wire protocol", "kumo");
+  app.set_version_flag("--version", "kumo " KUMO_VERSION);
+  app.require_subcommand(1);
+  ServeOptions options;
+  CLI::App* serve_command = add_serve_command(app, options);
+
+  // CLI11 takes a vector in reverse order.
+  std::vector<std::string> args =
+      translate_dynamodb_local_args(std::vector<std::string>(argv + 1, argv + argc));
+  if (args.empty()) {
+    std::fputs(app.help().c_str(), stderr);
+    return 2;
+  }
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  try {
+    if (serve_command->parsed()) return serve(options);
+  } catch (const std::exception& e) {
+    spdlog::critical("{}", e.what());
+    return 1;
+  }
+  return 0;
+}

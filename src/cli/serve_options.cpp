@@ -1,0 +1,78 @@
+#include "cli/serve_options.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+
+namespace kumo::cli {
+
+CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
+  CLI::App* serve = app.add_subcommand("serve", "Run the server");
+  serve->add_option("--port", options.port, "TCP port to listen on (0: any free port)")
+      ->type_name("N")
+      ->capture_default_str();
+  serve
+      ->add_option("--bind", options.bind,
+                   "Address to listen on; 0.0.0.0 accepts connections from other machines")
+      ->type_name("ADDRESS")
+      ->capture_default_str()
+      ->each([&options](const std::string&) { options.bind_given = true; });
+  CLI::Option* data_dir =
+      serve->add_option("--data-dir", options.data_dir, "Directory of the on-disk database")
+          ->type_name("DIR")
+          ->capture_default_str();
+  serve->add_flag("--in-memory", options.in_memory, "Keep everything in memory; write nothing")
+      ->excludes(data_dir);
+  serve
+      ->add_option("--credentials", options.credentials_file,
+                   "Verify SigV4 signatures against the keys in FILE: one 'ACCESS_KEY_ID "
+                   "SECRET' pair per line, blank lines and lines starting with # ignored. "
+                   "Without it any well-formed signature is accepted")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile.description(""));
+  serve->add_option("--region", options.region, "Region named in the health check and ARNs")
+      ->type_name("REGION")
+      ->capture_default_str();
+  serve->add_option("--threads", options.threads, "I/O threads (0: one per core)")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 1024u).description(""));
+  serve->add_flag("--sync", options.sync,
+                  "fsync the write-ahead log on every write (survives power loss, slower)");
+  serve->footer(
+      "DynamoDB Local's flags work too: -port N, -inMemory, -dbPath DIR; -sharedDb, -cors X, "
+      "-delayTransientStatuses, -optimizeDbBeforeStartup and -disableTelemetry are accepted "
+      "and ignored.\n");
+  return serve;
+}
+
+std::vector<std::string> translate_dynamodb_local_args(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  out.reserve(args.size() + 1);
+  bool translated = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "-port") {
+      out.push_back("--port");
+    } else if (a == "-inMemory") {
+      out.push_back("--in-memory");
+    } else if (a == "-dbPath") {
+      out.push_back("--data-dir");
+    } else if (a == "-help") {
+      out.push_back("--help");
+      continue;
+    } else if (a == "-cors") {
+      if (i + 1 < args.size()) ++i;  // its value
+    } else if (a == "-sharedDb" || a == "-delayTransientStatuses" ||
+               a == "-optimizeDbBeforeStartup" || a == "-disableTelemetry") {
+    } else {
+      out.push_back(a);
+      continue;
+    }
+    translated = true;
+  }
+  if (translated && (out.empty() || out.front() != "serve")) out.insert(out.begin(), "serve");
+  return out;
+}
+
+}  // namespace kumo::cli

@@ -1,0 +1,44 @@
+// The `kumo serve` command line: its options with their defaults, and the translation of
+// DynamoDB Local's single-dash flags so that scripts written for it run unchanged.
+#pragma once
+
+#include <CLI/App.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kumo::cli {
+
+struct ServeOptions {
+  // TCP port to listen on; 0 picks a free one.
+  std::uint16_t port = 8000;
+  // Address to listen on; the default keeps the server reachable only from this machine.
+  std::string bind = "127.0.0.1";
+  // True when --bind was given (the start-up log then says nothing about reachability).
+  bool bind_given = false;
+  // Directory of the RocksDB database.
+  std::string data_dir = "./kumo-data";
+  // Keep everything in memory instead (nothing is written to disk).
+  bool in_memory = false;
+  // File of access keys whose signatures are verified; empty: any well-formed signature.
+  std::string credentials_file;
+  // Region the server names in its health check and ARNs.
+  std::string region = "us-east-1";
+  // I/O threads; 0 means one per core.
+  unsigned threads = 0;
+  // fsync the write-ahead log on every write.
+  bool sync = false;
+};
+
+// Adds the `serve` subcommand to `app`; parsing fills `options`. Returns the subcommand.
+CLI::App* add_serve_command(CLI::App& app, ServeOptions& options);
+
+// Rewrites DynamoDB Local's flags in `args` (the arguments after the program name):
+// -port N → --port N, -inMemory → --in-memory, -dbPath DIR → --data-dir DIR, -help →
+// --help; -sharedDb, -cors X, -delayTransientStatuses, -optimizeDbBeforeStartup and
+// -disableTelemetry are dropped (they mean nothing here). When such a flag was seen and no
+// subcommand was named, `serve` is put in front, as DynamoDB Local has no subcommands.
+std::vector<std::string> translate_dynamodb_local_args(const std::vector<std::string>& args);
+
+}  // namespace kumo::cli

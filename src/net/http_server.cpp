@@ -1,0 +1,498 @@
+#include "net/http_server.h"
+
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <limits>
+#include <memory_resource>
+#include <optional>
+#include <thread>
+
+#include "net/pre_dispatch.h"
+#include "net/response_head.h"
+
+namespace kumo::net {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using error_code = boost::system::error_code;
+
+// Request heads are parsed into a per-connection arena, reset between requests, so that a
+// typical request allocates nothing for its headers.
+using HeadAllocator = std::pmr::polymorphic_allocator<char>;
+// Sockets bound to their worker's io_context by type, which spares the type-erased
+// executor's cost on every operation.
+using Executor = asio::io_context::executor_type;
+using Socket = asio::basic_stream_socket<tcp, Executor>;
+using Stream = beast::basic_stream<tcp, Executor, beast::unlimited_rate_policy>;
+using Parser = http::request_parser<http::string_body, HeadAllocator>;
+
+constexpr std::string_view kInternalErrorBody =
+    R"({"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError",)"
+    R"("message":"Internal server error"})";
+constexpr std::string_view kTooLargeBody = "Request Entity Too Large\n";
+constexpr std::string_view kBadRequestBody = "Bad Request\n";
+constexpr std::string_view kHeadTooLargeBody = "Request Header Fields Too Large\n";
+constexpr std::string_view kTextPlain = "text/plain";
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+// Buffers grown past this by one large request are given back afterwards.
+constexpr std::size_t kRetainedCapacity = 1u << 20;
+// How long a closing connection waits for the client to stop sending before it is cut.
+constexpr auto kLingerTimeout = std::chrono::seconds(2);
+
+std::string_view sv(beast::string_view s) {
+  return {s.data(), s.size()};
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x + 32);
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y + 32);
+    if (x != y) return false;
+  }
+  return true;
+}
+
+tcp::endpoint resolve_endpoint(const std::string& host, std::uint16_t port) {
+  error_code ec;
+  const auto address = asio::ip::make_address(host, ec);
+  if (!ec) return {address, port};
+  asio::io_context io;
+  tcp::resolver resolver(io);
+  const auto results = resolver.resolve(host, std::to_string(port));  // throws if unknown
+  return results.begin()->endpoint();
+}
+
+}  // namespace
+
+struct Server::Worker {
+  Worker() { drain_timer.emplace(io); }
+  ~Worker() {
+    guard.reset();
+    drain_timer.reset();
+  }
+
+  std::thread thread;
+  // Connections living on this thread; touched only from it.
+  Connection* first = nullptr;
+  std::size_t connections = 0;
+  bool stopping = false;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
+  std::optional<asio::steady_timer> drain_timer;
+  // Last, so destroyed first: the connections its pending handlers own unlink themselves
+  // from the members above while they still exist.
+  asio::io_context io{1};
+};
+
+// Accepts on the first worker's loop and hands each connection to the next worker in
+// turn; a connection never moves afterwards.
+class Server::Listener {
+ public:
+  Listener(Server& server, const tcp::endpoint& endpoint)
+      : server_(server), acceptor_(server.workers_[0]->io), retry_(server.workers_[0]->io) {
+    acceptor_.open(endpoint.protocol());
+    acceptor_.set_option(asio::socket_base::reuse_address(true));
+    acceptor_.bind(endpoint);
+    acceptor_.listen(asio::socket_base::max_listen_connections);
+  }
+
+  tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }
+  void start() { accept(); }
+  // On the first worker's thread.
+  void close() {
+    error_code ec;
+    acceptor_.close(ec);
+    retry_.cancel();
+  }
+
+ private:
+  void accept();
+
+  Server& server_;
+  tcp::acceptor acceptor_;
+  asio::steady_timer retry_;
+  std::size_t next_ = 0;
+  std::optional<Socket> peer_;  // the socket being accepted into
+};
+
+class Server::Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  // Takes `socket` on `worker`'s thread and starts serving it.
+  static void open(Server& server, Worker& worker, Socket socket) {
+    if (worker.stopping) {
+      error_code ec;
+      socket.close(ec);
+      return;
+    }
+    auto connection = std::make_shared<Connection>(server, worker, std::move(socket));
+    connection->read_head();
+  }
+
+  Connection(Server& server, Worker& worker, Socket socket)
+      : server_(server),
+        worker_(worker),
+        options_(server.options_),
+        stream_(std::move(socket)),
+        arena_(arena_storage_.data(), arena_storage_.size()) {
+    error_code ec;
+    stream_.socket().set_option(tcp::no_delay(true), ec);
+    next_ = worker_.first;
+    if (next_ != nullptr) next_->prev_ = this;
+    worker_.first = this;
+    ++worker_.connections;
+  }
+
+  ~Connection() {
+    if (prev_ != nullptr)
+      prev_->next_ = next_;
+    else
+      worker_.first = next_;
+    if (next_ != nullptr) next_->prev_ = prev_;
+    if (--worker_.connections == 0 && worker_.stopping && worker_.drain_timer)
+      worker_.drain_timer->cancel();
+  }
+
+  Connection* next() const { return next_; }
+
+  // Closes the connection if it is waiting for a request (used by stop()).
+  void close_if_idle() {
+    if (idle_) cut();
+  }
+
+  // Closes the connection now; pending operations complete with an error.
+  void cut() { stream_.close(); }
+
+ private:
+  void read_head() {
+    if (worker_.stopping) return cut();
+    reset_parser();
+    idle_ = true;
+    stream_.expires_after(options_.idle_timeout);
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](error_code ec, std::size_t) { self->on_head(ec); });
+  }
+
+  void reset_parser() {
+    if (parser_) {
+      body_spare_ = std::move(parser_->get().body());
+      body_spare_.clear();
+      if (body_spare_.capacity() > kRetainedCapacity) std::string().swap(body_spare_);
+      parser_.reset();
+    }
+    headers_.clear();
+    content_type_ = {};
+    has_origin_ = false;
+    route_ = Route::kOperation;
+    arena_.release();
+    parser_.emplace(std::piecewise_construct, std::make_tuple(std::move(body_spare_)),
+                    std::make_tuple(HeadAllocator(&arena_)));
+    parser_->header_limit(options_.header_limit);
+    // The limit is set once the head is in: Beast would otherwise fail the head itself
+    // when Content-Length is over it, before the checks that DynamoDB makes first.
+    parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
+    if (buffer_.capacity() > kRetainedCapacity) buffer_.shrink_to_fit();
+  }
+
+  void on_head(error_code ec) {
+    idle_ = false;
+    if (ec) return on_read_error(ec);
+    const auto& request = parser_->get();
+    for (const auto& field : request)
+      headers_.push_back({sv(field.name_string()), sv(field.value())});
+    keep_alive_ = request.keep_alive();
+    http10_ = request.version() < 11;
+    content_type_ = find_header(headers_, "content-type").value_or(std::string_view{});
+    has_origin_ = find_header(headers_, "origin").has_value();
+
+    const auto length = parser_->content_length();
+    const bool has_body = length ? *length > 0 : parser_->chunked();
+    route_ = route_for(has_body);
+    if (length && *length > options_.body_limit) return refuse_oversize();
+    parser_->body_limit(options_.body_limit);
+    if (parser_->is_done()) return on_body({});
+
+    const auto expect = find_header(headers_, "expect");
+    if (expect && iequals(*expect, "100-continue")) {
+      // The client waits for a go-ahead before sending the body. Other answers do not
+      // need the body: give them without it and close.
+      if (route_ != Route::kOperation) {
+        keep_alive_ = false;
+        return respond();
+      }
+      stream_.expires_after(options_.write_timeout);
+      asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
+                        [self = shared_from_this()](error_code ec, std::size_t) {
+                          if (ec) return self->cut();
+                          self->read_body();
+                        });
+      return;
+    }
+    read_body();
+  }
+
+  void read_body() {
+    stream_.expires_after(options_.body_timeout);
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](error_code ec, std::size_t) { self->on_body(ec); });
+  }
+
+  void on_body(error_code ec) {
+    if (ec == http::error::body_limit) return refuse_oversize();
+    if (ec) return on_read_error(ec);
+    route_ = route_for(!parser_->get().body().empty());
+    respond();
+  }
+
+  void on_read_error(error_code ec) {
+    // A broken request (not a vanished or slow client) gets an answer before closing.
+    if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
+        ec != http::error::end_of_stream && ec != http::error::partial_message) {
+      keep_alive_ = false;
+      const bool head_too_large = ec == http::error::header_limit;
+      return send(head_too_large ? 431 : 400, kTextPlain,
+                  head_too_large ? kHeadTooLargeBody : kBadRequestBody);
+    }
+    cut();
+  }
+
+  Route route_for(bool has_body) const {
+    const auto& request = parser_->get();
+    RequestHead head;
+    head.method = sv(request.method_string());
+    head.content_type = content_type_;
+    head.has_body = has_body;
+    head.has_origin = has_origin_;
+    return net::route(head);
+  }
+
+  // DynamoDB answers 413 to an operation whose body is over the limit; the earlier checks
+  // (health, unknown operation, pre-flight) still win. The rest of the body is not read,
+  // so the connection closes.
+  void refuse_oversize() {
+    keep_alive_ = false;
+    if (route_ == Route::kOperation) return send(413, kTextPlain, kTooLargeBody);
+    respond();
+  }
+
+  void respond() {
+    switch (route_) {
+      case Route::kHealth:
+        return send(200, kTextPlain, server_.health_body_);
+      case Route::kUnknownOperation:
+        return send(404, kTextPlain, kUnknownOperationBody);
+      case Route::kCorsPreflight:
+        return send(200, {}, {});
+      case Route::kOperation:
+        break;
+    }
+    const auto& request = parser_->get();
+    const std::string_view body = request.body();
+    const RequestView view{sv(request.method_string()), sv(request.target()), headers_, body};
+    const RequestAuthenticator authenticator(server_.verifier_, view);
+    const std::string_view target =
+        find_header(headers_, "x-amz-target").value_or(std::string_view{});
+    request_id_ = make_request_id();
+    try {
+      response_ = server_.handler_(target, body, authenticator);
+    } catch (const std::exception& e) {
+      spdlog::error("request {}: {}", std::string_view(request_id_.data(), request_id_.size()),
+                    e.what());
+      response_.status = 500;
+      response_.body.assign(kInternalErrorBody);
+    }
+    write(response_.status, response_content_type(content_type_), response_.body,
+          /*fresh_id=*/false);
+  }
+
+  void send(int status, std::string_view content_type, std::string_view body) {
+    write(status, content_type, body, /*fresh_id=*/true);
+  }
+
+  // Sends one response with a single gathered write; `body` must stay valid until the
+  // write completes (it is static, the server's, or response_.body).
+  void write(int status, std::string_view content_type, std::string_view body, bool fresh_id) {
+    if (fresh_id) request_id_ = make_request_id();
+    if (worker_.stopping) keep_alive_ = false;
+    ResponseHead head;
+    head.status = status;
+    head.content_type = content_type;
+    head.request_id = std::string_view(request_id_.data(), request_id_.size());
+    head.allow_any_origin = has_origin_;
+    head.preflight = route_ == Route::kCorsPreflight && status == 200;
+    if (head.preflight) {
+      head.allow_headers =
+          find_header(headers_, "access-control-request-headers").value_or(std::string_view{});
+      head.allow_methods =
+          find_header(headers_, "access-control-request-method").value_or(std::string_view{});
+    }
+    head.keep_alive = keep_alive_;
+    head.http10 = http10_;
+    out_head_.clear();
+    append_response_head(out_head_, head, body);
+    const std::array<asio::const_buffer, 2> buffers = {
+        asio::buffer(out_head_.data(), out_head_.size()), asio::buffer(body.data(), body.size())};
+    stream_.expires_after(options_.write_timeout);
+    asio::async_write(stream_, buffers, [self = shared_from_this()](error_code ec, std::size_t) {
+      self->on_write(ec);
+    });
+  }
+
+  void on_write(error_code ec) {
+    if (ec) return cut();
+    if (response_.body.capacity() > kRetainedCapacity) std::string().swap(response_.body);
+    if (!keep_alive_) return linger_close();
+    read_head();
+  }
+
+  // Half-closes and reads until the client closes too (or a short timeout), so that a
+  // client still sending a body sees the response instead of a connection reset.
+  void linger_close() {
+    error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (ec) return cut();
+    // While stopping, only wait for bytes that are already on their way.
+    if (worker_.stopping && stream_.socket().available(ec) == 0) return cut();
+    stream_.expires_after(kLingerTimeout);
+    drain();
+  }
+
+  void drain() {
+    buffer_.consume(buffer_.size());
+    stream_.async_read_some(buffer_.prepare(16384),
+                            [self = shared_from_this()](error_code ec, std::size_t) {
+                              if (ec) return self->cut();
+                              self->drain();
+                            });
+  }
+
+  Server& server_;
+  Worker& worker_;
+  const ServerOptions& options_;
+  Stream stream_;
+  beast::flat_buffer buffer_;
+  std::array<std::byte, 4096> arena_storage_;
+  std::pmr::monotonic_buffer_resource arena_;
+  std::optional<Parser> parser_;   // after arena_: its fields live there
+  std::string body_spare_;         // body storage reused by the next request
+  std::vector<Header> headers_;    // views into parser_'s fields
+  std::string_view content_type_;  // of the current request; empty when absent
+  bool has_origin_ = false;
+  std::string out_head_;
+  api::Response response_;
+  RequestId request_id_{};
+  Route route_ = Route::kOperation;
+  bool idle_ = false;
+  bool keep_alive_ = true;
+  bool http10_ = false;
+  Connection* prev_ = nullptr;
+  Connection* next_ = nullptr;
+};
+
+void Server::Listener::accept() {
+  Worker& worker = *server_.workers_[next_];
+  next_ = (next_ + 1) % server_.workers_.size();
+  peer_.emplace(worker.io.get_executor());
+  acceptor_.async_accept(*peer_, [this, &worker](error_code ec) {
+    if (!acceptor_.is_open()) return;
+    if (ec) {
+      // Typically out of file descriptors: wait a little instead of spinning.
+      spdlog::warn("accept failed: {}", ec.message());
+      retry_.expires_after(std::chrono::milliseconds(50));
+      retry_.async_wait([this](error_code ec) {
+        if (!ec && acceptor_.is_open()) accept();
+      });
+      return;
+    }
+    asio::post(worker.io, [&server = server_, &worker, socket = std::move(*peer_)]() mutable {
+      Connection::open(server, worker, std::move(socket));
+    });
+    accept();
+  });
+}
+
+Server::Server(ServerOptions options, SigV4Verifier verifier, Handler handler)
+    : options_(std::move(options)),
+      verifier_(std::move(verifier)),
+      handler_(std::move(handler)),
+      health_body_(health_body(options_.region)) {
+  unsigned threads = options_.threads;
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  workers_.reserve(threads);
+  for (unsigned i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>());
+  listener_ =
+      std::make_unique<Listener>(*this, resolve_endpoint(options_.bind_address, options_.port));
+  const auto endpoint = listener_->local_endpoint();
+  address_ = endpoint.address().to_string();
+  port_ = endpoint.port();
+}
+
+Server::~Server() {
+  stop();
+}
+
+void Server::start() {
+  if (started_ || stopped_) return;
+  started_ = true;
+  listener_->start();
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    Worker& worker = *workers_[i];
+    worker.guard.emplace(worker.io.get_executor());
+    worker.thread = std::thread([&worker, i] {
+      const std::string name = "kumo-io-" + std::to_string(i);
+      pthread_setname_np(pthread_self(), name.c_str());
+      for (;;) {
+        try {
+          worker.io.run();
+          return;
+        } catch (const std::exception& e) {
+          spdlog::error("I/O thread {}: {}", i, e.what());
+        }
+      }
+    });
+  }
+}
+
+void Server::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  if (!started_) return;
+  asio::post(workers_[0]->io, [this] { listener_->close(); });
+  const auto drain = options_.drain_timeout;
+  for (auto& w : workers_) {
+    Worker& worker = *w;
+    asio::post(worker.io, [&worker, drain] {
+      worker.stopping = true;
+      for (Connection* c = worker.first; c != nullptr; c = c->next()) c->close_if_idle();
+      worker.guard.reset();
+      if (worker.connections == 0) return;
+      worker.drain_timer->expires_after(drain);
+      worker.drain_timer->async_wait([&worker](error_code ec) {
+        if (ec) return;
+        for (Connection* c = worker.first; c != nullptr; c = c->next()) c->cut();
+      });
+    });
+  }
+  for (auto& w : workers_)
+    if (w->thread.joinable()) w->thread.join();
+}
+
+}  // namespace kumo::net

@@ -1,0 +1,97 @@
+// Server: the HTTP/1.1 front of Kumo. Accepts connections on one address, answers
+// DynamoDB's HTTP-level checks itself (health check, unknown operation, CORS pre-flight,
+// body limit; dynamodb-contract.md §1.2 steps 1–4) and hands every other request to a
+// Handler together with an Authenticator for its SigV4 signature.
+//
+// A fixed pool of I/O threads, each with its own event loop; a connection stays on one
+// thread, and a request runs start to finish there (there is no worker pool). Connections
+// are kept alive; an idle or slow one is closed after a timeout.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/service.h"
+#include "net/sigv4.h"
+
+namespace kumo::net {
+
+// Runs one operation: `target` is the X-Amz-Target value (empty when absent), `body` the
+// request body. Called concurrently from every I/O thread; must be thread-safe. Should
+// not throw (an exception becomes a 500 InternalServerError).
+using Handler = std::function<api::Response(std::string_view target, std::string_view body,
+                                            const api::Authenticator& auth)>;
+
+struct ServerOptions {
+  // Address to listen on; "127.0.0.1" keeps the server reachable only from this machine.
+  std::string bind_address = "127.0.0.1";
+  // Port to listen on; 0 picks a free one (see Server::port()).
+  std::uint16_t port = 8000;
+  // I/O threads; 0 means one per core.
+  unsigned threads = 0;
+  // Region named by the health check ("healthy: dynamodb.<region>.amazonaws.com ").
+  std::string region = "us-east-1";
+  // Larger request bodies are refused with 413, as DynamoDB does above 16 MiB.
+  std::size_t body_limit = 16u << 20;
+  // Request line plus headers; larger heads get 431.
+  std::uint32_t header_limit = 64u << 10;
+  // How long a kept-alive connection may wait for its next request, and how long the
+  // request line and headers may take to arrive.
+  std::chrono::milliseconds idle_timeout = std::chrono::seconds(60);
+  // How long the body of a started request may take to arrive.
+  std::chrono::milliseconds body_timeout = std::chrono::seconds(60);
+  // How long a response may take to be written.
+  std::chrono::milliseconds write_timeout = std::chrono::seconds(60);
+  // On stop(), how long requests in progress may take before their connections are cut.
+  std::chrono::milliseconds drain_timeout = std::chrono::seconds(5);
+};
+
+class Server {
+ public:
+  // Binds and listens at once (so a taken port fails here, with boost::system::system_error,
+  // a std::runtime_error), but
+  // serves nothing until start().
+  Server(ServerOptions options, SigV4Verifier verifier, Handler handler);
+  // Stops (as stop()) if still running.
+  ~Server();
+
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Starts the I/O threads and returns.
+  void start();
+  // Stops accepting, closes idle connections, lets requests in progress answer (their
+  // connections then close) for up to drain_timeout, and joins the I/O threads. Idempotent.
+  // Call from a thread that is not one of the server's.
+  void stop();
+
+  // The port actually bound (the chosen one when options.port was 0).
+  std::uint16_t port() const { return port_; }
+  // The address actually bound.
+  const std::string& address() const { return address_; }
+  // The number of I/O threads.
+  unsigned threads() const { return static_cast<unsigned>(workers_.size()); }
+
+ private:
+  struct Worker;
+  class Listener;
+  class Connection;
+
+  ServerOptions options_;
+  SigV4Verifier verifier_;
+  Handler handler_;
+  std::string health_body_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::unique_ptr<Listener> listener_;
+  std::string address_;
+  std::uint16_t port_ = 0;
+  bool started_ = false;
+  bool stopped_ = false;
+};
+
+}  // namespace kumo::net
