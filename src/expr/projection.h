@@ -1,0 +1,48 @@
+// ProjectionExpression (GetItem, BatchGetItem, Query, Scan, TransactGetItems):
+// dynamodb-contract.md §5.6.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "expr/ast.h"
+#include "expr/binding.h"
+#include "expr/path.h"
+
+namespace kumo::expr {
+
+class ProjectionExpression {
+ public:
+  // Parses `text` (through the cache) and resolves its names. Throws ApiError::validation
+  // with DynamoDB's message, including "Two document paths overlap/conflict ...". `names`
+  // must outlive the result.
+  static ProjectionExpression compile(std::string_view text, const AttributeNames& names);
+
+  // The projected copy of `item`: only requested paths that exist; nested maps keep only
+  // requested members; requested list elements come back compacted in index order. An item
+  // with none of the paths projects to an empty map.
+  Item apply(const Item& item) const;
+
+  // Resolved paths in source order.
+  const std::vector<ResolvedPath>& paths() const { return paths_; }
+  // Distinct top-level attribute names, in source order.
+  std::vector<std::string_view> attribute_names() const;
+
+  const ParsedExpression& parsed() const { return *parsed_; }
+
+ private:
+  ProjectionExpression() = default;
+
+  std::shared_ptr<const ParsedExpression> parsed_;
+  Bindings bindings_;
+  std::vector<ResolvedPath> paths_;
+  PathTree tree_;
+};
+
+// Projects `item` onto `paths` with the same rules as ProjectionExpression::apply; paths that
+// overlap an earlier one are ignored. For AttributesToGet and ReturnValues UPDATED_*.
+Item project(const Item& item, std::span<const ResolvedPath> paths);
+
+}  // namespace kumo::expr
