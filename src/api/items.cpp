@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "api/expressions.h"
 #include "api/operations.h"
 #include "model/api_error.h"
 #include "model/capacity.h"
@@ -33,27 +34,6 @@ auto with_write_envelope(F&& decode) {
 void check_common_enums(const JsonObject& request, CoralErrors& coral) {
   coral.check_enum(request.string("ReturnConsumedCapacity"), "returnConsumedCapacity",
                    {"INDEXES", "TOTAL", "NONE"});
-}
-
-// Parameters of the expression language, which this version does not evaluate: refuse
-// them rather than ignore a condition or a projection.
-void refuse_expressions(const JsonObject& request,
-                        std::initializer_list<std::string_view> members) {
-  for (auto m : members) {
-    if (request.has(m)) {
-      throw ApiError::validation(
-          fmt::format("{}{} is not supported by this version of Kumo", kInvalid, m));
-    }
-  }
-  // Without any expression, placeholders have nothing to stand for.
-  if (request.has("ExpressionAttributeNames")) {
-    throw ApiError::validation(
-        "ExpressionAttributeNames can only be specified when using expressions");
-  }
-  if (request.has("ExpressionAttributeValues")) {
-    throw ApiError::validation(
-        "ExpressionAttributeValues can only be specified when using expressions");
-  }
 }
 
 std::size_t key_value_size(const AttributeValue& v) {
@@ -144,6 +124,18 @@ void check_write_enums(const JsonObject& request, CoralErrors& coral) {
                    "returnValuesOnConditionCheckFailure", {"ALL_OLD", "NONE"});
 }
 
+// The condition of a write, evaluated under the item's lock: on failure nothing is written and
+// the client gets ConditionalCheckFailedException, with the current item when it asked for
+// ALL_OLD (§7.3).
+void check_condition(const RequestExpressions& expressions, const JsonObject& request,
+                     const std::optional<Item>& current) {
+  if (!expressions.condition) return;
+  static const Item kNoItem;
+  if (expressions.condition->matches(current ? *current : kNoItem)) return;
+  const bool all_old = request.string("ReturnValuesOnConditionCheckFailure") == "ALL_OLD";
+  throw ApiError::conditional_check_failed(all_old ? current : std::nullopt);
+}
+
 std::string write_response(const std::optional<Item>& attributes, std::string_view capacity_mode,
                            std::string_view table_name, double units) {
   std::string body;
@@ -169,6 +161,8 @@ std::string put_item(const Context& ctx, const JsonObject& request) {
   Validation validation;
   Item item;
   if (item_json) item = decode_item(*item_json, validation);
+  RequestExpressions expressions;
+  expressions.read_maps(request, validation);
 
   CoralErrors coral;
   check_table_name_or_arn(coral, table_name, "tableName");
@@ -178,7 +172,8 @@ std::string put_item(const Context& ctx, const JsonObject& request) {
 
   const bool all_old = with_write_envelope([&] {
     validation.throw_if_failed();
-    refuse_expressions(request, {"ConditionExpression", "Expected", "ConditionalOperator"});
+    expressions.compile(request,
+                        {.condition = true, .values_null_tail = "ConditionExpression is null"});
     return read_return_all_old(return_values);
   });
   if (item_size(item) > kMaxItemSize) {
@@ -187,7 +182,11 @@ std::string put_item(const Context& ctx, const JsonObject& request) {
   engine::TablePtr table = data_table(ctx, *table_name);
   check_item_key(*table, item);
 
-  engine::WriteResult result = ctx.engine.put_item(*table, std::move(item));
+  engine::WriteResult result =
+      ctx.engine.write_item(*table, item, [&](const std::optional<Item>& current) {
+        check_condition(expressions, request, current);
+        return std::move(item);
+      });
   return write_response(all_old ? result.old_item : std::nullopt, capacity_mode, *table_name,
                         write_capacity_units(std::max(result.old_size, result.new_size)));
 }
@@ -198,36 +197,24 @@ std::string get_item(const Context& ctx, const JsonObject& request) {
   auto consistent = request.boolean("ConsistentRead").value_or(false);
   auto capacity_mode = request.string("ReturnConsumedCapacity").value_or("NONE");
   auto attributes_json = request.array("AttributesToGet");
-  std::vector<std::optional<std::string_view>> attributes;
-  if (attributes_json) attributes = attributes_json->strings();
+  if (attributes_json) attributes_json->strings();  // JSON types are checked before validation
   Validation validation;
   Item key;
   if (key_json) key = decode_item(*key_json, validation);
+  RequestExpressions expressions;
+  expressions.read_maps(request, validation);
 
   CoralErrors coral;
   check_table_name_or_arn(coral, table_name, "tableName");
   coral.require(key_json.has_value(), "key");
-  if (attributes_json && attributes.empty()) {
+  if (attributes_json && attributes_json->size() == 0) {
     coral.add("[]", "attributesToGet", "Member must have length greater than or equal to 1");
   }
   check_common_enums(request, coral);
   coral.throw_if_any();
 
   validation.throw_if_failed();
-  std::set<std::string_view> projection;
-  for (const auto& a : attributes) {
-    if (a && !projection.insert(*a).second) {
-      throw ApiError::validation(
-          fmt::format("{}Duplicate value in attribute name: {}", kInvalid, *a));
-    }
-  }
-  if (attributes_json && request.has("ProjectionExpression")) {
-    throw ApiError::validation(
-        "Can not use both expression and non-expression parameters in the same request: "
-        "Non-expression parameters: {AttributesToGet} Expression parameters: "
-        "{ProjectionExpression}");
-  }
-  refuse_expressions(request, {"ProjectionExpression"});
+  expressions.compile(request, {.projection = true});
   engine::TablePtr table = data_table(ctx, *table_name);
   check_key_parameter(*table, key);
 
@@ -239,18 +226,7 @@ std::string get_item(const Context& ctx, const JsonObject& request) {
   w.StartObject();
   if (item) {
     write_key(w, "Item");
-    if (attributes_json) {
-      w.StartObject();
-      for (const auto& [name, value] : *item) {
-        if (projection.count(name)) {
-          write_key(w, name);
-          write_value(w, value);
-        }
-      }
-      w.EndObject();
-    } else {
-      write_item(w, *item);
-    }
+    write_item(w, expressions.projects() ? expressions.project(*item) : *item);
   }
   write_consumed_capacity(w, capacity_mode, *table_name, units);
   w.EndObject();
@@ -265,6 +241,8 @@ std::string delete_item(const Context& ctx, const JsonObject& request) {
   Validation validation;
   Item key;
   if (key_json) key = decode_item(*key_json, validation);
+  RequestExpressions expressions;
+  expressions.read_maps(request, validation);
 
   CoralErrors coral;
   check_table_name_or_arn(coral, table_name, "tableName");
@@ -274,15 +252,80 @@ std::string delete_item(const Context& ctx, const JsonObject& request) {
 
   const bool all_old = with_write_envelope([&] {
     validation.throw_if_failed();
-    refuse_expressions(request, {"ConditionExpression", "Expected", "ConditionalOperator"});
+    expressions.compile(request,
+                        {.condition = true, .values_null_tail = "ConditionExpression is null"});
     return read_return_all_old(return_values);
   });
   engine::TablePtr table = data_table(ctx, *table_name);
   check_key_parameter(*table, key);
 
-  engine::WriteResult result = ctx.engine.delete_item(*table, key);
+  engine::WriteResult result =
+      ctx.engine.write_item(*table, key, [&](const std::optional<Item>& current) {
+        check_condition(expressions, request, current);
+        return std::optional<Item>();
+      });
   return write_response(all_old ? result.old_item : std::nullopt, capacity_mode, *table_name,
                         write_capacity_units(result.old_size));
+}
+
+std::string update_item(const Context& ctx, const JsonObject& request) {
+  auto table_name = request.string("TableName");
+  auto key_json = request.element("Key");
+  auto return_values = request.string("ReturnValues").value_or("NONE");
+  auto capacity_mode = request.string("ReturnConsumedCapacity").value_or("NONE");
+  Validation validation;
+  Item key;
+  if (key_json) key = decode_item(*key_json, validation);
+  RequestExpressions expressions;
+  expressions.read_maps(request, validation);
+
+  CoralErrors coral;
+  check_table_name_or_arn(coral, table_name, "tableName");
+  coral.require(key_json.has_value(), "key");
+  check_write_enums(request, coral);
+  coral.throw_if_any();
+
+  with_write_envelope([&] {
+    validation.throw_if_failed();
+    expressions.compile(request,
+                        {.condition = true,
+                         .update = true,
+                         .values_null_tail = "UpdateExpression and ConditionExpression are null"});
+  });
+  engine::TablePtr table = data_table(ctx, *table_name);
+  check_key_parameter(*table, key);
+  if (expressions.update) {
+    std::vector<std::string> key_names{table->key.hash.name};
+    if (table->key.range) key_names.push_back(table->key.range->name);
+    expressions.update->check_key_attributes(key_names);
+  }
+
+  expr::UpdatedPaths updated;
+  engine::WriteResult result =
+      ctx.engine.write_item(*table, key, [&](const std::optional<Item>& current) {
+        check_condition(expressions, request, current);
+        // UpdateItem creates the item when absent: its key plus what the update sets (§7.4).
+        Item next = current ? *current : key;
+        if (expressions.update) expressions.update->apply(next, &updated);
+        if (item_size(next) > kMaxItemSize) {
+          throw ApiError::validation("Item size to update has exceeded the maximum allowed size");
+        }
+        return next;
+      });
+
+  std::optional<Item> attributes;
+  if (return_values == "ALL_OLD") {
+    attributes = result.old_item;
+  } else if (return_values == "ALL_NEW") {
+    attributes = result.new_item;
+  } else if (return_values == "UPDATED_OLD" && result.old_item) {
+    attributes = expr::updated_old(*result.old_item, updated);
+  } else if (return_values == "UPDATED_NEW" && result.new_item) {
+    attributes = expr::updated_new(*result.new_item, updated);
+  }
+  if (attributes && attributes->empty()) attributes.reset();
+  return write_response(attributes, capacity_mode, *table_name,
+                        write_capacity_units(std::max(result.old_size, result.new_size)));
 }
 
 }  // namespace kumo::api

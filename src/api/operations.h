@@ -34,6 +34,7 @@ std::string list_tags_of_resource(const Context&, const JsonObject&);
 std::string put_item(const Context&, const JsonObject&);
 std::string get_item(const Context&, const JsonObject&);
 std::string delete_item(const Context&, const JsonObject&);
+std::string update_item(const Context&, const JsonObject&);
 
 // "arn:aws:dynamodb:<region>:<account>:table/<name>".
 std::string table_arn(const Context& ctx, std::string_view table_name);

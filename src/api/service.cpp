@@ -32,6 +32,7 @@ constexpr std::array kOperations{
     Entry{"PutItem", put_item},
     Entry{"TagResource", tag_resource},
     Entry{"UntagResource", untag_resource},
+    Entry{"UpdateItem", update_item},
     Entry{"UpdateTable", update_table},
 };
 

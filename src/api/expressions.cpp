@@ -1,0 +1,205 @@
+#include "api/expressions.h"
+
+#include <fmt/format.h>
+
+#include "expr/placeholders.h"
+#include "model/api_error.h"
+
+namespace kumo::api {
+namespace {
+
+// The mixing rule's fixed orders (§8.1).
+constexpr std::string_view kLegacyMembers[] = {
+    "AttributesToGet", "AttributeUpdates",    "QueryFilter",  "ScanFilter",
+    "Expected",        "ConditionalOperator", "KeyConditions"};
+constexpr std::string_view kExpressionMembers[] = {"ProjectionExpression", "FilterExpression",
+                                                   "KeyConditionExpression", "UpdateExpression",
+                                                   "ConditionExpression"};
+
+std::string join(const std::vector<std::string_view>& parts) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += ", ";
+    out += parts[i];
+  }
+  return out;
+}
+
+void check_mixing(const JsonObject& request) {
+  std::vector<std::string_view> legacy, expression;
+  for (auto m : kLegacyMembers) {
+    if (request.has(m)) legacy.push_back(m);
+  }
+  for (auto m : kExpressionMembers) {
+    if (request.has(m)) expression.push_back(m);
+  }
+  // Query may pair KeyConditions with expressions as long as KeyConditionExpression is
+  // absent (§8.1).
+  if (legacy.size() == 1 && legacy[0] == "KeyConditions" &&
+      !request.has("KeyConditionExpression")) {
+    return;
+  }
+  if (!legacy.empty() && !expression.empty()) {
+    throw ApiError::validation(fmt::format(
+        "Can not use both expression and non-expression parameters in the same request: "
+        "Non-expression parameters: {{{}}} Expression parameters: {{{}}}",
+        join(legacy), join(expression)));
+  }
+}
+
+}  // namespace
+
+void RequestExpressions::read_maps(const JsonObject& request, Validation& validation) {
+  if (auto names = request.object("ExpressionAttributeNames")) {
+    names_json_ = request.element("ExpressionAttributeNames");
+    for (auto [key, value] : names->raw()) {
+      if (value.type() == simdjson::dom::element_type::NULL_VALUE) continue;
+      if (value.type() != simdjson::dom::element_type::STRING) throw_not_string(value);
+      names_.insert_or_assign(std::string(key), std::string(value.get_string().value()));
+    }
+  }
+  if (auto values = request.object("ExpressionAttributeValues")) {
+    values_json_ = request.element("ExpressionAttributeValues");
+    for (auto [key, value] : values->raw()) {
+      if (value.type() == simdjson::dom::element_type::NULL_VALUE) continue;
+      Validation one;
+      AttributeValue decoded = decode_value(value, one);
+      if (one.failed() && !values_error_) {
+        values_error_ = fmt::format(
+            "ExpressionAttributeValues contains invalid value: {} for key {}", *one.message(), key);
+      }
+      values_.insert_or_assign(std::string(key), std::move(decoded));
+    }
+  }
+  (void)validation;
+}
+
+void RequestExpressions::compile(const JsonObject& request, const ExpressionMembers& members) {
+  check_mixing(request);
+
+  const bool any_expression = (members.condition && request.has("ConditionExpression")) ||
+                              (members.update && request.has("UpdateExpression")) ||
+                              (members.projection && request.has("ProjectionExpression")) ||
+                              (members.filter && request.has("FilterExpression")) ||
+                              (members.key_condition && request.has("KeyConditionExpression"));
+  const bool value_expression = (members.condition && request.has("ConditionExpression")) ||
+                                (members.update && request.has("UpdateExpression")) ||
+                                (members.filter && request.has("FilterExpression")) ||
+                                (members.key_condition && request.has("KeyConditionExpression"));
+  if (names_json_ && !any_expression) {
+    throw ApiError::validation(
+        "ExpressionAttributeNames can only be specified when using expressions");
+  }
+  if (values_json_ && !value_expression) {
+    throw ApiError::validation(
+        fmt::format("ExpressionAttributeValues can only be specified when using expressions: {}",
+                    members.values_null_tail));
+  }
+  if (names_json_ && names_.empty()) {
+    throw ApiError::validation("ExpressionAttributeNames must not be empty");
+  }
+  if (values_json_ && values_.empty()) {
+    throw ApiError::validation("ExpressionAttributeValues must not be empty");
+  }
+  for (const auto& [key, value] : names_) {
+    if (!expr::is_valid_name_key(key)) {
+      throw ApiError::validation(fmt::format(
+          "ExpressionAttributeNames contains invalid key: Syntax error; key: \"{}\"", key));
+    }
+  }
+  for (const auto& [key, value] : values_) {
+    if (!expr::is_valid_value_key(key)) {
+      throw ApiError::validation(fmt::format(
+          "ExpressionAttributeValues contains invalid key: Syntax error; key: \"{}\"", key));
+    }
+  }
+  if (values_error_) throw ApiError::validation(*values_error_);
+
+  // Legacy members become expressions over generated placeholders.
+  std::optional<std::string> condition_text, update_text, filter_text;
+  const auto conditional_operator = request.string("ConditionalOperator");
+  if (conditional_operator && *conditional_operator != "AND" && *conditional_operator != "OR") {
+    CoralErrors coral;
+    coral.check_enum(conditional_operator, "conditionalOperator", {"OR", "AND"});
+    coral.throw_if_any();
+  }
+  const std::string_view op = conditional_operator.value_or("AND");
+  if (members.update) {
+    if (auto text = request.string("UpdateExpression")) {
+      update_text = std::string(*text);
+    } else if (auto updates = request.object("AttributeUpdates")) {
+      std::string t = translate_attribute_updates(*updates, names_, values_);
+      if (!t.empty()) update_text = std::move(t);
+    }
+  }
+  if (members.condition) {
+    if (auto text = request.string("ConditionExpression")) {
+      condition_text = std::string(*text);
+    } else if (auto expected = request.object("Expected")) {
+      std::string t = translate_conditions(*expected, "Expected", op, true, names_, values_);
+      if (!t.empty()) condition_text = std::move(t);
+    }
+  }
+  if (members.filter) {
+    if (auto text = request.string("FilterExpression")) {
+      filter_text = std::string(*text);
+    } else {
+      for (std::string_view member : {"QueryFilter", "ScanFilter"}) {
+        if (auto conditions = request.object(member)) {
+          std::string t = translate_conditions(*conditions, member, op, false, names_, values_);
+          if (!t.empty()) filter_text = std::move(t);
+        }
+      }
+    }
+  }
+
+  if (update_text) update = expr::UpdateExpression::compile(*update_text, names_, values_);
+  if (condition_text) {
+    condition = expr::ConditionExpression::compile(expr::ExpressionKind::kCondition,
+                                                   *condition_text, names_, values_);
+  }
+  if (members.key_condition) {
+    if (auto text = request.string("KeyConditionExpression")) {
+      key_condition = expr::KeyConditionExpression::compile(*text, names_, values_);
+    }
+  }
+  if (filter_text) {
+    filter = expr::ConditionExpression::compile(expr::ExpressionKind::kFilter, *filter_text, names_,
+                                                values_);
+  }
+  if (members.projection) {
+    if (auto text = request.string("ProjectionExpression")) {
+      projection = expr::ProjectionExpression::compile(*text, names_);
+    } else if (auto list = request.array("AttributesToGet")) {
+      std::vector<std::string> names;
+      for (const auto& name : list->strings()) {
+        if (!name) continue;
+        if (std::find(names.begin(), names.end(), *name) != names.end()) {
+          throw ApiError::validation(fmt::format(
+              "One or more parameter values were invalid: Duplicate value in attribute name: {}",
+              *name));
+        }
+        names.emplace_back(*name);
+      }
+      attributes_to_get = std::move(names);
+    }
+  }
+  expr::check_placeholders(
+      {update ? &update->parsed() : nullptr, condition ? &condition->parsed() : nullptr,
+       key_condition ? &key_condition->parsed() : nullptr, filter ? &filter->parsed() : nullptr,
+       projection ? &projection->parsed() : nullptr},
+      names_, values_);
+}
+
+Item RequestExpressions::project(const Item& item) const {
+  if (projection) return projection->apply(item);
+  if (!attributes_to_get) return item;
+  Item out;
+  for (const auto& name : *attributes_to_get) {
+    auto it = item.find(name);
+    if (it != item.end()) out.emplace(it->first, it->second);
+  }
+  return out;
+}
+
+}  // namespace kumo::api

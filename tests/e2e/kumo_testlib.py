@@ -1,0 +1,497 @@
+"""Helpers shared by the end-to-end tests: starting `kumo serve`, raw HTTP requests
+(signed and unsigned), DynamoDB JSON helpers and assertions on DynamoDB's error shape."""
+
+import base64
+import datetime
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+import uuid
+import zlib
+
+import boto3
+import botocore.config
+from botocore.auth import SIGV4_TIMESTAMP, SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DEFAULT_BIN = os.path.join(REPO_ROOT, "build", "kumo")
+REGION = "us-east-1"
+ACCOUNT = "000000000000"
+TARGET_PREFIX = "DynamoDB_20120810."
+JSON_10 = "application/x-amz-json-1.0"
+
+NS_COR_SERVICE = "com.amazon.coral.service#"
+NS_VALIDATE = "com.amazon.coral.validate#"
+NS_DYNAMODB = "com.amazonaws.dynamodb.v20120810#"
+
+VALIDATION = NS_VALIDATE + "ValidationException"
+SERIALIZATION = NS_COR_SERVICE + "SerializationException"
+UNKNOWN_OPERATION = NS_COR_SERVICE + "UnknownOperationException"
+RESOURCE_NOT_FOUND = NS_DYNAMODB + "ResourceNotFoundException"
+RESOURCE_IN_USE = NS_DYNAMODB + "ResourceInUseException"
+
+REQUEST_ID_RE = re.compile(r"^[0-9A-Z]{52}$")
+COR_PREFIX = "1 validation error detected: "
+
+
+def kumo_binary():
+    return os.environ.get("KUMO_BIN") or DEFAULT_BIN
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def unique_name(prefix="e2e"):
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def table_arn(name, region=REGION):
+    return f"arn:aws:dynamodb:{region}:{ACCOUNT}:table/{name}"
+
+
+# --------------------------------------------------------------------------- server
+
+
+class KumoServer:
+    """One `kumo serve` process. Its stdout and stderr go to `log_path`."""
+
+    def __init__(self, binary, workdir, data_dir=None, credentials=None, region=REGION,
+                 extra_args=()):
+        self.binary = binary
+        self.workdir = workdir
+        self.data_dir = data_dir
+        self.credentials = credentials
+        self.region = region
+        self.extra_args = list(extra_args)
+        self.proc = None
+        self.port = None
+        self.log_path = None
+        self._starts = 0
+
+    @property
+    def endpoint(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def command(self):
+        cmd = [self.binary, "serve", "--port", str(self.port), "--bind", "127.0.0.1",
+               "--region", self.region]
+        if self.data_dir is None:
+            cmd.append("--in-memory")
+        else:
+            cmd += ["--data-dir", str(self.data_dir)]
+        if self.credentials is not None:
+            cmd += ["--credentials", str(self.credentials)]
+        return cmd + self.extra_args
+
+    @property
+    def generation(self):
+        """Number of times this server has been started; changes on every restart."""
+        return self._starts
+
+    def start(self, timeout=20.0, port=None):
+        """Starts the process on `port` (default: a fresh free port) and waits for GET /."""
+        assert self.proc is None or self.proc.poll() is not None, "server already running"
+        self.port = port or free_port()
+        self._starts += 1
+        self.log_path = os.path.join(self.workdir, f"kumo-{self.port}-{self._starts}.log")
+        log = open(self.log_path, "wb")
+        try:
+            self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL)
+        finally:
+            log.close()
+        deadline = time.monotonic() + timeout
+        last_error = None
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"kumo exited with status {self.proc.returncode} during start-up "
+                    f"({' '.join(self.command())}); log {self.log_path}:\n{self.log_tail()}")
+            try:
+                resp = http_request(self.port, "GET", "/", timeout=1.0)
+                if resp.status == 200:
+                    return self
+                last_error = f"GET / returned {resp.status}"
+            except OSError as e:
+                last_error = repr(e)
+            time.sleep(0.05)
+        self.kill()
+        raise RuntimeError(f"kumo did not answer GET / within {timeout}s ({last_error}); "
+                           f"log {self.log_path}:\n{self.log_tail()}")
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self):
+        """SIGKILL: no chance to flush or clean up."""
+        if self.alive():
+            self.proc.send_signal(signal.SIGKILL)
+        if self.proc is not None:
+            self.proc.wait(timeout=10)
+
+    def terminate(self, timeout=15.0):
+        """SIGTERM and wait; returns the exit status."""
+        if self.alive():
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+            raise AssertionError(f"kumo did not exit within {timeout}s of SIGTERM")
+
+    def stop(self):
+        if self.alive():
+            try:
+                self.terminate(timeout=5)
+            except AssertionError:
+                pass
+
+    def log_tail(self, n=4000):
+        try:
+            with open(self.log_path, "rb") as f:
+                data = f.read()
+            return data[-n:].decode("utf-8", "replace")
+        except OSError:
+            return "<no log>"
+
+    def client(self, **kwargs):
+        return make_client(self.endpoint, **kwargs)
+
+    def api(self, **kwargs):
+        return Api(self.port, **kwargs)
+
+
+def make_client(endpoint, access_key="AKIDKUMOE2E", secret="kumo-e2e-secret", region=REGION,
+                service="dynamodb"):
+    config = botocore.config.Config(
+        retries={"total_max_attempts": 1},
+        connect_timeout=5,
+        read_timeout=60,
+    )
+    return boto3.session.Session().client(
+        service,
+        endpoint_url=endpoint,
+        region_name=region,
+        aws_access_key_id=access_key,
+        aws_secret_access_key=secret,
+        config=config,
+    )
+
+
+# --------------------------------------------------------------------------- raw HTTP
+
+
+class Response:
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers  # http.client.HTTPMessage: case-insensitive get()
+        self.body = body
+
+    @property
+    def json(self):
+        return json.loads(self.body) if self.body else None
+
+    @property
+    def full_type(self):
+        return self.json.get("__type")
+
+    @property
+    def error_type(self):
+        return self.full_type.split("#")[-1]
+
+    @property
+    def message(self):
+        j = self.json
+        if "message" in j:
+            return j["message"]
+        return j.get("Message")
+
+    def header(self, name):
+        return self.headers.get(name)
+
+    def __repr__(self):
+        return f"<Response {self.status} {self.body[:600]!r}>"
+
+
+def _crc_consistent(resp):
+    crc = resp.headers.get("x-amz-crc32")
+    if crc is not None:
+        assert crc == str(zlib.crc32(resp.body) & 0xFFFFFFFF), (
+            f"x-amz-crc32 {crc} does not match the body {resp.body[:200]!r}")
+
+
+def http_request(port, method, path="/", body=b"", headers=None, conn=None, timeout=30.0):
+    """Sends one request; returns Response. Uses `conn` when given (keep-alive)."""
+    own = conn is None
+    if own:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        if isinstance(body, str):
+            body = body.encode()
+        conn.request(method, path, body=body if (body or method not in ("GET", "HEAD")) else None,
+                     headers=dict(headers or {}))
+        r = conn.getresponse()
+        data = r.read()
+        resp = Response(r.status, r.headers, data)
+    finally:
+        if own:
+            conn.close()
+    _crc_consistent(resp)
+    return resp
+
+
+def encode_body(body):
+    if body is None:
+        return b""
+    if isinstance(body, (bytes, bytearray)):
+        return bytes(body)
+    if isinstance(body, str):
+        return body.encode()
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+class _SigV4At(SigV4Auth):
+    """SigV4Auth that signs with a chosen timestamp instead of now."""
+
+    def __init__(self, credentials, service, region, when):
+        super().__init__(credentials, service, region)
+        self._when = when
+
+    def add_auth(self, request):
+        request.context["timestamp"] = self._when.strftime(SIGV4_TIMESTAMP)
+        self._modify_request_before_signing(request)
+        canonical_request = self.canonical_request(request)
+        string_to_sign = self.string_to_sign(request, canonical_request)
+        signature = self.signature(string_to_sign, request)
+        self._inject_signature_to_request(request, signature)
+
+
+def sign_headers(port, body, headers, access_key, secret, region, when=None):
+    """Returns `headers` plus X-Amz-Date and a SigV4 Authorization for a POST / of `body`."""
+    req = AWSRequest(method="POST", url=f"http://127.0.0.1:{port}/", data=body,
+                     headers=dict(headers))
+    creds = Credentials(access_key, secret)
+    if when is None:
+        SigV4Auth(creds, "dynamodb", region).add_auth(req)
+    else:
+        _SigV4At(creds, "dynamodb", region, when).add_auth(req)
+    return dict(req.headers.items())
+
+
+def signed_request(port, target, body, access_key="AKIDKUMOE2E", secret="kumo-e2e-secret",
+                   region=REGION, content_type=JSON_10, headers=None, when=None, conn=None,
+                   send_body=None):
+    """POST / signed with SigV4. `target` is the full X-Amz-Target (None: no header).
+    `send_body`, when given, is sent instead of the signed body."""
+    data = encode_body(body)
+    hdrs = {}
+    if content_type is not None:
+        hdrs["Content-Type"] = content_type
+    if target is not None:
+        hdrs["X-Amz-Target"] = target
+    hdrs.update(headers or {})
+    hdrs = sign_headers(port, data, hdrs, access_key, secret, region, when)
+    return http_request(port, "POST", "/", body=data if send_body is None else send_body,
+                        headers=hdrs, conn=conn)
+
+
+def unsigned_request(port, target, body, content_type=JSON_10, headers=None, method="POST",
+                     conn=None):
+    hdrs = {}
+    if content_type is not None:
+        hdrs["Content-Type"] = content_type
+    if target is not None:
+        hdrs["X-Amz-Target"] = target
+    hdrs.update(headers or {})
+    return http_request(port, method, "/", body=encode_body(body), headers=hdrs, conn=conn)
+
+
+class Api:
+    """Raw, signed DynamoDB JSON calls against one server."""
+
+    def __init__(self, port, access_key="AKIDKUMOE2E", secret="kumo-e2e-secret", region=REGION):
+        self.port = port
+        self.access_key = access_key
+        self.secret = secret
+        self.region = region
+
+    def __call__(self, operation, body=None, **kwargs):
+        if body is None:
+            body = {}
+        return signed_request(self.port, TARGET_PREFIX + operation, body,
+                              access_key=self.access_key, secret=self.secret,
+                              region=self.region, **kwargs)
+
+    def ok(self, operation, body=None, **kwargs):
+        resp = self(operation, body, **kwargs)
+        assert resp.status == 200, f"{operation} failed: {resp!r}"
+        return resp.json
+
+
+# --------------------------------------------------------------------------- assertions
+
+
+def assert_error(resp, status, full_type, message=None, message_prefix=None):
+    assert resp.status == status, f"expected HTTP {status} {full_type}, got {resp!r}"
+    body = resp.json
+    assert body is not None, f"expected an error body, got {resp!r}"
+    assert body.get("__type") == full_type, f"expected {full_type}, got {resp!r}"
+    if message is not None:
+        assert resp.message == message, (
+            f"\nexpected message: {message!r}\n     got message: {resp.message!r}")
+    if message_prefix is not None:
+        assert resp.message is not None and resp.message.startswith(message_prefix), (
+            f"\nexpected message starting: {message_prefix!r}\n              got message: "
+            f"{resp.message!r}")
+
+
+def assert_validation(resp, message=None, message_prefix=None):
+    assert_error(resp, 400, VALIDATION, message, message_prefix)
+
+
+def assert_not_found(resp, message="Requested resource not found"):
+    assert_error(resp, 400, RESOURCE_NOT_FOUND, message)
+
+
+def assert_serialization(resp, message=None):
+    assert_error(resp, 400, SERIALIZATION, message)
+
+
+def client_error(excinfo, code, message=None, message_prefix=None, status=400):
+    """Checks a botocore ClientError captured by pytest.raises."""
+    err = excinfo.value.response
+    assert err["Error"]["Code"] == code, f"expected {code}, got {err['Error']}"
+    assert err["ResponseMetadata"]["HTTPStatusCode"] == status
+    if message is not None:
+        assert err["Error"]["Message"] == message, (
+            f"\nexpected message: {message!r}\n     got message: {err['Error']['Message']!r}")
+    if message_prefix is not None:
+        assert err["Error"]["Message"].startswith(message_prefix), err["Error"]["Message"]
+
+
+# --------------------------------------------------------------------------- data helpers
+
+
+def b64(data):
+    return base64.b64encode(data).decode()
+
+
+def normalize(value):
+    """AttributeValue JSON → comparable form where sets are order-independent."""
+    if isinstance(value, dict):
+        if len(value) == 1:
+            (t, v), = value.items()
+            if t in ("SS", "NS", "BS"):
+                return (t, frozenset(v))
+            if t == "L":
+                return ("L", tuple(normalize(x) for x in v))
+            if t == "M":
+                return ("M", normalize_item(v))
+            return (t, v)
+        return ("?", json.dumps(value, sort_keys=True))
+    return value
+
+
+def normalize_item(item):
+    return {k: normalize(v) for k, v in item.items()}
+
+
+def wait_table_active(client, name, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        desc = client.describe_table(TableName=name)["Table"]
+        if desc["TableStatus"] == "ACTIVE":
+            return desc
+        if time.monotonic() > deadline:
+            raise AssertionError(f"table {name} still {desc['TableStatus']} after {timeout}s")
+        time.sleep(0.05)
+
+
+def wait_table_gone(client, name, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            client.describe_table(TableName=name)
+        except client.exceptions.ResourceNotFoundException:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"table {name} still exists {timeout}s after DeleteTable")
+        time.sleep(0.05)
+
+
+def create_table_args(name, hash_key=("pk", "S"), range_key=None, **extra):
+    keys = [{"AttributeName": hash_key[0], "KeyType": "HASH"}]
+    defs = [{"AttributeName": hash_key[0], "AttributeType": hash_key[1]}]
+    if range_key is not None:
+        keys.append({"AttributeName": range_key[0], "KeyType": "RANGE"})
+        defs.append({"AttributeName": range_key[0], "AttributeType": range_key[1]})
+    args = {"TableName": name, "KeySchema": keys, "AttributeDefinitions": defs}
+    if "ProvisionedThroughput" not in extra and "BillingMode" not in extra:
+        args["BillingMode"] = "PAY_PER_REQUEST"
+    args.update(extra)
+    return args
+
+
+def now_utc():
+    return datetime.datetime.utcnow()
+
+
+def number_size(canonical):
+    """§2.4 size of a number given in canonical form: 1 + base-100 digit pairs aligned on the
+    decimal point (+1 if negative)."""
+    neg = canonical.startswith("-")
+    digits = canonical.lstrip("-")
+    if digits == "0":
+        return 1
+    int_part, _, frac_part = digits.partition(".")
+    int_part = int_part.lstrip("0")
+    if len(int_part) % 2:
+        int_part = "0" + int_part
+    if len(frac_part) % 2:
+        frac_part = frac_part + "0"
+    padded = int_part + frac_part
+    pairs = [padded[i:i + 2] for i in range(0, len(padded), 2)]
+    while pairs and pairs[0] == "00":
+        pairs.pop(0)
+    while pairs and pairs[-1] == "00":
+        pairs.pop()
+    return 1 + len(pairs) + (1 if neg else 0)
+
+
+def value_size(v):
+    (t, x), = v.items()
+    if t == "S":
+        return len(x.encode())
+    if t == "N":
+        return number_size(x)
+    if t == "B":
+        return len(base64.b64decode(x))
+    if t in ("BOOL", "NULL"):
+        return 1
+    if t == "SS":
+        return sum(len(s.encode()) for s in x)
+    if t == "NS":
+        return sum(number_size(n) for n in x)
+    if t == "BS":
+        return sum(len(base64.b64decode(b)) for b in x)
+    if t == "L":
+        return 3 + sum(1 + value_size(e) for e in x)
+    if t == "M":
+        return 3 + sum(1 + len(k.encode()) + value_size(e) for k, e in x.items())
+    raise ValueError(t)
+
+
+def item_size(item):
+    """Item size per contract §2.4 (numbers must already be canonical)."""
+    return sum(len(k.encode()) + value_size(v) for k, v in item.items())
