@@ -161,6 +161,9 @@ void RequestExpressions::compile(const JsonObject& request, const ExpressionMemb
   if (members.key_condition) {
     if (auto text = request.string("KeyConditionExpression")) {
       key_condition = expr::KeyConditionExpression::compile(*text, names_, values_);
+    } else if (auto conditions = request.object("KeyConditions")) {
+      key_condition = expr::KeyConditionExpression::compile(
+          translate_key_conditions(*conditions, names_, values_), names_, values_);
     }
   }
   if (filter_text) {

@@ -72,6 +72,9 @@ class RequestExpressions {
 std::string translate_conditions(const JsonObject& conditions, std::string_view member,
                                  std::string_view conditional_operator, bool expected_form,
                                  expr::AttributeNames& names, expr::AttributeValues& values);
+// KeyConditions (Query) → KeyConditionExpression text.
+std::string translate_key_conditions(const JsonObject& conditions, expr::AttributeNames& names,
+                                     expr::AttributeValues& values);
 std::string translate_attribute_updates(const JsonObject& updates, expr::AttributeNames& names,
                                         expr::AttributeValues& values);
 

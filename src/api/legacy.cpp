@@ -160,7 +160,7 @@ std::vector<AttributeValue> value_list(const JsonArray& list) {
 std::string translate_conditions(const JsonObject& conditions, std::string_view member,
                                  std::string_view conditional_operator, bool expected_form,
                                  expr::AttributeNames& names, expr::AttributeValues& values) {
-  Placeholders p("legacy", names, values);
+  Placeholders p("kumo_condition_", names, values);
   std::vector<std::string> parts;
   for (auto [attribute_view, json] : conditions.raw()) {
     const std::string attribute(attribute_view);
@@ -238,7 +238,7 @@ std::string translate_conditions(const JsonObject& conditions, std::string_view 
 
 std::string translate_attribute_updates(const JsonObject& updates, expr::AttributeNames& names,
                                         expr::AttributeValues& values) {
-  Placeholders p("update", names, values);
+  Placeholders p("kumo_update_", names, values);
   std::vector<std::string> set, remove, add, del;
   for (auto [attribute_view, json] : updates.raw()) {
     const std::string attribute(attribute_view);
@@ -303,6 +303,47 @@ std::string translate_attribute_updates(const JsonObject& updates, expr::Attribu
   clause("ADD", add);
   clause("DELETE", del);
   return text;
+}
+
+}  // namespace kumo::api
+
+namespace kumo::api {
+
+std::string translate_key_conditions(const JsonObject& conditions, expr::AttributeNames& names,
+                                     expr::AttributeValues& values) {
+  Placeholders p("kumo_key_", names, values);
+  std::vector<std::string> parts;
+  std::size_t count = 0;
+  for (auto [attribute_view, json] : conditions.raw()) {
+    (void)attribute_view;
+    if (json.type() != simdjson::dom::element_type::NULL_VALUE) ++count;
+  }
+  if (count != 1 && count != 2) {
+    throw ApiError::validation("Conditions can be of length 1 or 2 only");
+  }
+  for (auto [attribute_view, json] : conditions.raw()) {
+    const std::string attribute(attribute_view);
+    if (json.type() == simdjson::dom::element_type::NULL_VALUE) continue;
+    if (json.type() != simdjson::dom::element_type::OBJECT) throw_not_object(json);
+    JsonObject condition(json.get_object().value());
+    auto op = condition.string("ComparisonOperator");
+    if (!op) {
+      throw ApiError::validation(fmt::format(
+          "1 validation error detected: Value null at 'keyConditions.{}.member.comparisonOperator' "
+          "failed to satisfy constraint: Member must not be null",
+          attribute));
+    }
+    auto list = condition.array("AttributeValueList");
+    std::vector<AttributeValue> operands = list ? value_list(*list) : std::vector<AttributeValue>{};
+    static constexpr std::string_view kIndexable[] = {"EQ", "LE",          "LT",     "GE",
+                                                      "GT", "BEGINS_WITH", "BETWEEN"};
+    if (find_rule(*op) &&
+        std::find(std::begin(kIndexable), std::end(kIndexable), *op) == std::end(kIndexable)) {
+      throw ApiError::validation("Attempted conditional constraint is not an indexable operation");
+    }
+    parts.push_back(comparison(attribute, *op, std::move(operands), p));
+  }
+  return parts.size() == 1 ? parts[0] : parts[0] + " AND " + parts[1];
 }
 
 }  // namespace kumo::api

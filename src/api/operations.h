@@ -35,6 +35,8 @@ std::string put_item(const Context&, const JsonObject&);
 std::string get_item(const Context&, const JsonObject&);
 std::string delete_item(const Context&, const JsonObject&);
 std::string update_item(const Context&, const JsonObject&);
+std::string query(const Context&, const JsonObject&);
+std::string scan(const Context&, const JsonObject&);
 
 // "arn:aws:dynamodb:<region>:<account>:table/<name>".
 std::string table_arn(const Context& ctx, std::string_view table_name);

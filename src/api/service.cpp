@@ -30,6 +30,8 @@ constexpr std::array kOperations{
     Entry{"ListTables", list_tables},
     Entry{"ListTagsOfResource", list_tags_of_resource},
     Entry{"PutItem", put_item},
+    Entry{"Query", query},
+    Entry{"Scan", scan},
     Entry{"TagResource", tag_resource},
     Entry{"UntagResource", untag_resource},
     Entry{"UpdateItem", update_item},

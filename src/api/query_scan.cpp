@@ -1,0 +1,312 @@
+// Query and Scan (dynamodb-contract.md §5.5, §6.2–6.5, §8, §9).
+#include <fmt/format.h>
+
+#include "api/expressions.h"
+#include "api/operations.h"
+#include "model/api_error.h"
+#include "model/capacity.h"
+
+namespace kumo::api {
+namespace {
+
+enum class Kind { kQuery, kScan };
+
+// Members both operations read, decoded and checked in DynamoDB's order.
+struct ReadRequest {
+  std::optional<std::string_view> table_name;
+  std::optional<std::string_view> index_name;
+  std::optional<std::string_view> select;
+  std::optional<std::int64_t> limit;
+  bool consistent = false;
+  bool forward = true;
+  std::string_view capacity_mode = "NONE";
+  std::optional<Item> exclusive_start_key;
+  std::optional<std::int64_t> segment;
+  std::optional<std::int64_t> total_segments;
+};
+
+void check_select(Kind kind, const ReadRequest& r, const JsonObject& request) {
+  // Query words these with the write envelope's prefix; Scan does not (§6.3).
+  auto fail = [&](std::string message) {
+    if (kind == Kind::kQuery) message = "1 validation error detected: " + message;
+    throw ApiError::validation(std::move(message));
+  };
+  const bool expression = request.has("ProjectionExpression");
+  const bool attributes = request.has("AttributesToGet");
+  const std::string_view select = r.select.value_or("");
+  if (select == "SPECIFIC_ATTRIBUTES" && !expression && !attributes) {
+    fail(
+        "Must specify the AttributesToGet or ProjectionExpression when choosing to get "
+        "SPECIFIC_ATTRIBUTES");
+  }
+  if (r.select && select != "SPECIFIC_ATTRIBUTES" && (expression || attributes)) {
+    fail(fmt::format("Cannot specify the {} when choosing to get {}",
+                     attributes ? "AttributesToGet" : "ProjectionExpression",
+                     select == "COUNT" ? "only the Count" : select));
+  }
+  if (select == "ALL_PROJECTED_ATTRIBUTES" && !r.index_name) {
+    fail("ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName");
+  }
+}
+
+ReadRequest read_request(Kind kind, const JsonObject& request, RequestExpressions& expressions) {
+  ReadRequest r;
+  r.table_name = request.string("TableName");
+  r.index_name = request.string("IndexName");
+  r.select = request.string("Select");
+  r.limit = request.integer("Limit");
+  r.consistent = request.boolean("ConsistentRead").value_or(false);
+  r.forward = request.boolean("ScanIndexForward").value_or(true);
+  r.capacity_mode = request.string("ReturnConsumedCapacity").value_or("NONE");
+  if (kind == Kind::kScan) {
+    r.segment = request.integer("Segment");
+    r.total_segments = request.integer("TotalSegments");
+  }
+  if (auto list = request.array("AttributesToGet")) list->strings();
+  Validation start_validation;
+  if (auto start = request.element("ExclusiveStartKey")) {
+    r.exclusive_start_key = decode_item(*start, start_validation);
+  }
+  Validation validation;
+  expressions.read_maps(request, validation);
+
+  CoralErrors coral;
+  check_table_name_or_arn(coral, r.table_name, "tableName");
+  coral.check_table_name(r.index_name, "indexName", false);
+  if (r.limit && *r.limit < 1) {
+    coral.add(std::to_string(*r.limit), "limit",
+              "Member must have value greater than or equal to 1");
+  }
+  coral.check_enum(r.select, "select",
+                   {"SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES"});
+  coral.check_enum(request.string("ReturnConsumedCapacity"), "returnConsumedCapacity",
+                   {"INDEXES", "TOTAL", "NONE"});
+  coral.check_enum(request.string("ConditionalOperator"), "conditionalOperator", {"OR", "AND"});
+  if (r.segment && *r.segment < 0) {
+    coral.add(std::to_string(*r.segment), "segment",
+              "Member must have value greater than or equal to 0");
+  }
+  if (r.segment && *r.segment > 999999) {
+    coral.add(std::to_string(*r.segment), "segment",
+              "Member must have value less than or equal to 999999");
+  }
+  if (r.total_segments && *r.total_segments < 1) {
+    coral.add(std::to_string(*r.total_segments), "totalSegments",
+              "Member must have value greater than or equal to 1");
+  }
+  if (r.total_segments && *r.total_segments > 1000000) {
+    coral.add(std::to_string(*r.total_segments), "totalSegments",
+              "Member must have value less than or equal to 1000000");
+  }
+  coral.throw_if_any();
+
+  if (kind == Kind::kScan) {
+    if (r.segment && !r.total_segments) {
+      throw ApiError::validation(
+          "The TotalSegments parameter is required but was not present in the request when "
+          "Segment parameter is present");
+    }
+    if (r.total_segments && !r.segment) {
+      throw ApiError::validation(
+          "The Segment parameter is required but was not present in the request when parameter "
+          "TotalSegments is present");
+    }
+    if (r.segment && *r.segment >= *r.total_segments) {
+      throw ApiError::validation(fmt::format(
+          "The Segment parameter is zero-based and must be less than parameter TotalSegments: "
+          "Segment: {} is not less than TotalSegments: {}",
+          *r.segment, *r.total_segments));
+    }
+  }
+  check_select(kind, r, request);
+  // A bad value inside ExclusiveStartKey: number and duplicate messages stand alone, the
+  // others are introduced as an invalid starting key (§6.5).
+  if (start_validation.failed()) {
+    const std::string& m = *start_validation.message();
+    const bool bare = m.find("numeric") != std::string::npos ||
+                      m.find("Number") != std::string::npos ||
+                      m.find("significant digits") != std::string::npos ||
+                      m.find("duplicates") != std::string::npos;
+    throw ApiError::validation(bare ? m : "The provided starting key is invalid: " + m);
+  }
+  validation.throw_if_failed();
+  if (kind == Kind::kQuery) {
+    expressions.compile(
+        request, {.projection = true,
+                  .filter = true,
+                  .key_condition = true,
+                  .values_null_tail = "FilterExpression and KeyConditionExpression are null"});
+    if (!expressions.key_condition) {
+      throw ApiError::validation(
+          "Either the KeyConditions or KeyConditionExpression parameter must be specified in the "
+          "request.");
+    }
+  } else {
+    expressions.compile(
+        request,
+        {.projection = true, .filter = true, .values_null_tail = "FilterExpression is null"});
+  }
+  return r;
+}
+
+// ExclusiveStartKey must be exactly the table's key (§6.5).
+void check_start_key(const TableDefinition& table, const Item& key) {
+  const std::size_t expected = table.key.range ? 2 : 1;
+  if (key.size() != expected || !key.count(table.key.hash.name) ||
+      (table.key.range && !key.count(table.key.range->name))) {
+    throw ApiError::validation("The provided starting key is invalid");
+  }
+  auto typed = [&](const AttributeDefinition& d) {
+    return key.at(d.name).type() == to_attr_type(d.type);
+  };
+  if (!typed(table.key.hash) || (table.key.range && !typed(*table.key.range))) {
+    throw ApiError::validation(
+        "The provided starting key is invalid: The provided key element does not match the schema");
+  }
+}
+
+std::vector<std::string> key_names(const TableDefinition& table) {
+  std::vector<std::string> names{table.key.hash.name};
+  if (table.key.range) names.push_back(table.key.range->name);
+  return names;
+}
+
+std::string page_response(const ReadRequest& r, const RequestExpressions& expressions,
+                          const engine::Page& page) {
+  std::string body;
+  StringOut out{&body};
+  JsonWriter w(out);
+  w.StartObject();
+  std::size_t count = 0;
+  const bool count_only = r.select == "COUNT";
+  static const Item kNoItem;
+  if (!count_only) {
+    write_key(w, "Items");
+    w.StartArray();
+  }
+  for (const auto& item : page.items) {
+    if (expressions.filter && !expressions.filter->matches(item)) continue;
+    ++count;
+    if (!count_only) write_item(w, expressions.projects() ? expressions.project(item) : item);
+  }
+  if (!count_only) w.EndArray();
+  write_key(w, "Count");
+  w.Uint64(count);
+  write_key(w, "ScannedCount");
+  w.Uint64(page.items.size());
+  if (page.last_evaluated_key) {
+    write_key(w, "LastEvaluatedKey");
+    write_item(w, *page.last_evaluated_key);
+  }
+  write_consumed_capacity(w, r.capacity_mode, *r.table_name,
+                          read_capacity_units(page.bytes_read, r.consistent));
+  w.EndObject();
+  return body;
+}
+
+engine::PageOptions page_options(const ReadRequest& r) {
+  engine::PageOptions options;
+  options.forward = r.forward;
+  options.limit = r.limit ? static_cast<std::size_t>(*r.limit) : 0;
+  options.exclusive_start_key = r.exclusive_start_key;
+  return options;
+}
+
+}  // namespace
+
+std::string query(const Context& ctx, const JsonObject& request) {
+  RequestExpressions expressions;
+  ReadRequest r = read_request(Kind::kQuery, request, expressions);
+  engine::TablePtr table = data_table(ctx, *r.table_name);
+  if (r.index_name) {
+    throw ApiError::validation("The table does not have the specified index: " +
+                               std::string(*r.index_name));
+  }
+  expr::KeyCondition key = expressions.key_condition->resolve(table->key);
+  const std::vector<std::string> keys = key_names(*table);
+  if (auto query_filter = request.object("QueryFilter")) {
+    for (auto [name, value] : query_filter->raw()) {
+      (void)value;
+      if (std::find(keys.begin(), keys.end(), name) != keys.end()) {
+        throw ApiError::validation(fmt::format(
+            "QueryFilter can only contain non-primary key attributes: Primary key attribute: {}",
+            name));
+      }
+    }
+  } else if (expressions.filter) {
+    expressions.filter->check_no_key_attributes(keys);
+  }
+
+  engine::SortCondition sort;
+  if (!key.range.empty()) {
+    const expr::KeyTerm& term = key.range.front();
+    using Op = engine::SortCondition::Op;
+    switch (term.op) {
+      case expr::KeyOperator::kEq:
+        sort.op = Op::kEq;
+        break;
+      case expr::KeyOperator::kLt:
+        sort.op = Op::kLt;
+        break;
+      case expr::KeyOperator::kLe:
+        sort.op = Op::kLe;
+        break;
+      case expr::KeyOperator::kGt:
+        sort.op = Op::kGt;
+        break;
+      case expr::KeyOperator::kGe:
+        sort.op = Op::kGe;
+        break;
+      case expr::KeyOperator::kBetween:
+        sort.op = Op::kBetween;
+        break;
+      case expr::KeyOperator::kBeginsWith:
+        sort.op = Op::kBeginsWith;
+        break;
+    }
+    sort.value = term.value;
+    sort.value2 = term.upper;
+  }
+  if (r.exclusive_start_key) {
+    check_start_key(*table, *r.exclusive_start_key);
+    const Item& start = *r.exclusive_start_key;
+    if (!(start.at(table->key.hash.name) == key.hash.front().value)) {
+      throw ApiError::validation(
+          "The provided starting key is outside query boundaries based on provided conditions");
+    }
+    if (!key.range.empty() && !key.range.front().matches(start.at(table->key.range->name))) {
+      throw ApiError::validation(
+          "The provided starting key does not match the range key predicate");
+    }
+    if (sort.op == engine::SortCondition::Op::kEq) {
+      throw ApiError::validation("The query can return at most one row and cannot be restarted");
+    }
+  }
+  engine::Page page = ctx.engine.query(*table, key.hash.front().value, sort, page_options(r));
+  return page_response(r, expressions, page);
+}
+
+std::string scan(const Context& ctx, const JsonObject& request) {
+  RequestExpressions expressions;
+  ReadRequest r = read_request(Kind::kScan, request, expressions);
+  engine::TablePtr table = data_table(ctx, *r.table_name);
+  if (r.index_name) {
+    throw ApiError::validation("The table does not have the specified index: " +
+                               std::string(*r.index_name));
+  }
+  const auto segment = static_cast<std::uint32_t>(r.segment.value_or(0));
+  const auto total = static_cast<std::uint32_t>(r.total_segments.value_or(1));
+  if (r.exclusive_start_key) {
+    check_start_key(*table, *r.exclusive_start_key);
+    if (ctx.engine.segment_of(*table, *r.exclusive_start_key, total) != segment) {
+      throw ApiError::validation(
+          fmt::format("The provided starting key is invalid: Invalid ExclusiveStartKey. Please use "
+                      "ExclusiveStartKey with correct Segment. TotalSegments: {} Segment: {}",
+                      total, segment));
+    }
+  }
+  engine::Page page = ctx.engine.scan(*table, segment, total, page_options(r));
+  return page_response(r, expressions, page);
+}
+
+}  // namespace kumo::api
