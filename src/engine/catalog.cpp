@@ -59,6 +59,96 @@ ScalarType parse_scalar(std::string_view s) {
   return s == "N" ? ScalarType::N : s == "B" ? ScalarType::B : ScalarType::S;
 }
 
+AttributeValue definitions_value(const std::vector<AttributeDefinition>& defs) {
+  AttributeList list;
+  for (const auto& d : defs) {
+    list.push_back(AttributeValue::map(
+        {{"name", str(d.name)}, {"type", str(std::string(scalar_type_name(d.type)))}}));
+  }
+  return AttributeValue::list(std::move(list));
+}
+
+std::vector<AttributeDefinition> definitions_from(const Item& m, std::string_view field_name) {
+  std::vector<AttributeDefinition> out;
+  if (const AttributeValue* defs = field(m, field_name)) {
+    for (const auto& d : defs->as_list()) {
+      out.push_back({get_str(d.as_map(), "name"), parse_scalar(get_str(d.as_map(), "type"))});
+    }
+  }
+  return out;
+}
+
+AttributeValue key_schema_value(const std::vector<KeySchemaElement>& schema) {
+  AttributeList keys;
+  for (const auto& k : schema) {
+    keys.push_back(AttributeValue::map(
+        {{"name", str(k.name)}, {"type", str(k.type == KeyType::HASH ? "HASH" : "RANGE")}}));
+  }
+  return AttributeValue::list(std::move(keys));
+}
+
+std::vector<KeySchemaElement> key_schema_from(const Item& m) {
+  std::vector<KeySchemaElement> out;
+  if (const AttributeValue* keys = field(m, "key_schema")) {
+    for (const auto& k : keys->as_list()) {
+      out.push_back({get_str(k.as_map(), "name"),
+                     get_str(k.as_map(), "type") == "HASH" ? KeyType::HASH : KeyType::RANGE});
+    }
+  }
+  return out;
+}
+
+AttributeValue strings_value(const std::vector<std::string>& strings) {
+  AttributeList list;
+  for (const auto& s : strings) list.push_back(str(s));
+  return AttributeValue::list(std::move(list));
+}
+
+std::vector<std::string> strings_from(const Item& m, std::string_view field_name) {
+  std::vector<std::string> out;
+  if (const AttributeValue* list = field(m, field_name)) {
+    for (const auto& s : list->as_list()) out.push_back(s.as_string());
+  }
+  return out;
+}
+
+AttributeValue index_value(const IndexDefinition& index) {
+  Item r;
+  r["name"] = str(index.name);
+  r["global"] = flag(index.global);
+  r["id"] = num(static_cast<std::int64_t>(index.id));
+  r["key_schema"] = key_schema_value(index.key_schema);
+  r["hash"] = definitions_value(index.hash);
+  r["range"] = definitions_value(index.range);
+  r["projection_type"] = str(std::string(projection_type_name(index.projection.type)));
+  r["non_key_attributes"] = strings_value(index.projection.non_key_attributes);
+  r["key_attributes"] = strings_value(index.key_attributes);
+  r["rcu"] = num(index.throughput.read_capacity_units);
+  r["wcu"] = num(index.throughput.write_capacity_units);
+  r["decreases_today"] = num(index.throughput.number_of_decreases_today);
+  return AttributeValue::map(std::move(r));
+}
+
+IndexDefinition index_from(const Item& r) {
+  IndexDefinition index;
+  index.name = get_str(r, "name");
+  index.global = get_bool(r, "global");
+  index.id = static_cast<std::uint32_t>(get_int(r, "id"));
+  index.key_schema = key_schema_from(r);
+  index.hash = definitions_from(r, "hash");
+  index.range = definitions_from(r, "range");
+  const std::string type = get_str(r, "projection_type");
+  index.projection.type = type == "KEYS_ONLY"  ? ProjectionType::KEYS_ONLY
+                          : type == "INCLUDE" ? ProjectionType::INCLUDE
+                                              : ProjectionType::ALL;
+  index.projection.non_key_attributes = strings_from(r, "non_key_attributes");
+  index.key_attributes = strings_from(r, "key_attributes");
+  index.throughput.read_capacity_units = get_int(r, "rcu");
+  index.throughput.write_capacity_units = get_int(r, "wcu");
+  index.throughput.number_of_decreases_today = get_int(r, "decreases_today");
+  return index;
+}
+
 Item to_record(const TableDefinition& t) {
   Item r;
   r["name"] = str(t.name);
@@ -100,6 +190,12 @@ Item to_record(const TableDefinition& t) {
     tags.push_back(AttributeValue::map({{"key", str(tag.key)}, {"value", str(tag.value)}}));
   }
   r["tags"] = AttributeValue::list(std::move(tags));
+  AttributeList lsis, gsis;
+  for (const auto& index : t.local_indexes) lsis.push_back(index_value(index));
+  for (const auto& index : t.global_indexes) gsis.push_back(index_value(index));
+  r["local_indexes"] = AttributeValue::list(std::move(lsis));
+  r["global_indexes"] = AttributeValue::list(std::move(gsis));
+  r["next_index_id"] = num(static_cast<std::int64_t>(t.next_index_id));
   return r;
 }
 
@@ -157,6 +253,13 @@ TableDefinition from_record(const Item& r) {
       t.tags.push_back({get_str(tag.as_map(), "key"), get_str(tag.as_map(), "value")});
     }
   }
+  if (const AttributeValue* lsis = field(r, "local_indexes")) {
+    for (const auto& index : lsis->as_list()) t.local_indexes.push_back(index_from(index.as_map()));
+  }
+  if (const AttributeValue* gsis = field(r, "global_indexes")) {
+    for (const auto& index : gsis->as_list()) t.global_indexes.push_back(index_from(index.as_map()));
+  }
+  t.next_index_id = static_cast<std::uint32_t>(std::max<std::int64_t>(1, get_int(r, "next_index_id")));
   return t;
 }
 

@@ -2,6 +2,7 @@
 
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
+#include "engine/index_keys.h"
 
 namespace kumo::engine {
 namespace {
@@ -31,29 +32,56 @@ std::string Engine::key_of(const TableDefinition& table, const Item& item_or_key
   return codec::item_key(table.id, partition, sort);
 }
 
-WriteResult Engine::put_item(const TableDefinition& table, Item item) {
-  const std::string key = key_of(table, item);
+WriteResult Engine::write_item(const TableDefinition& table, const Item& key,
+                               const ItemMutation& mutation) {
+  const std::string storage_key = key_of(table, key);
   WriteResult result;
-  result.new_size = item_size(item);
-  std::string encoded = codec::encode_item(item);
-
-  auto guard = locks_.lock(key);
-  std::optional<std::string> old = storage_->get(key);
-  if (old) {
-    Item old_item;
-    if (!codec::decode_item(*old, &old_item)) {
+  auto guard = locks_.lock(storage_key);
+  std::optional<std::string> stored = storage_->get(storage_key);
+  if (stored) {
+    Item current;
+    if (!codec::decode_item(*stored, &current)) {
       throw storage::StorageError("corrupt item in table " + table.name);
     }
-    result.old_size = item_size(old_item);
-    result.old_item = std::move(old_item);
+    result.old_size = item_size(current);
+    result.old_item = std::move(current);
   }
+  result.new_item = mutation(result.old_item);
+  if (!result.old_item && !result.new_item) return result;  // deleting nothing
+
   storage::WriteBatch batch;
-  batch.put(key, std::move(encoded));
-  if (!old) batch.add_counter(counter_key(table.id, "count"), 1);
+  if (result.new_item) {
+    result.new_size = item_size(*result.new_item);
+    batch.put(storage_key, codec::encode_item(*result.new_item));
+  } else {
+    batch.del(storage_key);
+  }
+  update_indexes(table, result.old_item, result.new_item, &batch);
+  const int count_delta = (result.new_item ? 1 : 0) - (result.old_item ? 1 : 0);
+  if (count_delta != 0) batch.add_counter(counter_key(table.id, "count"), count_delta);
   batch.add_counter(counter_key(table.id, "bytes"), static_cast<std::int64_t>(result.new_size) -
                                                         static_cast<std::int64_t>(result.old_size));
   storage_->write(batch);
   return result;
+}
+
+void Engine::update_indexes(const TableDefinition& table, const std::optional<Item>& old_item,
+                            const std::optional<Item>& new_item,
+                            storage::WriteBatch* batch) const {
+  for (const auto* indexes : {&table.local_indexes, &table.global_indexes}) {
+    for (const auto& index : *indexes) {
+      std::optional<std::string> old_key, new_key;
+      if (old_item) old_key = index_entry_key(table, index, *old_item);
+      if (new_item) new_key = index_entry_key(table, index, *new_item);
+      // A changed index key moves the entry: delete the old one, put the new one.
+      if (old_key && old_key != new_key) batch->del(*old_key);
+      if (new_key) batch->put(*new_key, codec::encode_item(project_entry(index, *new_item)));
+    }
+  }
+}
+
+WriteResult Engine::put_item(const TableDefinition& table, Item item) {
+  return write_item(table, item, [&](const std::optional<Item>&) { return std::move(item); });
 }
 
 std::optional<Item> Engine::get_item(const TableDefinition& table, const Item& key) const {
@@ -67,23 +95,7 @@ std::optional<Item> Engine::get_item(const TableDefinition& table, const Item& k
 }
 
 WriteResult Engine::delete_item(const TableDefinition& table, const Item& key) {
-  const std::string storage_key = key_of(table, key);
-  WriteResult result;
-  auto guard = locks_.lock(storage_key);
-  std::optional<std::string> old = storage_->get(storage_key);
-  if (!old) return result;
-  Item old_item;
-  if (!codec::decode_item(*old, &old_item)) {
-    throw storage::StorageError("corrupt item in table " + table.name);
-  }
-  result.old_size = item_size(old_item);
-  result.old_item = std::move(old_item);
-  storage::WriteBatch batch;
-  batch.del(storage_key);
-  batch.add_counter(counter_key(table.id, "count"), -1);
-  batch.add_counter(counter_key(table.id, "bytes"), -static_cast<std::int64_t>(result.old_size));
-  storage_->write(batch);
-  return result;
+  return write_item(table, key, [](const std::optional<Item>&) { return std::nullopt; });
 }
 
 std::int64_t Engine::item_count(const TableDefinition& table) const {

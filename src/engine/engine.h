@@ -21,9 +21,15 @@ namespace kumo::engine {
 // Outcome of a single-item write.
 struct WriteResult {
   std::optional<Item> old_item;  // the item before the write, when there was one
+  std::optional<Item> new_item;  // the item after the write (absent after a delete)
   std::size_t old_size = 0;      // item_size of the old item (0 if none)
   std::size_t new_size = 0;      // item_size of the new item (0 after a delete)
 };
+
+// Decides, under the item's lock, what a write does to the current item (nullopt when
+// absent): returns the item to store, or nullopt to delete it. It may throw (a failed
+// condition, an invalid update) to abort the write; nothing is written then.
+using ItemMutation = std::function<std::optional<Item>(const std::optional<Item>& current)>;
 
 // A condition on the sort key of a Query (dynamodb-contract.md §5.5).
 struct SortCondition {
@@ -57,12 +63,33 @@ class Engine {
   Catalog& catalog() { return catalog_; }
   const Catalog& catalog() const { return catalog_; }
 
+  // Reads the item with `key` (exactly the table's key attributes), applies `mutation` and
+  // stores its outcome, atomically with respect to every other write of that item.
+  WriteResult write_item(const TableDefinition& table, const Item& key,
+                         const ItemMutation& mutation);
   // Replaces (or creates) the item whose key attributes `item` carries.
   WriteResult put_item(const TableDefinition& table, Item item);
   // The item with `key` (exactly the table's key attributes), or nullopt.
   std::optional<Item> get_item(const TableDefinition& table, const Item& key) const;
   // Deletes the item with `key`; deleting an absent item succeeds.
   WriteResult delete_item(const TableDefinition& table, const Item& key);
+
+  // The entries of one index partition: equality on every HASH component (`hash`, in
+  // schema order), equality on the first `range_equal.size()` RANGE components, then `sort`
+  // on the next one. Entries come in index order (RANGE tuple, then table key) and carry
+  // the index's projection.
+  Page query_index(const TableDefinition& table, const IndexDefinition& index,
+                   const std::vector<AttributeValue>& hash,
+                   const std::vector<AttributeValue>& range_equal, const SortCondition& sort,
+                   const PageOptions& options) const;
+  // Segment `segment` of `total_segments` of an index, in token order.
+  Page scan_index(const TableDefinition& table, const IndexDefinition& index,
+                  std::uint32_t segment, std::uint32_t total_segments,
+                  const PageOptions& options) const;
+  // Writes the entries of a newly added index for every item already in the table.
+  void backfill_index(const TableDefinition& table, const IndexDefinition& index);
+  // Deletes every entry of index `index_id` of the table.
+  void drop_index(const TableDefinition& table, std::uint32_t index_id);
 
   // The items of one partition whose sort key satisfies `sort`, in sort-key order.
   Page query(const TableDefinition& table, const AttributeValue& partition,
@@ -73,7 +100,7 @@ class Engine {
             const PageOptions& options) const;
   // The segment (of `total_segments`) that holds the item with this key.
   std::uint32_t segment_of(const TableDefinition& table, const Item& key,
-                           std::uint32_t total_segments) const;
+                           std::uint32_t total_segments, const IndexDefinition* index = nullptr) const;
 
   // Items currently stored in the table and their total size (item sizes + 100 bytes
   // per item, as DynamoDB's TableSizeBytes counts).
@@ -82,9 +109,13 @@ class Engine {
 
  private:
   std::string key_of(const TableDefinition& table, const Item& item_or_key) const;
-  // Reads [lower, upper) from a snapshot in the requested direction into a page.
-  Page read_range(const TableDefinition& table, std::string lower, std::string upper,
-                  const PageOptions& options) const;
+  // Reads [lower, upper) of the table's items (index null) or of an index's entries from
+  // a snapshot, in the requested direction, into a page.
+  Page read_range(const TableDefinition& table, const IndexDefinition* index, std::string lower,
+                  std::string upper, const PageOptions& options) const;
+  // Adds to `batch` the index changes that replacing `old_item` by `new_item` causes.
+  void update_indexes(const TableDefinition& table, const std::optional<Item>& old_item,
+                      const std::optional<Item>& new_item, storage::WriteBatch* batch) const;
 
   std::unique_ptr<storage::Storage> storage_;
   Catalog catalog_;

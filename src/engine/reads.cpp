@@ -3,6 +3,7 @@
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
 #include "engine/engine.h"
+#include "engine/index_keys.h"
 
 namespace kumo::engine {
 namespace {
@@ -36,10 +37,17 @@ Item key_of_item(const TableDefinition& table, const Item& item) {
 
 }  // namespace
 
-Page Engine::read_range(const TableDefinition& table, std::string lower, std::string upper,
-                        const PageOptions& options) const {
+Page Engine::read_range(const TableDefinition& table, const IndexDefinition* index,
+                        std::string lower, std::string upper, const PageOptions& options) const {
   if (options.exclusive_start_key) {
-    std::string start = key_of(table, *options.exclusive_start_key);
+    std::string start;
+    if (index) {
+      std::optional<std::string> entry = index_entry_key(table, *index, *options.exclusive_start_key);
+      if (!entry) return {};
+      start = std::move(*entry);
+    } else {
+      start = key_of(table, *options.exclusive_start_key);
+    }
     if (options.forward) {
       std::string next = after(start);
       if (next > lower) lower = std::move(next);
@@ -64,78 +72,174 @@ Page Engine::read_range(const TableDefinition& table, std::string lower, std::st
     page.bytes_read += item_size(item);
     page.items.push_back(std::move(item));
     if ((options.limit && page.items.size() >= options.limit) || page.bytes_read >= kPageBytes) {
-      page.last_evaluated_key = key_of_item(table, page.items.back());
+      page.last_evaluated_key = index ? index_entry_position(table, *index, page.items.back())
+                                      : key_of_item(table, page.items.back());
       break;
     }
   }
   return page;
 }
 
-Page Engine::query(const TableDefinition& table, const AttributeValue& partition,
-                   const SortCondition& sort, const PageOptions& options) const {
-  const std::string prefix = codec::item_key(table.id, partition, nullptr);
+namespace {
+
+// [lower, upper) of the keys under `prefix` whose next encoded value satisfies `sort`.
+std::pair<std::string, std::string> sort_range(const std::string& prefix,
+                                               const SortCondition& sort) {
   std::string lower = prefix, upper = codec::prefix_end(prefix);
   auto bound = [&](const AttributeValue& v) {
     std::string key = prefix;
     codec::append_key_value(&key, v);
     return key;
   };
+  // Keys under a bound continue with more components (index entries end with the table
+  // key), so "after every key starting with enc(v)" is prefix_end, not enc(v) + '\0'.
   using Op = SortCondition::Op;
   switch (sort.op) {
     case Op::kNone:
       break;
     case Op::kEq:
       lower = bound(sort.value);
-      upper = after(lower);
+      upper = codec::prefix_end(lower);
       break;
     case Op::kLt:
       upper = bound(sort.value);
       break;
     case Op::kLe:
-      upper = after(bound(sort.value));
+      upper = codec::prefix_end(bound(sort.value));
       break;
     case Op::kGt:
-      lower = after(bound(sort.value));
+      lower = codec::prefix_end(bound(sort.value));
       break;
     case Op::kGe:
       lower = bound(sort.value);
       break;
     case Op::kBetween:
       lower = bound(sort.value);
-      upper = after(bound(sort.value2));
+      upper = codec::prefix_end(bound(sort.value2));
       break;
     case Op::kBeginsWith:
       lower = prefix + begins_with_prefix(sort.value);
       upper = codec::prefix_end(lower);
       break;
   }
-  return read_range(table, std::move(lower), std::move(upper), options);
+  return {std::move(lower), std::move(upper)};
 }
 
-Page Engine::scan(const TableDefinition& table, std::uint32_t segment, std::uint32_t total_segments,
-                  const PageOptions& options) const {
-  const std::string space = codec::space_prefix(table.id, codec::Space::kItems);
-  // Segment i of N covers tokens t with i·2⁶⁴ <= t·N < (i+1)·2⁶⁴, the same rule segment_of
-  // applies, so its first token is ceil(i·2⁶⁴/N).
-  auto token_start = [&](std::uint32_t i) {
-    return static_cast<std::uint64_t>(
-        ((static_cast<unsigned __int128>(i) << 64) + total_segments - 1) / total_segments);
-  };
+}  // namespace
+
+Page Engine::query(const TableDefinition& table, const AttributeValue& partition,
+                   const SortCondition& sort, const PageOptions& options) const {
+  auto [lower, upper] = sort_range(codec::item_key(table.id, partition, nullptr), sort);
+  return read_range(table, nullptr, std::move(lower), std::move(upper), options);
+}
+
+Page Engine::query_index(const TableDefinition& table, const IndexDefinition& index,
+                         const std::vector<AttributeValue>& hash,
+                         const std::vector<AttributeValue>& range_equal,
+                         const SortCondition& sort, const PageOptions& options) const {
+  auto [lower, upper] =
+      sort_range(index_partition_prefix(table, index, hash, range_equal), sort);
+  return read_range(table, &index, std::move(lower), std::move(upper), options);
+}
+
+namespace {
+
+// Segment i of N covers tokens t with i·2⁶⁴ <= t·N < (i+1)·2⁶⁴, the rule segment_of
+// applies, so its first token is ceil(i·2⁶⁴/N).
+std::uint64_t token_start(std::uint32_t i, std::uint32_t total_segments) {
+  return static_cast<std::uint64_t>(
+      ((static_cast<unsigned __int128>(i) << 64) + total_segments - 1) / total_segments);
+}
+
+std::pair<std::string, std::string> segment_range(const std::string& space, std::uint32_t segment,
+                                                  std::uint32_t total_segments) {
   std::string lower = space, upper = codec::prefix_end(space);
-  if (segment > 0) codec::append_u64(&lower, token_start(segment));
+  if (segment > 0) codec::append_u64(&lower, token_start(segment, total_segments));
   if (segment + 1 < total_segments) {
     upper = space;
-    codec::append_u64(&upper, token_start(segment + 1));
+    codec::append_u64(&upper, token_start(segment + 1, total_segments));
   }
-  return read_range(table, std::move(lower), std::move(upper), options);
+  return {std::move(lower), std::move(upper)};
+}
+
+}  // namespace
+
+Page Engine::scan(const TableDefinition& table, std::uint32_t segment,
+                  std::uint32_t total_segments, const PageOptions& options) const {
+  auto [lower, upper] = segment_range(codec::space_prefix(table.id, codec::Space::kItems),
+                                      segment, total_segments);
+  return read_range(table, nullptr, std::move(lower), std::move(upper), options);
+}
+
+Page Engine::scan_index(const TableDefinition& table, const IndexDefinition& index,
+                        std::uint32_t segment, std::uint32_t total_segments,
+                        const PageOptions& options) const {
+  auto [lower, upper] = segment_range(index_prefix(table, index.id), segment, total_segments);
+  return read_range(table, &index, std::move(lower), std::move(upper), options);
 }
 
 std::uint32_t Engine::segment_of(const TableDefinition& table, const Item& key,
-                                 std::uint32_t total_segments) const {
-  const std::string storage_key = key_of(table, key);
-  const std::size_t token_at = codec::space_prefix(table.id, codec::Space::kItems).size();
-  const std::uint64_t token = codec::read_u64(std::string_view(storage_key).substr(token_at));
+                                 std::uint32_t total_segments, const IndexDefinition* index) const {
+  std::uint64_t token = 0;
+  if (index) {
+    std::optional<std::string> entry = index_entry_key(table, *index, key);
+    if (!entry) return total_segments;  // no segment holds it
+    token = codec::read_u64(std::string_view(*entry).substr(index_token_offset()));
+  } else {
+    const std::string storage_key = key_of(table, key);
+    const std::size_t token_at = codec::space_prefix(table.id, codec::Space::kItems).size();
+    token = codec::read_u64(std::string_view(storage_key).substr(token_at));
+  }
   return static_cast<std::uint32_t>((static_cast<unsigned __int128>(token) * total_segments) >> 64);
+}
+
+void Engine::backfill_index(const TableDefinition& table, const IndexDefinition& index) {
+  const std::string space = codec::space_prefix(table.id, codec::Space::kItems);
+  std::string next = space;
+  const std::string end = codec::prefix_end(space);
+  for (;;) {
+    // Read keys in bounded pages; each item is re-read under its lock so a write racing
+    // with the backfill is never indexed from a stale copy.
+    std::vector<std::string> keys;
+    {
+      auto it = storage_->iterator(next, end);
+      for (it->seek_to_first(); it->valid() && keys.size() < 1000; it->next()) {
+        keys.emplace_back(it->key());
+      }
+    }
+    if (keys.empty()) return;
+    for (const auto& key : keys) {
+      auto guard = locks_.lock(key);
+      std::optional<std::string> value = storage_->get(key);
+      if (!value) continue;
+      Item item;
+      if (!codec::decode_item(*value, &item)) {
+        throw storage::StorageError("corrupt item in table " + table.name);
+      }
+      if (std::optional<std::string> entry = index_entry_key(table, index, item)) {
+        storage::WriteBatch batch;
+        batch.put(*entry, codec::encode_item(project_entry(index, item)));
+        storage_->write(batch);
+      }
+    }
+    next = after(keys.back());
+  }
+}
+
+void Engine::drop_index(const TableDefinition& table, std::uint32_t index_id) {
+  const std::string prefix = index_prefix(table, index_id);
+  const std::string end = codec::prefix_end(prefix);
+  for (;;) {
+    storage::WriteBatch batch;
+    {
+      auto it = storage_->iterator(prefix, end);
+      for (it->seek_to_first(); it->valid() && batch.ops().size() < 1000; it->next()) {
+        batch.del(std::string(it->key()));
+      }
+    }
+    if (batch.empty()) return;
+    storage_->write(batch);
+  }
 }
 
 }  // namespace kumo::engine

@@ -26,4 +26,22 @@ AttrType to_attr_type(ScalarType type) {
   return AttrType::S;
 }
 
+std::string_view projection_type_name(ProjectionType type) {
+  switch (type) {
+    case ProjectionType::ALL: return "ALL";
+    case ProjectionType::KEYS_ONLY: return "KEYS_ONLY";
+    case ProjectionType::INCLUDE: return "INCLUDE";
+  }
+  return "";
+}
+
+const IndexDefinition* TableDefinition::find_index(std::string_view index_name) const {
+  for (const auto* list : {&local_indexes, &global_indexes}) {
+    for (const auto& index : *list) {
+      if (index.name == index_name) return &index;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace kumo

@@ -56,6 +56,31 @@ struct Tag {
   std::string value;
 };
 
+enum class ProjectionType : std::uint8_t { ALL, KEYS_ONLY, INCLUDE };
+std::string_view projection_type_name(ProjectionType type);
+
+struct Projection {
+  ProjectionType type = ProjectionType::ALL;
+  std::vector<std::string> non_key_attributes;  // INCLUDE only, request order
+};
+
+// A local or global secondary index. A GSI key may have up to 4 HASH and 4 RANGE
+// attributes (multi-attribute keys, dynamodb-contract.md §4); an LSI has the table's HASH
+// and one RANGE attribute.
+struct IndexDefinition {
+  std::string name;
+  bool global = true;
+  std::uint32_t id = 0;  // storage prefix inside the table, never reused within it
+  std::vector<KeySchemaElement> key_schema;  // request order: all HASH, then all RANGE
+  std::vector<AttributeDefinition> hash;     // HASH components in order, with their types
+  std::vector<AttributeDefinition> range;    // RANGE components in order
+  Projection projection;
+  ProvisionedThroughput throughput;  // GSIs of provisioned tables
+  // Every attribute an index entry carries besides projected non-key attributes: the
+  // index key components and the table key, in no particular order.
+  std::vector<std::string> key_attributes;
+};
+
 // Everything stored about one table.
 struct TableDefinition {
   std::string name;
@@ -76,6 +101,12 @@ struct TableDefinition {
   bool deletion_protection = false;
   std::vector<Tag> tags;
   bool sse_enabled = false;
+  std::vector<IndexDefinition> local_indexes;   // request order
+  std::vector<IndexDefinition> global_indexes;  // creation order
+  std::uint32_t next_index_id = 1;
+
+  // The index named `name`, or null.
+  const IndexDefinition* find_index(std::string_view name) const;
 };
 
 }  // namespace kumo

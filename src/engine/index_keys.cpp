@@ -1,0 +1,87 @@
+#include "engine/index_keys.h"
+
+#include "codec/key_codec.h"
+
+namespace kumo::engine {
+
+std::string index_prefix(const TableDefinition& table, std::uint32_t index_id) {
+  std::string key = codec::space_prefix(table.id, codec::Space::kIndexes);
+  codec::append_u32(&key, index_id);
+  return key;
+}
+
+std::size_t index_token_offset() { return 4 + 1 + 4; }
+
+namespace {
+
+const AttributeValue* component(const Item& item, const AttributeDefinition& d) {
+  auto it = item.find(d.name);
+  if (it == item.end() || it->second.type() != to_attr_type(d.type)) return nullptr;
+  return &it->second;
+}
+
+void append_partition(std::string* key, const std::vector<AttributeValue>& hash) {
+  std::string tuple;
+  for (const auto& v : hash) codec::append_key_value(&tuple, v);
+  codec::append_u64(key, codec::token(tuple));
+  key->append(tuple);
+}
+
+}  // namespace
+
+std::optional<std::string> index_entry_key(const TableDefinition& table,
+                                           const IndexDefinition& index, const Item& item) {
+  std::vector<AttributeValue> hash;
+  for (const auto& d : index.hash) {
+    const AttributeValue* v = component(item, d);
+    if (!v) return std::nullopt;
+    hash.push_back(*v);
+  }
+  std::string key = index_prefix(table, index.id);
+  append_partition(&key, hash);
+  for (const auto& d : index.range) {
+    const AttributeValue* v = component(item, d);
+    if (!v) return std::nullopt;
+    codec::append_key_value(&key, *v);
+  }
+  codec::append_key_value(&key, item.at(table.key.hash.name));
+  if (table.key.range) codec::append_key_value(&key, item.at(table.key.range->name));
+  return key;
+}
+
+std::string index_partition_prefix(const TableDefinition& table, const IndexDefinition& index,
+                                   const std::vector<AttributeValue>& hash,
+                                   const std::vector<AttributeValue>& range_equal) {
+  std::string key = index_prefix(table, index.id);
+  append_partition(&key, hash);
+  for (const auto& v : range_equal) codec::append_key_value(&key, v);
+  return key;
+}
+
+Item project_entry(const IndexDefinition& index, const Item& item) {
+  if (index.projection.type == ProjectionType::ALL) return item;
+  Item entry;
+  auto copy = [&](const std::string& name) {
+    auto it = item.find(name);
+    if (it != item.end()) entry.insert(*it);
+  };
+  for (const auto& name : index.key_attributes) copy(name);
+  for (const auto& name : index.projection.non_key_attributes) copy(name);
+  return entry;
+}
+
+Item index_entry_position(const TableDefinition& table, const IndexDefinition& index,
+                          const Item& entry) {
+  Item position;
+  auto copy = [&](const std::string& name) {
+    auto it = entry.find(name);
+    if (it != entry.end()) position.insert(*it);
+  };
+  for (const auto& d : index.hash) copy(d.name);
+  for (const auto& d : index.range) copy(d.name);
+  copy(table.key.hash.name);
+  if (table.key.range) copy(table.key.range->name);
+  return position;
+}
+
+}  // namespace kumo::engine

@@ -1,0 +1,40 @@
+// Storage keys and values of secondary-index entries (architecture.md "Storage layout"):
+// [table id][kIndexes][index id][token(enc(HASH tuple))][enc(HASH tuple)][enc(RANGE tuple)]
+// [enc(table key)] → the item's projection. Tuples are encoded component by component, each
+// in its native order, so entries sort by the RANGE tuple and one seek serves any
+// left-to-right prefix of it.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "model/attribute_value.h"
+#include "model/table.h"
+
+namespace kumo::engine {
+
+// [table id][kIndexes][index id]: every entry of the index starts with this.
+std::string index_prefix(const TableDefinition& table, std::uint32_t index_id);
+
+// The entry key of `item` in `index`, or nullopt when the item is not in the index (a
+// component missing or not of its declared type: indexes are sparse).
+std::optional<std::string> index_entry_key(const TableDefinition& table,
+                                           const IndexDefinition& index, const Item& item);
+
+// The prefix shared by the entries whose HASH tuple is `hash` and whose first RANGE
+// components equal `range_equal`.
+std::string index_partition_prefix(const TableDefinition& table, const IndexDefinition& index,
+                                   const std::vector<AttributeValue>& hash,
+                                   const std::vector<AttributeValue>& range_equal);
+
+// Length of index_prefix(): where an entry key's token begins.
+std::size_t index_token_offset();
+
+// The attributes of `item` the index stores: its key attributes and the projection.
+Item project_entry(const IndexDefinition& index, const Item& item);
+
+// The LastEvaluatedKey of an entry: every index key component and the table key.
+Item index_entry_position(const TableDefinition& table, const IndexDefinition& index,
+                          const Item& entry);
+
+}  // namespace kumo::engine
