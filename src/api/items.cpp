@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "api/expressions.h"
+#include "api/indexes.h"
 #include "api/operations.h"
 #include "model/api_error.h"
 #include "model/capacity.h"
@@ -181,6 +182,7 @@ std::string put_item(const Context& ctx, const JsonObject& request) {
   }
   engine::TablePtr table = data_table(ctx, *table_name);
   check_item_key(*table, item);
+  check_index_keys(*table, item, false);
 
   engine::WriteResult result =
       ctx.engine.write_item(*table, item, [&](const std::optional<Item>& current) {
@@ -297,7 +299,14 @@ std::string update_item(const Context& ctx, const JsonObject& request) {
   if (expressions.update) {
     std::vector<std::string> key_names{table->key.hash.name};
     if (table->key.range) key_names.push_back(table->key.range->name);
-    expressions.update->check_key_attributes(key_names);
+    std::vector<std::string> index_keys;
+    for (const auto* indexes : {&table->local_indexes, &table->global_indexes}) {
+      for (const auto& index : *indexes) {
+        for (const auto& d : index.hash) index_keys.push_back(d.name);
+        for (const auto& d : index.range) index_keys.push_back(d.name);
+      }
+    }
+    expressions.update->check_key_attributes(key_names, index_keys);
   }
 
   expr::UpdatedPaths updated;
@@ -306,7 +315,10 @@ std::string update_item(const Context& ctx, const JsonObject& request) {
         check_condition(expressions, request, current);
         // UpdateItem creates the item when absent: its key plus what the update sets (§7.4).
         Item next = current ? *current : key;
-        if (expressions.update) expressions.update->apply(next, &updated);
+        if (expressions.update) {
+          expressions.update->apply(next, &updated);
+          check_index_keys(*table, next, true);
+        }
         if (item_size(next) > kMaxItemSize) {
           throw ApiError::validation("Item size to update has exceeded the maximum allowed size");
         }

@@ -149,6 +149,64 @@ ReadRequest read_request(Kind kind, const JsonObject& request, RequestExpression
   return r;
 }
 
+// The index a read names, with the checks that depend on it (§4.5, §6.2, §6.3).
+const IndexDefinition* read_index(const TableDefinition& table, const ReadRequest& r) {
+  if (!r.index_name) return nullptr;
+  const IndexDefinition* index = table.find_index(*r.index_name);
+  if (!index) {
+    throw ApiError::validation("The table does not have the specified index: " +
+                               std::string(*r.index_name));
+  }
+  if (index->global && r.consistent) {
+    throw ApiError::validation("Consistent reads are not supported on global secondary indexes");
+  }
+  if (index->global && r.select == "ALL_ATTRIBUTES" &&
+      index->projection.type != ProjectionType::ALL) {
+    throw ApiError::validation(fmt::format(
+        "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not "
+        "supported for global secondary index {} because its projection type is not ALL",
+        index->name));
+  }
+  return index;
+}
+
+// On an LSI whose projection is partial, ALL_ATTRIBUTES (or a projection) reads the items
+// from the table, and pays for those reads too (§6.3, §9.2).
+void fetch_from_table(const Context& ctx, const TableDefinition& table,
+                      const IndexDefinition* index, const ReadRequest& r,
+                      const RequestExpressions& expressions, engine::Page& page) {
+  if (!index || index->global || index->projection.type == ProjectionType::ALL) return;
+  if (r.select != "ALL_ATTRIBUTES" && !expressions.projects()) return;
+  for (auto& entry : page.items) {
+    Item key;
+    key.emplace(table.key.hash.name, entry.at(table.key.hash.name));
+    if (table.key.range) key.emplace(table.key.range->name, entry.at(table.key.range->name));
+    if (std::optional<Item> item = ctx.engine.get_item(table, key)) {
+      page.bytes_read += item_size(*item);
+      entry = std::move(*item);
+    }
+  }
+}
+
+// ExclusiveStartKey of an index read: exactly the index key components and the table key.
+void check_index_start_key(const IndexDefinition& index, const Item& key) {
+  if (key.size() != index.key_attributes.size()) {
+    throw ApiError::validation("The provided starting key is invalid");
+  }
+  for (const auto& name : index.key_attributes) {
+    if (!key.count(name)) throw ApiError::validation("The provided starting key is invalid");
+  }
+  for (const auto* components : {&index.hash, &index.range}) {
+    for (const auto& d : *components) {
+      if (key.at(d.name).type() != to_attr_type(d.type)) {
+        throw ApiError::validation(
+            "The provided starting key is invalid: The provided key element does not match the "
+            "schema");
+      }
+    }
+  }
+}
+
 // ExclusiveStartKey must be exactly the table's key (§6.5).
 void check_start_key(const TableDefinition& table, const Item& key) {
   const std::size_t expected = table.key.range ? 2 : 1;
@@ -214,16 +272,51 @@ engine::PageOptions page_options(const ReadRequest& r) {
 
 }  // namespace
 
+engine::SortCondition to_sort_condition(const expr::KeyTerm& term) {
+  engine::SortCondition sort;
+  using Op = engine::SortCondition::Op;
+  switch (term.op) {
+    case expr::KeyOperator::kEq:
+      sort.op = Op::kEq;
+      break;
+    case expr::KeyOperator::kLt:
+      sort.op = Op::kLt;
+      break;
+    case expr::KeyOperator::kLe:
+      sort.op = Op::kLe;
+      break;
+    case expr::KeyOperator::kGt:
+      sort.op = Op::kGt;
+      break;
+    case expr::KeyOperator::kGe:
+      sort.op = Op::kGe;
+      break;
+    case expr::KeyOperator::kBetween:
+      sort.op = Op::kBetween;
+      break;
+    case expr::KeyOperator::kBeginsWith:
+      sort.op = Op::kBeginsWith;
+      break;
+  }
+  sort.value = term.value;
+  sort.value2 = term.upper;
+  return sort;
+}
+
 std::string query(const Context& ctx, const JsonObject& request) {
   RequestExpressions expressions;
   ReadRequest r = read_request(Kind::kQuery, request, expressions);
   engine::TablePtr table = data_table(ctx, *r.table_name);
-  if (r.index_name) {
-    throw ApiError::validation("The table does not have the specified index: " +
-                               std::string(*r.index_name));
+  const IndexDefinition* index = read_index(*table, r);
+  expr::KeyCondition key = index ? expressions.key_condition->resolve(index->hash, index->range)
+                                 : expressions.key_condition->resolve(table->key);
+  std::vector<std::string> keys;
+  if (index) {
+    for (const auto& d : index->hash) keys.push_back(d.name);
+    for (const auto& d : index->range) keys.push_back(d.name);
+  } else {
+    keys = key_names(*table);
   }
-  expr::KeyCondition key = expressions.key_condition->resolve(table->key);
-  const std::vector<std::string> keys = key_names(*table);
   if (auto query_filter = request.object("QueryFilter")) {
     for (auto [name, value] : query_filter->raw()) {
       (void)value;
@@ -237,52 +330,44 @@ std::string query(const Context& ctx, const JsonObject& request) {
     expressions.filter->check_no_key_attributes(keys);
   }
 
+  // Equality on a prefix of the RANGE components; the last constrained one may be a range.
+  std::vector<AttributeValue> hash, range_equal;
+  for (const auto& term : key.hash) hash.push_back(term.value);
   engine::SortCondition sort;
-  if (!key.range.empty()) {
-    const expr::KeyTerm& term = key.range.front();
-    using Op = engine::SortCondition::Op;
-    switch (term.op) {
-      case expr::KeyOperator::kEq:
-        sort.op = Op::kEq;
-        break;
-      case expr::KeyOperator::kLt:
-        sort.op = Op::kLt;
-        break;
-      case expr::KeyOperator::kLe:
-        sort.op = Op::kLe;
-        break;
-      case expr::KeyOperator::kGt:
-        sort.op = Op::kGt;
-        break;
-      case expr::KeyOperator::kGe:
-        sort.op = Op::kGe;
-        break;
-      case expr::KeyOperator::kBetween:
-        sort.op = Op::kBetween;
-        break;
-      case expr::KeyOperator::kBeginsWith:
-        sort.op = Op::kBeginsWith;
-        break;
+  for (std::size_t i = 0; i < key.range.size(); ++i) {
+    if (i + 1 < key.range.size()) {
+      range_equal.push_back(key.range[i].value);
+    } else {
+      sort = to_sort_condition(key.range[i]);
     }
-    sort.value = term.value;
-    sort.value2 = term.upper;
   }
   if (r.exclusive_start_key) {
-    check_start_key(*table, *r.exclusive_start_key);
     const Item& start = *r.exclusive_start_key;
-    if (!(start.at(table->key.hash.name) == key.hash.front().value)) {
-      throw ApiError::validation(
-          "The provided starting key is outside query boundaries based on provided conditions");
+    if (index) {
+      check_index_start_key(*index, start);
+    } else {
+      check_start_key(*table, start);
     }
-    if (!key.range.empty() && !key.range.front().matches(start.at(table->key.range->name))) {
-      throw ApiError::validation(
-          "The provided starting key does not match the range key predicate");
+    for (const auto& term : key.hash) {
+      if (!(start.at(term.attribute) == term.value)) {
+        throw ApiError::validation(
+            "The provided starting key is outside query boundaries based on provided conditions");
+      }
     }
-    if (sort.op == engine::SortCondition::Op::kEq) {
+    for (const auto& term : key.range) {
+      if (!term.matches(start.at(term.attribute))) {
+        throw ApiError::validation(
+            "The provided starting key does not match the range key predicate");
+      }
+    }
+    if (!index && sort.op == engine::SortCondition::Op::kEq) {
       throw ApiError::validation("The query can return at most one row and cannot be restarted");
     }
   }
-  engine::Page page = ctx.engine.query(*table, key.hash.front().value, sort, page_options(r));
+  engine::Page page =
+      index ? ctx.engine.query_index(*table, *index, hash, range_equal, sort, page_options(r))
+            : ctx.engine.query(*table, hash.front(), sort, page_options(r));
+  fetch_from_table(ctx, *table, index, r, expressions, page);
   return page_response(r, expressions, page);
 }
 
@@ -290,22 +375,25 @@ std::string scan(const Context& ctx, const JsonObject& request) {
   RequestExpressions expressions;
   ReadRequest r = read_request(Kind::kScan, request, expressions);
   engine::TablePtr table = data_table(ctx, *r.table_name);
-  if (r.index_name) {
-    throw ApiError::validation("The table does not have the specified index: " +
-                               std::string(*r.index_name));
-  }
+  const IndexDefinition* index = read_index(*table, r);
   const auto segment = static_cast<std::uint32_t>(r.segment.value_or(0));
   const auto total = static_cast<std::uint32_t>(r.total_segments.value_or(1));
   if (r.exclusive_start_key) {
-    check_start_key(*table, *r.exclusive_start_key);
-    if (ctx.engine.segment_of(*table, *r.exclusive_start_key, total) != segment) {
+    if (index) {
+      check_index_start_key(*index, *r.exclusive_start_key);
+    } else {
+      check_start_key(*table, *r.exclusive_start_key);
+    }
+    if (ctx.engine.segment_of(*table, *r.exclusive_start_key, total, index) != segment) {
       throw ApiError::validation(
           fmt::format("The provided starting key is invalid: Invalid ExclusiveStartKey. Please use "
                       "ExclusiveStartKey with correct Segment. TotalSegments: {} Segment: {}",
                       total, segment));
     }
   }
-  engine::Page page = ctx.engine.scan(*table, segment, total, page_options(r));
+  engine::Page page = index ? ctx.engine.scan_index(*table, *index, segment, total, page_options(r))
+                            : ctx.engine.scan(*table, segment, total, page_options(r));
+  fetch_from_table(ctx, *table, index, r, expressions, page);
   return page_response(r, expressions, page);
 }
 

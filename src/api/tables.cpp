@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "api/indexes.h"
 #include "api/operations.h"
 #include "model/api_error.h"
 
@@ -174,6 +175,7 @@ void write_description(JsonWriter& w, const Context& ctx, const TableDefinition&
   w.Int64(ctx.engine.item_count(t));
   write_key(w, "TableArn");
   write_string(w, arn);
+  write_index_descriptions(w, ctx, t);
   write_key(w, "TableId");
   write_string(w, t.table_id);
   if (t.billing_mode_given || t.billing_mode == BillingMode::PAY_PER_REQUEST) {
@@ -324,6 +326,9 @@ std::string create_table(const Context& ctx, const JsonObject& request) {
   coral.check_enum(billing_mode, "billingMode", {"PROVISIONED", "PAY_PER_REQUEST"});
   std::vector<Tag> tags;
   if (tags_json) tags = read_tags(*tags_json, coral);
+  std::optional<std::vector<IndexRequest>> lsi_requests, gsi_requests;
+  if (lsis) lsi_requests = read_indexes(*lsis, "localSecondaryIndexes", false, coral);
+  if (gsis) gsi_requests = read_indexes(*gsis, "globalSecondaryIndexes", true, coral);
   coral.throw_if_any();
 
   // Billing.
@@ -373,33 +378,7 @@ std::string create_table(const Context& ctx, const JsonObject& request) {
     throw ApiError::validation(
         "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
   }
-  if (lsis || gsis) {
-    throw ApiError::validation(
-        fmt::format("{}Secondary indexes are not supported by this version of Kumo: {}", kInvalid,
-                    lsis ? "LocalSecondaryIndexes" : "GlobalSecondaryIndexes"));
-  }
-  if (definitions.size() != keys.size()) {
-    throw ApiError::validation(std::string(kInvalid) +
-                               "Number of attributes in KeySchema does not exactly match "
-                               "number of attributes defined in AttributeDefinitions");
-  }
-
-  // Streams, tags, table class.
-  if (stream) {
-    if (*stream->enabled && !stream->view_type) {
-      throw ApiError::validation(std::string(kInvalid) +
-                                 "Table is being created with a stream enabled, "
-                                 "UpdateViewType is required");
-    }
-    if (!*stream->enabled && stream->view_type) {
-      throw ApiError::validation(std::string(kInvalid) +
-                                 "Table is being created with a stream disabled, "
-                                 "UpdateViewType should not be specified");
-    }
-  }
-  check_tags(tags, 0);
-  check_table_class(table_class);
-
+  // The table's key and typed definitions, which index checks need.
   TableDefinition def;
   def.name = std::string(*table_name);
   for (const auto& d : definitions) {
@@ -422,6 +401,30 @@ std::string create_table(const Context& ctx, const JsonObject& request) {
       def.key.range = definition_of(*k.name);
     }
   }
+  if (lsis || gsis) {
+    build_indexes(lsi_requests, gsi_requests, def.attribute_definitions, pay_per_request, def);
+  } else if (definitions.size() != keys.size()) {
+    throw ApiError::validation(std::string(kInvalid) +
+                               "Number of attributes in KeySchema does not exactly match "
+                               "number of attributes defined in AttributeDefinitions");
+  }
+
+  // Streams, tags, table class.
+  if (stream) {
+    if (*stream->enabled && !stream->view_type) {
+      throw ApiError::validation(std::string(kInvalid) +
+                                 "Table is being created with a stream enabled, "
+                                 "UpdateViewType is required");
+    }
+    if (!*stream->enabled && stream->view_type) {
+      throw ApiError::validation(std::string(kInvalid) +
+                                 "Table is being created with a stream disabled, "
+                                 "UpdateViewType should not be specified");
+    }
+  }
+  check_tags(tags, 0);
+  check_table_class(table_class);
+
   def.billing_mode = pay_per_request ? BillingMode::PAY_PER_REQUEST : BillingMode::PROVISIONED;
   def.billing_mode_given = billing_mode.has_value();
   if (throughput) {

@@ -138,7 +138,7 @@ IndexDefinition index_from(const Item& r) {
   index.hash = definitions_from(r, "hash");
   index.range = definitions_from(r, "range");
   const std::string type = get_str(r, "projection_type");
-  index.projection.type = type == "KEYS_ONLY"  ? ProjectionType::KEYS_ONLY
+  index.projection.type = type == "KEYS_ONLY" ? ProjectionType::KEYS_ONLY
                           : type == "INCLUDE" ? ProjectionType::INCLUDE
                                               : ProjectionType::ALL;
   index.projection.non_key_attributes = strings_from(r, "non_key_attributes");
@@ -257,9 +257,11 @@ TableDefinition from_record(const Item& r) {
     for (const auto& index : lsis->as_list()) t.local_indexes.push_back(index_from(index.as_map()));
   }
   if (const AttributeValue* gsis = field(r, "global_indexes")) {
-    for (const auto& index : gsis->as_list()) t.global_indexes.push_back(index_from(index.as_map()));
+    for (const auto& index : gsis->as_list())
+      t.global_indexes.push_back(index_from(index.as_map()));
   }
-  t.next_index_id = static_cast<std::uint32_t>(std::max<std::int64_t>(1, get_int(r, "next_index_id")));
+  t.next_index_id =
+      static_cast<std::uint32_t>(std::max<std::int64_t>(1, get_int(r, "next_index_id")));
   return t;
 }
 

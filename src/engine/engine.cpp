@@ -17,6 +17,18 @@ std::string counter_key(std::uint32_t table_id, std::string_view name) {
   return key;
 }
 
+}  // namespace
+
+std::string index_counter_key(const TableDefinition& table, std::uint32_t index_id,
+                              std::string_view name) {
+  std::string key = counter_key(table.id, "index");
+  codec::append_u32(&key, index_id);
+  key.append(name);
+  return key;
+}
+
+namespace {
+
 // DynamoDB counts 100 bytes of overhead per item in TableSizeBytes (§2.4).
 constexpr std::int64_t kItemOverheadBytes = 100;
 
@@ -66,16 +78,26 @@ WriteResult Engine::write_item(const TableDefinition& table, const Item& key,
 }
 
 void Engine::update_indexes(const TableDefinition& table, const std::optional<Item>& old_item,
-                            const std::optional<Item>& new_item,
-                            storage::WriteBatch* batch) const {
+                            const std::optional<Item>& new_item, storage::WriteBatch* batch) const {
   for (const auto* indexes : {&table.local_indexes, &table.global_indexes}) {
     for (const auto& index : *indexes) {
       std::optional<std::string> old_key, new_key;
       if (old_item) old_key = index_entry_key(table, index, *old_item);
       if (new_item) new_key = index_entry_key(table, index, *new_item);
+      if (!old_key && !new_key) continue;
+      std::int64_t size_delta = 0;
+      if (old_key)
+        size_delta -= static_cast<std::int64_t>(item_size(project_entry(index, *old_item)));
       // A changed index key moves the entry: delete the old one, put the new one.
       if (old_key && old_key != new_key) batch->del(*old_key);
-      if (new_key) batch->put(*new_key, codec::encode_item(project_entry(index, *new_item)));
+      if (new_key) {
+        Item entry = project_entry(index, *new_item);
+        size_delta += static_cast<std::int64_t>(item_size(entry));
+        batch->put(*new_key, codec::encode_item(entry));
+      }
+      const int count_delta = (new_key ? 1 : 0) - (old_key ? 1 : 0);
+      if (count_delta) batch->add_counter(index_counter_key(table, index.id, "count"), count_delta);
+      if (size_delta) batch->add_counter(index_counter_key(table, index.id, "bytes"), size_delta);
     }
   }
 }
@@ -105,6 +127,17 @@ std::int64_t Engine::item_count(const TableDefinition& table) const {
 std::int64_t Engine::table_size_bytes(const TableDefinition& table) const {
   return storage_->get_counter(counter_key(table.id, "bytes")) +
          kItemOverheadBytes * item_count(table);
+}
+
+std::int64_t Engine::index_item_count(const TableDefinition& table,
+                                      const IndexDefinition& index) const {
+  return storage_->get_counter(index_counter_key(table, index.id, "count"));
+}
+
+std::int64_t Engine::index_size_bytes(const TableDefinition& table,
+                                      const IndexDefinition& index) const {
+  return storage_->get_counter(index_counter_key(table, index.id, "bytes")) +
+         kItemOverheadBytes * index_item_count(table, index);
 }
 
 }  // namespace kumo::engine

@@ -83,9 +83,8 @@ class Engine {
                    const std::vector<AttributeValue>& range_equal, const SortCondition& sort,
                    const PageOptions& options) const;
   // Segment `segment` of `total_segments` of an index, in token order.
-  Page scan_index(const TableDefinition& table, const IndexDefinition& index,
-                  std::uint32_t segment, std::uint32_t total_segments,
-                  const PageOptions& options) const;
+  Page scan_index(const TableDefinition& table, const IndexDefinition& index, std::uint32_t segment,
+                  std::uint32_t total_segments, const PageOptions& options) const;
   // Writes the entries of a newly added index for every item already in the table.
   void backfill_index(const TableDefinition& table, const IndexDefinition& index);
   // Deletes every entry of index `index_id` of the table.
@@ -100,12 +99,16 @@ class Engine {
             const PageOptions& options) const;
   // The segment (of `total_segments`) that holds the item with this key.
   std::uint32_t segment_of(const TableDefinition& table, const Item& key,
-                           std::uint32_t total_segments, const IndexDefinition* index = nullptr) const;
+                           std::uint32_t total_segments,
+                           const IndexDefinition* index = nullptr) const;
 
   // Items currently stored in the table and their total size (item sizes + 100 bytes
   // per item, as DynamoDB's TableSizeBytes counts).
   std::int64_t item_count(const TableDefinition& table) const;
   std::int64_t table_size_bytes(const TableDefinition& table) const;
+  // Entries in an index and their total size (entry sizes + 100 bytes each, §2.4).
+  std::int64_t index_item_count(const TableDefinition& table, const IndexDefinition& index) const;
+  std::int64_t index_size_bytes(const TableDefinition& table, const IndexDefinition& index) const;
 
  private:
   std::string key_of(const TableDefinition& table, const Item& item_or_key) const;

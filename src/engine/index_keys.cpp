@@ -10,7 +10,9 @@ std::string index_prefix(const TableDefinition& table, std::uint32_t index_id) {
   return key;
 }
 
-std::size_t index_token_offset() { return 4 + 1 + 4; }
+std::size_t index_token_offset() {
+  return 4 + 1 + 4;
+}
 
 namespace {
 

@@ -37,4 +37,9 @@ Item project_entry(const IndexDefinition& index, const Item& item);
 Item index_entry_position(const TableDefinition& table, const IndexDefinition& index,
                           const Item& entry);
 
+// The counter key of an index's entry count ("count") or size ("bytes"), kept in the
+// table's key range so both go with the table.
+std::string index_counter_key(const TableDefinition& table, std::uint32_t index_id,
+                              std::string_view name);
+
 }  // namespace kumo::engine

@@ -42,7 +42,8 @@ Page Engine::read_range(const TableDefinition& table, const IndexDefinition* ind
   if (options.exclusive_start_key) {
     std::string start;
     if (index) {
-      std::optional<std::string> entry = index_entry_key(table, *index, *options.exclusive_start_key);
+      std::optional<std::string> entry =
+          index_entry_key(table, *index, *options.exclusive_start_key);
       if (!entry) return {};
       start = std::move(*entry);
     } else {
@@ -135,10 +136,9 @@ Page Engine::query(const TableDefinition& table, const AttributeValue& partition
 
 Page Engine::query_index(const TableDefinition& table, const IndexDefinition& index,
                          const std::vector<AttributeValue>& hash,
-                         const std::vector<AttributeValue>& range_equal,
-                         const SortCondition& sort, const PageOptions& options) const {
-  auto [lower, upper] =
-      sort_range(index_partition_prefix(table, index, hash, range_equal), sort);
+                         const std::vector<AttributeValue>& range_equal, const SortCondition& sort,
+                         const PageOptions& options) const {
+  auto [lower, upper] = sort_range(index_partition_prefix(table, index, hash, range_equal), sort);
   return read_range(table, &index, std::move(lower), std::move(upper), options);
 }
 
@@ -164,10 +164,10 @@ std::pair<std::string, std::string> segment_range(const std::string& space, std:
 
 }  // namespace
 
-Page Engine::scan(const TableDefinition& table, std::uint32_t segment,
-                  std::uint32_t total_segments, const PageOptions& options) const {
-  auto [lower, upper] = segment_range(codec::space_prefix(table.id, codec::Space::kItems),
-                                      segment, total_segments);
+Page Engine::scan(const TableDefinition& table, std::uint32_t segment, std::uint32_t total_segments,
+                  const PageOptions& options) const {
+  auto [lower, upper] =
+      segment_range(codec::space_prefix(table.id, codec::Space::kItems), segment, total_segments);
   return read_range(table, nullptr, std::move(lower), std::move(upper), options);
 }
 
@@ -217,8 +217,13 @@ void Engine::backfill_index(const TableDefinition& table, const IndexDefinition&
         throw storage::StorageError("corrupt item in table " + table.name);
       }
       if (std::optional<std::string> entry = index_entry_key(table, index, item)) {
+        if (storage_->get(*entry)) continue;  // a write since the index was added put it
+        Item projected = project_entry(index, item);
         storage::WriteBatch batch;
-        batch.put(*entry, codec::encode_item(project_entry(index, item)));
+        batch.add_counter(index_counter_key(table, index.id, "count"), 1);
+        batch.add_counter(index_counter_key(table, index.id, "bytes"),
+                          static_cast<std::int64_t>(item_size(projected)));
+        batch.put(*entry, codec::encode_item(projected));
         storage_->write(batch);
       }
     }
@@ -227,6 +232,12 @@ void Engine::backfill_index(const TableDefinition& table, const IndexDefinition&
 }
 
 void Engine::drop_index(const TableDefinition& table, std::uint32_t index_id) {
+  {
+    storage::WriteBatch batch;
+    batch.del(index_counter_key(table, index_id, "count"));
+    batch.del(index_counter_key(table, index_id, "bytes"));
+    storage_->write(batch);
+  }
   const std::string prefix = index_prefix(table, index_id);
   const std::string end = codec::prefix_end(prefix);
   for (;;) {

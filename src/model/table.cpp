@@ -28,9 +28,12 @@ AttrType to_attr_type(ScalarType type) {
 
 std::string_view projection_type_name(ProjectionType type) {
   switch (type) {
-    case ProjectionType::ALL: return "ALL";
-    case ProjectionType::KEYS_ONLY: return "KEYS_ONLY";
-    case ProjectionType::INCLUDE: return "INCLUDE";
+    case ProjectionType::ALL:
+      return "ALL";
+    case ProjectionType::KEYS_ONLY:
+      return "KEYS_ONLY";
+    case ProjectionType::INCLUDE:
+      return "INCLUDE";
   }
   return "";
 }

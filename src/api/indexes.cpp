@@ -1,0 +1,450 @@
+#include "api/indexes.h"
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include "model/api_error.h"
+
+namespace kumo::api {
+namespace {
+
+constexpr std::string_view kInvalid = "One or more parameter values were invalid: ";
+constexpr std::size_t kMaxLocalIndexes = 5;
+constexpr std::size_t kMaxGlobalIndexes = 20;
+constexpr std::size_t kMaxComponents = 4;
+constexpr std::size_t kMaxProjectedAttributes = 100;
+
+[[noreturn]] void invalid(const std::string& message) {
+  throw ApiError::validation(std::string(kInvalid) + message);
+}
+
+std::vector<std::string> names_of(const std::vector<AttributeDefinition>& defs) {
+  std::vector<std::string> out;
+  for (const auto& d : defs) out.push_back(d.name);
+  return out;
+}
+
+const AttributeDefinition* definition(const std::vector<AttributeDefinition>& defs,
+                                      std::string_view name) {
+  for (const auto& d : defs) {
+    if (d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+void check_projection(const IndexRequest& index) {
+  if (!index.projection_type) invalid("Unknown ProjectionType: null");
+  const std::string_view type = *index.projection_type;
+  if (type == "INCLUDE" && !index.non_key_attributes) {
+    invalid("ProjectionType is INCLUDE, but NonKeyAttributes is not specified");
+  }
+  if (type != "INCLUDE" && index.non_key_attributes) {
+    invalid(fmt::format("ProjectionType is {}, but NonKeyAttributes is specified", type));
+  }
+  if (index.non_key_attributes) {
+    std::set<std::string_view> seen;
+    for (const auto& a : *index.non_key_attributes) {
+      if (!seen.insert(a).second) invalid("Duplicate element in NonKeyAttributes: " + a);
+    }
+  }
+}
+
+// Every component must be defined (§3.2 step 3 wording, reused for indexes).
+void check_defined(const IndexRequest& index, const std::vector<AttributeDefinition>& defs) {
+  std::vector<std::string> keys;
+  for (const auto& k : index.keys) keys.emplace_back(*k.first);
+  for (const auto& k : keys) {
+    if (!definition(defs, k)) {
+      invalid(fmt::format(
+          "Some index key attributes are not defined in AttributeDefinitions. Keys: {}, "
+          "AttributeDefinitions: {}",
+          render_list(keys), render_list(names_of(defs))));
+    }
+  }
+}
+
+IndexDefinition to_definition(const IndexRequest& request, bool global,
+                              const std::vector<AttributeDefinition>& defs,
+                              const TableDefinition& table) {
+  IndexDefinition index;
+  index.name = std::string(*request.name);
+  index.global = global;
+  for (const auto& [name, type] : request.keys) {
+    KeyType key_type = *type == "HASH" ? KeyType::HASH : KeyType::RANGE;
+    index.key_schema.push_back({std::string(*name), key_type});
+    (key_type == KeyType::HASH ? index.hash : index.range).push_back(*definition(defs, *name));
+  }
+  const std::string_view type = *request.projection_type;
+  index.projection.type = type == "ALL"         ? ProjectionType::ALL
+                          : type == "KEYS_ONLY" ? ProjectionType::KEYS_ONLY
+                                                : ProjectionType::INCLUDE;
+  if (request.non_key_attributes) index.projection.non_key_attributes = *request.non_key_attributes;
+  index.throughput.read_capacity_units = request.read;
+  index.throughput.write_capacity_units = request.write;
+  std::vector<std::string>& keys = index.key_attributes;
+  auto add = [&](const std::string& name) {
+    if (std::find(keys.begin(), keys.end(), name) == keys.end()) keys.push_back(name);
+  };
+  for (const auto& d : index.hash) add(d.name);
+  for (const auto& d : index.range) add(d.name);
+  add(table.key.hash.name);
+  if (table.key.range) add(table.key.range->name);
+  return index;
+}
+
+void check_local_index(const IndexRequest& index, const std::vector<AttributeDefinition>& defs,
+                       const TableDefinition& table) {
+  check_defined(index, defs);
+  if (index.keys.size() == 2 && *index.keys[0].first == *index.keys[1].first) {
+    throw ApiError::validation(
+        "Both the Hash Key and the Range Key element in the KeySchema have the same name");
+  }
+  if (*index.keys[0].second != "HASH") {
+    throw ApiError::validation(
+        "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
+  }
+  if (index.keys.size() == 2 && *index.keys[1].second != "RANGE") {
+    throw ApiError::validation(
+        "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
+  }
+  if (index.keys.size() < 2) {
+    invalid("Index KeySchema does not have a range key for index: " + std::string(*index.name));
+  }
+  if (*index.keys[0].first != table.key.hash.name) {
+    invalid(fmt::format(
+        "Index KeySchema does not have the same leading hash key as table KeySchema for index: "
+        "{}. index hash key: {}, table hash key: {}",
+        *index.name, *index.keys[0].first, table.key.hash.name));
+  }
+  check_projection(index);
+}
+
+void check_global_shape(const IndexRequest& index, const std::vector<AttributeDefinition>& defs) {
+  check_defined(index, defs);
+  if (*index.keys[0].second != "HASH") {
+    throw ApiError::validation(
+        "Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
+  }
+  std::size_t hash = 0, range = 0;
+  bool seen_range = false;
+  std::set<std::string_view> names;
+  for (const auto& [name, type] : index.keys) {
+    if (*type == "HASH") {
+      if (seen_range)
+        invalid("All HASH key attributes must precede RANGE key attributes in the KeySchema");
+      ++hash;
+    } else {
+      seen_range = true;
+      ++range;
+    }
+    if (!names.insert(*name).second) {
+      throw ApiError::validation(
+          index.keys.size() == 2
+              ? "Both the Hash Key and the Range Key element in the KeySchema have the same name"
+              : "The KeySchema contains multiple key attributes with the same name");
+    }
+  }
+  if (hash > kMaxComponents) {
+    invalid("The KeySchema exceeds the maximum allowed number of HASH key attributes");
+  }
+  if (range > kMaxComponents) {
+    invalid("The KeySchema exceeds the maximum allowed number of RANGE key attributes");
+  }
+}
+
+void check_global_throughput(const IndexRequest& index, bool pay_per_request) {
+  if (pay_per_request && index.has_throughput) {
+    invalid(fmt::format(
+        "ProvisionedThroughput should not be specified for index: {} when BillingMode is "
+        "PAY_PER_REQUEST",
+        *index.name));
+  }
+  if (!pay_per_request && !index.has_throughput) {
+    invalid("ProvisionedThroughput is not specified for index: " + std::string(*index.name));
+  }
+}
+
+}  // namespace
+
+IndexRequest read_index(const JsonObject& json, const std::string& path, bool global,
+                        CoralErrors& coral) {
+  IndexRequest index;
+  index.name = json.string("IndexName");
+  coral.check_table_name(index.name, path + ".indexName");
+  auto keys = json.array("KeySchema");
+  coral.require(keys.has_value(), path + ".keySchema");
+  if (keys) {
+    std::size_t i = 0;
+    for (const auto& k : keys->objects()) {
+      ++i;
+      std::optional<std::string_view> name, type;
+      if (k) {
+        name = k->string("AttributeName");
+        type = k->string("KeyType");
+      }
+      const std::string element = fmt::format("{}.keySchema.{}.member", path, i);
+      coral.require(name.has_value(), element + ".attributeName");
+      if (name) coral.check_length(*name, element + ".attributeName", 1, 255);
+      coral.require(type.has_value(), element + ".keyType");
+      coral.check_enum(type, element + ".keyType", {"HASH", "RANGE"});
+      index.keys.emplace_back(name, type);
+    }
+    if (index.keys.empty()) {
+      coral.add("[]", path + ".keySchema", "Member must have length greater than or equal to 1");
+    } else if (!global && index.keys.size() > 2) {
+      std::vector<std::string> rendered;
+      for (const auto& [n, t] : index.keys) {
+        rendered.push_back(fmt::format("KeySchemaElement(attributeName={}, keyType={})",
+                                       n.value_or("null"), t.value_or("null")));
+      }
+      coral.add(render_list(rendered), path + ".keySchema",
+                "Member must have length less than or equal to 2");
+    }
+  }
+  auto projection = json.object("Projection");
+  coral.require(projection.has_value(), path + ".projection");
+  if (projection) {
+    index.projection_type = projection->string("ProjectionType");
+    coral.check_enum(index.projection_type, path + ".projection.projectionType",
+                     {"ALL", "INCLUDE", "KEYS_ONLY"});
+    if (auto non_key = projection->array("NonKeyAttributes")) {
+      std::vector<std::string> names;
+      for (const auto& n : non_key->strings()) {
+        if (n) names.emplace_back(*n);
+      }
+      if (names.empty() || names.size() > 20) {
+        coral.add(render_list(names), path + ".projection.nonKeyAttributes",
+                  names.empty() ? "Member must have length greater than or equal to 1"
+                                : "Member must have length less than or equal to 20");
+      }
+      index.non_key_attributes = std::move(names);
+    }
+  }
+  if (auto throughput = json.object("ProvisionedThroughput")) {
+    index.has_throughput = true;
+    auto read = throughput->integer("ReadCapacityUnits", "Long");
+    auto write = throughput->integer("WriteCapacityUnits", "Long");
+    coral.require(read.has_value(), path + ".provisionedThroughput.readCapacityUnits");
+    coral.require(write.has_value(), path + ".provisionedThroughput.writeCapacityUnits");
+    if (read && *read < 1) {
+      coral.add(std::to_string(*read), path + ".provisionedThroughput.readCapacityUnits",
+                "Member must have value greater than or equal to 1");
+    }
+    if (write && *write < 1) {
+      coral.add(std::to_string(*write), path + ".provisionedThroughput.writeCapacityUnits",
+                "Member must have value greater than or equal to 1");
+    }
+    index.read = read.value_or(0);
+    index.write = write.value_or(0);
+  }
+  return index;
+}
+
+std::vector<IndexRequest> read_indexes(const JsonArray& list, std::string_view path, bool global,
+                                       CoralErrors& coral) {
+  std::vector<IndexRequest> out;
+  std::size_t i = 0;
+  for (const auto& json : list.objects()) {
+    ++i;
+    const std::string element = fmt::format("{}.{}.member", path, i);
+    out.push_back(json ? read_index(*json, element, global, coral) : IndexRequest{});
+  }
+  return out;
+}
+
+void build_indexes(const std::optional<std::vector<IndexRequest>>& lsis,
+                   const std::optional<std::vector<IndexRequest>>& gsis,
+                   const std::vector<AttributeDefinition>& definitions, bool pay_per_request,
+                   TableDefinition& table) {
+  std::set<std::string_view> index_names;
+  std::size_t projected = 0;
+  if (lsis) {
+    if (lsis->empty()) invalid("List of LocalSecondaryIndexes is empty");
+    if (!table.key.range) {
+      invalid(
+          "Table KeySchema does not have a range key, which is required when specifying a "
+          "LocalSecondaryIndex");
+    }
+    for (const auto& index : *lsis) {
+      check_local_index(index, definitions, table);
+      if (!index_names.insert(*index.name).second) {
+        invalid("Duplicate index name: " + std::string(*index.name));
+      }
+      if (index.non_key_attributes) projected += index.non_key_attributes->size();
+    }
+    if (lsis->size() > kMaxLocalIndexes) {
+      invalid("Number of LocalSecondaryIndexes exceeds per-table limit of 5");
+    }
+  }
+  if (gsis) {
+    if (gsis->empty()) invalid("List of GlobalSecondaryIndexes is empty");
+    for (const auto& index : *gsis) {
+      check_global_shape(index, definitions);
+      check_projection(index);
+      check_global_throughput(index, pay_per_request);
+      if (!index_names.insert(*index.name).second) {
+        invalid("Duplicate index name: " + std::string(*index.name));
+      }
+      if (index.non_key_attributes) projected += index.non_key_attributes->size();
+    }
+    if (gsis->size() > kMaxGlobalIndexes) {
+      invalid("GlobalSecondaryIndex count exceeds the per-table limit of 20");
+    }
+  }
+  if (projected > kMaxProjectedAttributes) {
+    invalid(fmt::format(
+        "The number of attributes in key schema and projection exceeds the limit of {} across "
+        "all secondary indexes",
+        kMaxProjectedAttributes));
+  }
+  // With indexes, every definition must be used by some key (§3.2 step 7).
+  std::vector<std::string> used{table.key.hash.name};
+  if (table.key.range) used.push_back(table.key.range->name);
+  for (const auto* list : {&lsis, &gsis}) {
+    if (!*list) continue;
+    for (const auto& index : **list) {
+      for (const auto& k : index.keys) {
+        if (std::find(used.begin(), used.end(), *k.first) == used.end())
+          used.emplace_back(*k.first);
+      }
+    }
+  }
+  for (const auto& d : definitions) {
+    if (std::find(used.begin(), used.end(), d.name) == used.end()) {
+      invalid(fmt::format(
+          "Some AttributeDefinitions are not used. AttributeDefinitions: {}, keys used: {}",
+          render_list(names_of(definitions)), render_list(used)));
+    }
+  }
+  if (lsis) {
+    for (const auto& index : *lsis) {
+      IndexDefinition d = to_definition(index, false, definitions, table);
+      d.id = table.next_index_id++;
+      table.local_indexes.push_back(std::move(d));
+    }
+  }
+  if (gsis) {
+    for (const auto& index : *gsis) {
+      IndexDefinition d = to_definition(index, true, definitions, table);
+      d.id = table.next_index_id++;
+      table.global_indexes.push_back(std::move(d));
+    }
+  }
+}
+
+IndexDefinition build_global_index(const IndexRequest& request,
+                                   const std::vector<AttributeDefinition>& definitions,
+                                   bool pay_per_request, const TableDefinition& table) {
+  for (const auto& k : request.keys) {
+    if (!definition(definitions, *k.first)) {
+      invalid("AttributeDefinitions is not specified for index: " + std::string(*request.name));
+    }
+  }
+  check_global_shape(request, definitions);
+  check_projection(request);
+  if (!pay_per_request && !request.has_throughput) {
+    invalid("ProvisionedThroughput must be specified for index: " + std::string(*request.name));
+  }
+  if (pay_per_request && request.has_throughput) {
+    invalid(fmt::format(
+        "ProvisionedThroughput should not be specified for index: {} when BillingMode is "
+        "PAY_PER_REQUEST",
+        *request.name));
+  }
+  return to_definition(request, true, definitions, table);
+}
+
+void write_index_descriptions(JsonWriter& w, const Context& ctx, const TableDefinition& table) {
+  auto write_list = [&](std::string_view member, const std::vector<IndexDefinition>& indexes) {
+    if (indexes.empty()) return;
+    write_key(w, member);
+    w.StartArray();
+    for (const auto& index : indexes) {
+      w.StartObject();
+      write_key(w, "IndexName");
+      write_string(w, index.name);
+      write_key(w, "KeySchema");
+      w.StartArray();
+      for (const auto& k : index.key_schema) {
+        w.StartObject();
+        write_key(w, "AttributeName");
+        write_string(w, k.name);
+        write_key(w, "KeyType");
+        write_string(w, k.type == KeyType::HASH ? "HASH" : "RANGE");
+        w.EndObject();
+      }
+      w.EndArray();
+      write_key(w, "Projection");
+      w.StartObject();
+      write_key(w, "ProjectionType");
+      write_string(w, projection_type_name(index.projection.type));
+      if (index.projection.type == ProjectionType::INCLUDE) {
+        write_key(w, "NonKeyAttributes");
+        w.StartArray();
+        for (const auto& a : index.projection.non_key_attributes) write_string(w, a);
+        w.EndArray();
+      }
+      w.EndObject();
+      if (index.global) {
+        write_key(w, "IndexStatus");
+        write_string(w, "ACTIVE");
+        write_key(w, "ProvisionedThroughput");
+        w.StartObject();
+        write_key(w, "NumberOfDecreasesToday");
+        w.Int64(index.throughput.number_of_decreases_today);
+        write_key(w, "ReadCapacityUnits");
+        w.Int64(index.throughput.read_capacity_units);
+        write_key(w, "WriteCapacityUnits");
+        w.Int64(index.throughput.write_capacity_units);
+        w.EndObject();
+      }
+      write_key(w, "IndexSizeBytes");
+      w.Int64(ctx.engine.index_size_bytes(table, index));
+      write_key(w, "ItemCount");
+      w.Int64(ctx.engine.index_item_count(table, index));
+      write_key(w, "IndexArn");
+      write_string(w, table_arn(ctx, table.name) + "/index/" + index.name);
+      w.EndObject();
+    }
+    w.EndArray();
+  };
+  write_list("LocalSecondaryIndexes", table.local_indexes);
+  write_list("GlobalSecondaryIndexes", table.global_indexes);
+}
+
+void check_index_keys(const TableDefinition& table, const Item& item, bool via_update) {
+  for (const auto* indexes : {&table.local_indexes, &table.global_indexes}) {
+    for (const auto& index : *indexes) {
+      for (const auto* components : {&index.hash, &index.range}) {
+        for (const auto& d : *components) {
+          auto it = item.find(d.name);
+          if (it == item.end()) continue;
+          const AttributeValue& v = it->second;
+          if (v.type() != to_attr_type(d.type)) {
+            invalid(
+                fmt::format("Type mismatch for Index Key {} Expected: {} Actual: {} IndexName: {}",
+                            d.name, scalar_type_name(d.type), type_name(v.type()), index.name));
+          }
+          if (v.type() != AttrType::N && v.as_string().empty()) {
+            const char* kind = v.type() == AttrType::S ? "string" : "binary";
+            if (via_update) {
+              throw ApiError::validation(fmt::format(
+                  "One or more parameter values are not valid. The update expression attempted to "
+                  "update a secondary index key to a value that is not supported. The "
+                  "AttributeValue for a key attribute cannot contain an empty {} value.",
+                  kind));
+            }
+            throw ApiError::validation(fmt::format(
+                "One or more parameter values are not valid. A value specified for a secondary "
+                "index key is not supported. The AttributeValue for a key attribute cannot "
+                "contain an empty {} value. IndexName: {}, IndexKey: {}",
+                kind, index.name, d.name));
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace kumo::api

@@ -1,0 +1,54 @@
+// Secondary indexes at the API edge (dynamodb-contract.md §3.2 steps 4–7, §3.4, §4): reading
+// and validating index definitions, describing them, and the checks item writes owe them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/attribute_json.h"
+#include "api/json_reader.h"
+#include "api/operations.h"
+#include "model/table.h"
+
+namespace kumo::api {
+
+// An index definition as a request wrote it, before semantic validation.
+struct IndexRequest {
+  std::optional<std::string_view> name;
+  std::vector<std::pair<std::optional<std::string_view>, std::optional<std::string_view>>> keys;
+  std::optional<std::string_view> projection_type;
+  std::optional<std::vector<std::string>> non_key_attributes;
+  bool has_throughput = false;
+  std::int64_t read = 0, write = 0;
+};
+
+// Reads LocalSecondaryIndexes / GlobalSecondaryIndexes elements, adding model-constraint
+// violations under `path` (e.g. "localSecondaryIndexes").
+std::vector<IndexRequest> read_indexes(const JsonArray& list, std::string_view path, bool global,
+                                       CoralErrors& coral);
+// One index object (also used for UpdateTable's Create action).
+IndexRequest read_index(const JsonObject& json, const std::string& path, bool global,
+                        CoralErrors& coral);
+
+// Validates the indexes of a CreateTable against the table's key and definitions, in
+// DynamoDB's order, and fills `table.local_indexes` / `table.global_indexes`. Throws
+// ValidationException. `definitions` are the request's AttributeDefinitions.
+void build_indexes(const std::optional<std::vector<IndexRequest>>& lsis,
+                   const std::optional<std::vector<IndexRequest>>& gsis,
+                   const std::vector<AttributeDefinition>& definitions, bool pay_per_request,
+                   TableDefinition& table);
+// One GSI validated on its own (UpdateTable Create): shape, definitions, projection,
+// throughput.
+IndexDefinition build_global_index(const IndexRequest& request,
+                                   const std::vector<AttributeDefinition>& definitions,
+                                   bool pay_per_request, const TableDefinition& table);
+
+// Writes "LocalSecondaryIndexes" / "GlobalSecondaryIndexes" of a table description.
+void write_index_descriptions(JsonWriter& w, const Context& ctx, const TableDefinition& table);
+
+// Index key checks on an item about to be written (§4.4, §7.1): a component of the wrong
+// type or an empty S/B component is rejected. `via_update` selects UpdateItem's wording.
+void check_index_keys(const TableDefinition& table, const Item& item, bool via_update);
+
+}  // namespace kumo::api
