@@ -355,6 +355,163 @@ IndexDefinition build_global_index(const IndexRequest& request,
   return to_definition(request, true, definitions, table);
 }
 
+GlobalIndexUpdates read_global_index_updates(const JsonObject& request, const JsonArray& updates,
+                                             CoralErrors& coral) {
+  GlobalIndexUpdates out;
+  if (auto defs = request.array("AttributeDefinitions")) {
+    for (const auto& d : defs->objects()) {
+      if (!d) continue;
+      auto name = d->string("AttributeName");
+      auto type = d->string("AttributeType");
+      coral.check_enum(type, "attributeDefinitions.member.attributeType", {"B", "N", "S"});
+      if (name && type) {
+        out.definitions.push_back(
+            {std::string(*name),
+             *type == "N" ? ScalarType::N : (*type == "B" ? ScalarType::B : ScalarType::S)});
+      }
+    }
+  }
+  struct Action {
+    std::string kind, name;
+  };
+  std::vector<Action> actions;
+  std::size_t i = 0;
+  for (const auto& element : updates.objects()) {
+    ++i;
+    const std::string path = fmt::format("globalSecondaryIndexUpdates.{}.member", i);
+    std::optional<JsonObject> create, update, del;
+    if (element) {
+      create = element->object("Create");
+      update = element->object("Update");
+      del = element->object("Delete");
+    }
+    const int count = !!create + !!update + !!del;
+    if (count == 0) {
+      coral.throw_if_any();
+      invalid(
+          "One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, "
+          "GlobalSecondaryIndexUpdate.Delete must not be null");
+    }
+    if (count > 1) {
+      coral.throw_if_any();
+      invalid(
+          "Only one global secondary index action is allowed per GlobalSecondaryIndexUpdate "
+          "object");
+    }
+    if (create) {
+      out.create = read_index(*create, path + ".create", true, coral);
+      actions.push_back({"create", std::string(out.create->name.value_or(""))});
+    } else if (del) {
+      auto name = del->string("IndexName");
+      coral.check_table_name(name, path + ".delete.indexName");
+      out.delete_name = std::string(name.value_or(""));
+      actions.push_back({"delete", *out.delete_name});
+    } else {
+      auto name = update->string("IndexName");
+      coral.check_table_name(name, path + ".update.indexName");
+      auto throughput = update->object("ProvisionedThroughput");
+      coral.require(throughput.has_value(), path + ".update.provisionedThroughput");
+      std::int64_t read = 0, write = 0;
+      if (throughput) {
+        read = throughput->integer("ReadCapacityUnits", "Long").value_or(0);
+        write = throughput->integer("WriteCapacityUnits", "Long").value_or(0);
+      }
+      out.throughput.push_back({std::string(name.value_or("")), {read, write}});
+      actions.push_back({"update", std::string(name.value_or(""))});
+    }
+  }
+  coral.throw_if_any();
+  std::set<std::string_view> names;
+  std::size_t online = 0;
+  for (const auto& a : actions) {
+    if (!names.insert(a.name).second) {
+      invalid(
+          "Only one global secondary index update per index is allowed simultaneously. Index: " +
+          a.name);
+    }
+    online += a.kind != "update";
+  }
+  if (online > 1) {
+    throw ApiError::limit_exceeded(
+        "Subscriber limit exceeded: Only 1 online index can be created or deleted "
+        "simultaneously per table");
+  }
+  return out;
+}
+
+std::uint32_t apply_global_index_updates(const GlobalIndexUpdates& updates, TableDefinition& table,
+                                         std::uint32_t* dropped) {
+  *dropped = 0;
+  const bool pay_per_request = table.billing_mode == BillingMode::PAY_PER_REQUEST;
+  for (const auto& [name, units] : updates.throughput) {
+    auto it = std::find_if(table.global_indexes.begin(), table.global_indexes.end(),
+                           [&](const IndexDefinition& i) { return i.name == name; });
+    if (it == table.global_indexes.end()) {
+      if (table.find_index(name)) {
+        throw ApiError::validation("Cannot update an index that is not a GlobalSecondaryIndex: " +
+                                   name);
+      }
+      throw ApiError::resource_not_found("Requested resource not found: Index: " + name +
+                                         " not found");
+    }
+    if (pay_per_request) {
+      invalid(
+          "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode "
+          "is PAY_PER_REQUEST");
+    }
+    ProvisionedThroughput& p = it->throughput;
+    if (units.first == p.read_capacity_units && units.second == p.write_capacity_units) {
+      throw ApiError::validation(fmt::format(
+          "The provisioned throughput for the index {} will not change. The requested value "
+          "equals the current value. Current ReadCapacityUnits provisioned for the index: {}. "
+          "Requested ReadCapacityUnits: {}. Current WriteCapacityUnits provisioned for the "
+          "index: {}. Requested WriteCapacityUnits: {}. Refer to the Amazon DynamoDB Developer "
+          "Guide for current limits and how to request higher limits.",
+          name, p.read_capacity_units, units.first, p.write_capacity_units, units.second));
+    }
+    if (units.first < p.read_capacity_units || units.second < p.write_capacity_units) {
+      ++p.number_of_decreases_today;
+    }
+    p.read_capacity_units = units.first;
+    p.write_capacity_units = units.second;
+  }
+  if (updates.delete_name) {
+    const std::string& name = *updates.delete_name;
+    auto it = std::find_if(table.global_indexes.begin(), table.global_indexes.end(),
+                           [&](const IndexDefinition& i) { return i.name == name; });
+    if (it == table.global_indexes.end()) {
+      if (table.find_index(name)) {
+        throw ApiError::validation("Cannot delete an index that is not a GlobalSecondaryIndex: " +
+                                   name);
+      }
+      throw ApiError::resource_not_found("Requested resource not found: Index: " + name +
+                                         " not found");
+    }
+    *dropped = it->id;
+    table.global_indexes.erase(it);
+  }
+  if (!updates.create) return 0;
+  const IndexRequest& request = *updates.create;
+  if (table.find_index(*request.name)) {
+    throw ApiError::validation("Attempting to create an index which already exists");
+  }
+  if (table.global_indexes.size() >= kMaxGlobalIndexes) {
+    throw ApiError::limit_exceeded(
+        "Subscriber limit exceeded: GlobalSecondaryIndex count exceeds the per-table limit of 20");
+  }
+  IndexDefinition index = build_global_index(request, updates.definitions, pay_per_request, table);
+  // The table's definitions are the merged set: add the new components' types.
+  for (const auto* components : {&index.hash, &index.range}) {
+    for (const auto& d : *components) {
+      if (!definition(table.attribute_definitions, d.name))
+        table.attribute_definitions.push_back(d);
+    }
+  }
+  index.id = table.next_index_id++;
+  table.global_indexes.push_back(std::move(index));
+  return table.global_indexes.back().id;
+}
+
 void write_index_descriptions(JsonWriter& w, const Context& ctx, const TableDefinition& table) {
   auto write_list = [&](std::string_view member, const std::vector<IndexDefinition>& indexes) {
     if (indexes.empty()) return;

@@ -44,6 +44,22 @@ IndexDefinition build_global_index(const IndexRequest& request,
                                    const std::vector<AttributeDefinition>& definitions,
                                    bool pay_per_request, const TableDefinition& table);
 
+// What UpdateTable's GlobalSecondaryIndexUpdates asks for, validated against the request.
+struct GlobalIndexUpdates {
+  std::optional<IndexRequest> create;
+  std::optional<std::string> delete_name;
+  std::vector<std::pair<std::string, std::pair<std::int64_t, std::int64_t>>> throughput;
+  std::vector<AttributeDefinition> definitions;  // the request's AttributeDefinitions
+};
+// Reads and checks the list's shape (one action per element, one action per index, at most
+// one Create or Delete). Throws ValidationException / LimitExceededException.
+GlobalIndexUpdates read_global_index_updates(const JsonObject& request, const JsonArray& updates,
+                                             CoralErrors& coral);
+// Applies them to `table` (a copy being changed): returns the id of a created index (0 if
+// none) and sets *dropped to the id of a deleted one (0 if none).
+std::uint32_t apply_global_index_updates(const GlobalIndexUpdates& updates, TableDefinition& table,
+                                         std::uint32_t* dropped);
+
 // Writes "LocalSecondaryIndexes" / "GlobalSecondaryIndexes" of a table description.
 void write_index_descriptions(JsonWriter& w, const Context& ctx, const TableDefinition& table);
 

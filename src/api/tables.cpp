@@ -516,14 +516,24 @@ std::string update_table(const Context& ctx, const JsonObject& request) {
     throw ApiError::validation(std::string(kInvalid) +
                                "You cannot modify stream status while updating table IOPS");
   }
+  std::optional<GlobalIndexUpdates> index_updates;
   if (gsi_updates) {
-    throw ApiError::validation(std::string(kInvalid) +
-                               "GlobalSecondaryIndexUpdates are not supported by this version "
-                               "of Kumo");
+    CoralErrors index_coral;
+    index_updates = read_global_index_updates(request, *gsi_updates, index_coral);
+    const bool online = index_updates->create || index_updates->delete_name;
+    if (online && throughput) {
+      throw ApiError::validation(std::string(kInvalid) +
+                                 "You cannot create or delete index while updating table IOPS");
+    }
+    if (online && stream) {
+      throw ApiError::validation(std::string(kInvalid) +
+                                 "You cannot create or delete index while changing stream status");
+    }
   }
   check_table_class(table_class);
   engine::TablePtr current = control_table(ctx, *name);
 
+  std::uint32_t created_index = 0, dropped_index = 0;
   engine::TablePtr updated = ctx.engine.catalog().update(current->name, [&](TableDefinition& t) {
     const double now = now_seconds();
     BillingMode mode = t.billing_mode;
@@ -608,8 +618,16 @@ std::string update_table(const Context& ctx, const JsonObject& request) {
       t.table_class_given = true;
     }
     if (deletion_protection) t.deletion_protection = *deletion_protection;
+    if (index_updates)
+      created_index = apply_global_index_updates(*index_updates, t, &dropped_index);
     if (sse) t.sse_enabled = sse->boolean("Enabled").value_or(t.sse_enabled);
   });
+  // The catalog already routes new writes to a created index; fill it with the items that
+  // were there before. A deleted index's entries go once nothing can read them.
+  for (const auto& index : updated->global_indexes) {
+    if (index.id == created_index) ctx.engine.backfill_index(*updated, index);
+  }
+  if (dropped_index) ctx.engine.drop_index(*updated, dropped_index);
   return table_description_response(ctx, *updated, "TableDescription", "ACTIVE");
 }
 
