@@ -76,6 +76,13 @@ void RequestExpressions::read_maps(const JsonObject& request, Validation& valida
 
 void RequestExpressions::compile(const JsonObject& request, const ExpressionMembers& members) {
   check_mixing(request);
+  // Operations whose expressions take no values (GetItem, BatchGetItem, TransactGetItems)
+  // have no ExpressionAttributeValues member: like any unknown member, it is ignored.
+  if (!members.condition && !members.update && !members.filter && !members.key_condition) {
+    values_json_.reset();
+    values_.clear();
+    values_error_.reset();
+  }
 
   const bool any_expression = (members.condition && request.has("ConditionExpression")) ||
                               (members.update && request.has("UpdateExpression")) ||

@@ -5,6 +5,7 @@
 
 #include "api/expressions.h"
 #include "api/indexes.h"
+#include "api/item_checks.h"
 #include "api/operations.h"
 #include "model/api_error.h"
 #include "model/capacity.h"
@@ -36,6 +37,8 @@ void check_common_enums(const JsonObject& request, CoralErrors& coral) {
   coral.check_enum(request.string("ReturnConsumedCapacity"), "returnConsumedCapacity",
                    {"INDEXES", "TOTAL", "NONE"});
 }
+
+}  // namespace
 
 std::size_t key_value_size(const AttributeValue& v) {
   return v.type() == AttrType::N ? v.as_number().size_bytes() : v.as_string().size();
@@ -108,6 +111,8 @@ void check_key_parameter(const TableDefinition& t, const Item& key) {
   }
 }
 
+namespace {
+
 // ReturnValues for PutItem and DeleteItem: NONE or ALL_OLD (§7.2).
 bool read_return_all_old(std::optional<std::string_view> return_values) {
   if (!return_values || *return_values == "NONE") return false;
@@ -123,18 +128,6 @@ void check_write_enums(const JsonObject& request, CoralErrors& coral) {
                    {"SIZE", "NONE"});
   coral.check_enum(request.string("ReturnValuesOnConditionCheckFailure"),
                    "returnValuesOnConditionCheckFailure", {"ALL_OLD", "NONE"});
-}
-
-// The condition of a write, evaluated under the item's lock: on failure nothing is written and
-// the client gets ConditionalCheckFailedException, with the current item when it asked for
-// ALL_OLD (§7.3).
-void check_condition(const RequestExpressions& expressions, const JsonObject& request,
-                     const std::optional<Item>& current) {
-  if (!expressions.condition) return;
-  static const Item kNoItem;
-  if (expressions.condition->matches(current ? *current : kNoItem)) return;
-  const bool all_old = request.string("ReturnValuesOnConditionCheckFailure") == "ALL_OLD";
-  throw ApiError::conditional_check_failed(all_old ? current : std::nullopt);
 }
 
 std::string write_response(const std::optional<Item>& attributes, std::string_view capacity_mode,
@@ -153,6 +146,18 @@ std::string write_response(const std::optional<Item>& attributes, std::string_vi
 }
 
 }  // namespace
+
+// The condition of a write, evaluated under the item's lock: on failure nothing is written and
+// the client gets ConditionalCheckFailedException, with the current item when it asked for
+// ALL_OLD (§7.3).
+void check_condition(const RequestExpressions& expressions, const JsonObject& request,
+                     const std::optional<Item>& current) {
+  if (!expressions.condition) return;
+  static const Item kNoItem;
+  if (expressions.condition->matches(current ? *current : kNoItem)) return;
+  const bool all_old = request.string("ReturnValuesOnConditionCheckFailure") == "ALL_OLD";
+  throw ApiError::conditional_check_failed(all_old ? current : std::nullopt);
+}
 
 std::string put_item(const Context& ctx, const JsonObject& request) {
   auto table_name = request.string("TableName");

@@ -104,12 +104,17 @@ std::string condition_text(std::string_view op, const std::string& path,
 }
 
 // One `attr → {ComparisonOperator, AttributeValueList}` condition.
-std::string comparison(std::string_view attribute, std::string_view op,
+std::string comparison(std::string_view member, std::string_view attribute, std::string_view op,
                        std::vector<AttributeValue> operands, Placeholders& p) {
   const OperatorRule* rule = find_rule(op);
   if (!rule) {
+    // Map entries appear in coral paths as <map>.<key>.member (§1.5).
+    std::string path(member);
+    if (!path.empty())
+      path[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(path[0])));
+    path = fmt::format("{}.{}.member.comparisonOperator", path, attribute);
     CoralErrors coral;
-    coral.check_enum(op, "comparisonOperator",
+    coral.check_enum(op, path,
                      {"IN", "NULL", "BETWEEN", "LT", "NOT_CONTAINS", "EQ", "GT", "NOT_NULL", "NE",
                       "LE", "BEGINS_WITH", "GE", "CONTAINS"});
     coral.throw_if_any();
@@ -176,8 +181,8 @@ std::string translate_conditions(const JsonObject& conditions, std::string_view 
             "to satisfy constraint: Member must not be null",
             member == "QueryFilter" ? "queryFilter" : "scanFilter", attribute));
       }
-      parts.push_back(
-          comparison(attribute, *op, list ? value_list(*list) : std::vector<AttributeValue>{}, p));
+      parts.push_back(comparison(member, attribute, *op,
+                                 list ? value_list(*list) : std::vector<AttributeValue>{}, p));
       continue;
     }
     auto value = condition.element("Value");
@@ -203,7 +208,7 @@ std::string translate_conditions(const JsonObject& conditions, std::string_view 
             "Attribute: {}",
             kInvalid, *op, attribute));
       }
-      parts.push_back(comparison(attribute, *op, std::move(operands), p));
+      parts.push_back(comparison(member, attribute, *op, std::move(operands), p));
       continue;
     }
     if (list) {
@@ -219,13 +224,13 @@ std::string translate_conditions(const JsonObject& conditions, std::string_view 
       }
       std::vector<AttributeValue> operands;
       operands.push_back(decode_checked(*value));
-      parts.push_back(comparison(attribute, "EQ", std::move(operands), p));
+      parts.push_back(comparison(member, attribute, "EQ", std::move(operands), p));
     } else {
       if (value) {
         throw ApiError::validation(fmt::format(
             "{}Value cannot be used when Exists is false for Attribute: {}", kInvalid, attribute));
       }
-      parts.push_back(comparison(attribute, "NULL", {}, p));
+      parts.push_back(comparison(member, attribute, "NULL", {}, p));
     }
   }
   std::string text;
@@ -341,7 +346,7 @@ std::string translate_key_conditions(const JsonObject& conditions, expr::Attribu
         std::find(std::begin(kIndexable), std::end(kIndexable), *op) == std::end(kIndexable)) {
       throw ApiError::validation("Attempted conditional constraint is not an indexable operation");
     }
-    parts.push_back(comparison(attribute, *op, std::move(operands), p));
+    parts.push_back(comparison("KeyConditions", attribute, *op, std::move(operands), p));
   }
   return parts.size() == 1 ? parts[0] : parts[0] + " AND " + parts[1];
 }
