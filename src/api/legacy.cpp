@@ -323,9 +323,9 @@ std::string translate_key_conditions(const JsonObject& conditions, expr::Attribu
     (void)attribute_view;
     if (json.type() != simdjson::dom::element_type::NULL_VALUE) ++count;
   }
-  if (count != 1 && count != 2) {
-    throw ApiError::validation("Conditions can be of length 1 or 2 only");
-  }
+  // Tables and LSIs take one or two conditions; a multi-attribute GSI one per component
+  // (up to 8). Query checks the table case once it knows which key is queried.
+  if (count < 1 || count > 8) throw ApiError::validation("Conditions can be of length 1 or 2 only");
   for (auto [attribute_view, json] : conditions.raw()) {
     const std::string attribute(attribute_view);
     if (json.type() == simdjson::dom::element_type::NULL_VALUE) continue;
@@ -348,7 +348,9 @@ std::string translate_key_conditions(const JsonObject& conditions, expr::Attribu
     }
     parts.push_back(comparison("KeyConditions", attribute, *op, std::move(operands), p));
   }
-  return parts.size() == 1 ? parts[0] : parts[0] + " AND " + parts[1];
+  std::string text;
+  for (const auto& part : parts) text += (text.empty() ? "" : " AND ") + part;
+  return text;
 }
 
 }  // namespace kumo::api

@@ -36,6 +36,10 @@ std::string get_item(const Context&, const JsonObject&);
 std::string delete_item(const Context&, const JsonObject&);
 std::string update_item(const Context&, const JsonObject&);
 std::string query(const Context&, const JsonObject&);
+std::string batch_get_item(const Context&, const JsonObject&);
+std::string batch_write_item(const Context&, const JsonObject&);
+std::string transact_get_items(const Context&, const JsonObject&);
+std::string transact_write_items(const Context&, const JsonObject&);
 std::string scan(const Context&, const JsonObject&);
 
 // "arn:aws:dynamodb:<region>:<account>:table/<name>".

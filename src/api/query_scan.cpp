@@ -308,6 +308,11 @@ std::string query(const Context& ctx, const JsonObject& request) {
   ReadRequest r = read_request(Kind::kQuery, request, expressions);
   engine::TablePtr table = data_table(ctx, *r.table_name);
   const IndexDefinition* index = read_index(*table, r);
+  if (auto conditions = request.object("KeyConditions");
+      conditions && !request.has("KeyConditionExpression") && !(index && index->global) &&
+      conditions->raw().size() > 2) {
+    throw ApiError::validation("Conditions can be of length 1 or 2 only");
+  }
   expr::KeyCondition key = index ? expressions.key_condition->resolve(index->hash, index->range)
                                  : expressions.key_condition->resolve(table->key);
   std::vector<std::string> keys;

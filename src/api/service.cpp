@@ -20,6 +20,8 @@ struct Entry {
 // Operations Kumo answers; any other target is UnknownOperationException, as DynamoDB
 // answers an operation it does not have.
 constexpr std::array kOperations{
+    Entry{"BatchGetItem", batch_get_item},
+    Entry{"BatchWriteItem", batch_write_item},
     Entry{"CreateTable", create_table},
     Entry{"DeleteTable", delete_table},
     Entry{"DeleteItem", delete_item},
@@ -33,6 +35,8 @@ constexpr std::array kOperations{
     Entry{"Query", query},
     Entry{"Scan", scan},
     Entry{"TagResource", tag_resource},
+    Entry{"TransactGetItems", transact_get_items},
+    Entry{"TransactWriteItems", transact_write_items},
     Entry{"UntagResource", untag_resource},
     Entry{"UpdateItem", update_item},
     Entry{"UpdateTable", update_table},
@@ -94,6 +98,25 @@ Response error_response(const ApiError& error) {
   if (error.item()) {
     write_key(w, "Item");
     write_item(w, *error.item());
+  }
+  if (!error.cancellation_reasons().empty()) {
+    write_key(w, "CancellationReasons");
+    w.StartArray();
+    for (const auto& reason : error.cancellation_reasons()) {
+      w.StartObject();
+      write_key(w, "Code");
+      write_string(w, reason.code);
+      if (reason.message) {
+        write_key(w, "Message");
+        write_string(w, *reason.message);
+      }
+      if (reason.item) {
+        write_key(w, "Item");
+        write_item(w, *reason.item);
+      }
+      w.EndObject();
+    }
+    w.EndArray();
   }
   w.EndObject();
   return response;

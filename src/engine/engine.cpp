@@ -44,37 +44,94 @@ std::string Engine::key_of(const TableDefinition& table, const Item& item_or_key
   return codec::item_key(table.id, partition, sort);
 }
 
+std::optional<Item> Engine::read_current(const TableDefinition& table,
+                                         const std::string& storage_key,
+                                         const storage::Snapshot* snapshot) const {
+  std::optional<std::string> stored = storage_->get(storage_key, snapshot);
+  if (!stored) return std::nullopt;
+  Item current;
+  if (!codec::decode_item(*stored, &current)) {
+    throw storage::StorageError("corrupt item in table " + table.name);
+  }
+  return current;
+}
+
+void Engine::add_write(const TableDefinition& table, const std::string& storage_key,
+                       const WriteResult& result, storage::WriteBatch* batch) const {
+  if (result.new_item) {
+    batch->put(storage_key, codec::encode_item(*result.new_item));
+  } else {
+    batch->del(storage_key);
+  }
+  update_indexes(table, result.old_item, result.new_item, batch);
+  const int count_delta = (result.new_item ? 1 : 0) - (result.old_item ? 1 : 0);
+  if (count_delta != 0) batch->add_counter(counter_key(table.id, "count"), count_delta);
+  batch->add_counter(
+      counter_key(table.id, "bytes"),
+      static_cast<std::int64_t>(result.new_size) - static_cast<std::int64_t>(result.old_size));
+}
+
 WriteResult Engine::write_item(const TableDefinition& table, const Item& key,
                                const ItemMutation& mutation) {
   const std::string storage_key = key_of(table, key);
   WriteResult result;
   auto guard = locks_.lock(storage_key);
-  std::optional<std::string> stored = storage_->get(storage_key);
-  if (stored) {
-    Item current;
-    if (!codec::decode_item(*stored, &current)) {
-      throw storage::StorageError("corrupt item in table " + table.name);
-    }
-    result.old_size = item_size(current);
-    result.old_item = std::move(current);
-  }
+  result.old_item = read_current(table, storage_key);
+  if (result.old_item) result.old_size = item_size(*result.old_item);
   result.new_item = mutation(result.old_item);
   if (!result.old_item && !result.new_item) return result;  // deleting nothing
-
+  if (result.new_item) result.new_size = item_size(*result.new_item);
   storage::WriteBatch batch;
-  if (result.new_item) {
-    result.new_size = item_size(*result.new_item);
-    batch.put(storage_key, codec::encode_item(*result.new_item));
-  } else {
-    batch.del(storage_key);
-  }
-  update_indexes(table, result.old_item, result.new_item, &batch);
-  const int count_delta = (result.new_item ? 1 : 0) - (result.old_item ? 1 : 0);
-  if (count_delta != 0) batch.add_counter(counter_key(table.id, "count"), count_delta);
-  batch.add_counter(counter_key(table.id, "bytes"), static_cast<std::int64_t>(result.new_size) -
-                                                        static_cast<std::int64_t>(result.old_size));
+  add_write(table, storage_key, result, &batch);
   storage_->write(batch);
   return result;
+}
+
+bool Engine::transact_write(const std::vector<TransactWrite>& writes,
+                            std::vector<WriteResult>* results,
+                            std::vector<std::exception_ptr>* failures) {
+  std::vector<std::string> keys;
+  for (const auto& w : writes) keys.push_back(key_of(*w.table, w.key));
+  auto guards = locks_.lock_all(keys);
+  results->assign(writes.size(), WriteResult{});
+  failures->assign(writes.size(), nullptr);
+  bool ok = true;
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    const TransactWrite& w = writes[i];
+    WriteResult& result = (*results)[i];
+    try {
+      result.old_item = read_current(*w.table, keys[i]);
+      if (result.old_item) result.old_size = item_size(*result.old_item);
+      if (w.check) w.check(result.old_item);
+      if (w.check_only) {
+        result.new_item = result.old_item;
+        result.new_size = result.old_size;
+      } else {
+        result.new_item = w.mutation(result.old_item);
+        if (result.new_item) result.new_size = item_size(*result.new_item);
+      }
+    } catch (...) {
+      (*failures)[i] = std::current_exception();
+      ok = false;
+    }
+  }
+  if (!ok) return false;
+  storage::WriteBatch batch;
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    const WriteResult& result = (*results)[i];
+    if (writes[i].check_only || (!result.old_item && !result.new_item)) continue;
+    add_write(*writes[i].table, keys[i], result, &batch);
+  }
+  if (!batch.empty()) storage_->write(batch);
+  return true;
+}
+
+std::vector<std::optional<Item>> Engine::transact_get(const std::vector<TransactGet>& gets) const {
+  auto snapshot = storage_->snapshot();
+  std::vector<std::optional<Item>> items;
+  for (const auto& g : gets)
+    items.push_back(read_current(*g.table, key_of(*g.table, g.key), snapshot.get()));
+  return items;
 }
 
 void Engine::update_indexes(const TableDefinition& table, const std::optional<Item>& old_item,
@@ -107,13 +164,7 @@ WriteResult Engine::put_item(const TableDefinition& table, Item item) {
 }
 
 std::optional<Item> Engine::get_item(const TableDefinition& table, const Item& key) const {
-  std::optional<std::string> value = storage_->get(key_of(table, key));
-  if (!value) return std::nullopt;
-  Item item;
-  if (!codec::decode_item(*value, &item)) {
-    throw storage::StorageError("corrupt item in table " + table.name);
-  }
-  return item;
+  return read_current(table, key_of(table, key));
 }
 
 WriteResult Engine::delete_item(const TableDefinition& table, const Item& key) {

@@ -12,6 +12,7 @@
 
 #include "engine/catalog.h"
 #include "engine/item_locks.h"
+#include "engine/transaction_tokens.h"
 #include "model/attribute_value.h"
 #include "model/table.h"
 #include "storage/storage.h"
@@ -56,17 +57,43 @@ struct Page {
   std::optional<Item> last_evaluated_key;
 };
 
+// One item of a multi-item write (TransactWriteItems).
+struct TransactWrite {
+  const TableDefinition* table = nullptr;
+  Item key;               // exactly the table's key attributes
+  ItemMutation mutation;  // as for write_item; ignored (may be empty) when check_only
+  // Condition checks only: `check` runs on the current item and nothing is written.
+  std::function<void(const std::optional<Item>& current)> check;
+  bool check_only = false;
+};
+
+// One item of a multi-item read (TransactGetItems).
+struct TransactGet {
+  const TableDefinition* table = nullptr;
+  Item key;
+};
+
 class Engine {
  public:
   explicit Engine(std::unique_ptr<storage::Storage> storage);
 
   Catalog& catalog() { return catalog_; }
+  TransactionTokens& transaction_tokens() { return tokens_; }
   const Catalog& catalog() const { return catalog_; }
 
   // Reads the item with `key` (exactly the table's key attributes), applies `mutation` and
   // stores its outcome, atomically with respect to every other write of that item.
   WriteResult write_item(const TableDefinition& table, const Item& key,
                          const ItemMutation& mutation);
+  // All or nothing: locks every item (in a global order, so no deadlock), runs every check
+  // and mutation on the current items, and commits all changes in one batch when none
+  // threw. Otherwise writes nothing and returns false with `failures[i]` holding what
+  // write i threw (null for those that passed). Results are in request order.
+  bool transact_write(const std::vector<TransactWrite>& writes, std::vector<WriteResult>* results,
+                      std::vector<std::exception_ptr>* failures);
+  // The items with these keys, read from one snapshot (nullopt where absent).
+  std::vector<std::optional<Item>> transact_get(const std::vector<TransactGet>& gets) const;
+
   // Replaces (or creates) the item whose key attributes `item` carries.
   WriteResult put_item(const TableDefinition& table, Item item);
   // The item with `key` (exactly the table's key attributes), or nullopt.
@@ -116,6 +143,11 @@ class Engine {
   // a snapshot, in the requested direction, into a page.
   Page read_range(const TableDefinition& table, const IndexDefinition* index, std::string lower,
                   std::string upper, const PageOptions& options) const;
+  // Adds to `batch` the item write and the counter and index changes of `result`.
+  void add_write(const TableDefinition& table, const std::string& storage_key,
+                 const WriteResult& result, storage::WriteBatch* batch) const;
+  std::optional<Item> read_current(const TableDefinition& table, const std::string& storage_key,
+                                   const storage::Snapshot* snapshot = nullptr) const;
   // Adds to `batch` the index changes that replacing `old_item` by `new_item` causes.
   void update_indexes(const TableDefinition& table, const std::optional<Item>& old_item,
                       const std::optional<Item>& new_item, storage::WriteBatch* batch) const;
@@ -123,6 +155,7 @@ class Engine {
   std::unique_ptr<storage::Storage> storage_;
   Catalog catalog_;
   ItemLocks locks_;
+  TransactionTokens tokens_;
 };
 
 }  // namespace kumo::engine

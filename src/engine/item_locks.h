@@ -3,11 +3,13 @@
 // interleave (architecture.md "Atomicity and concurrency").
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <functional>
 #include <mutex>
 #include <string_view>
+#include <vector>
 
 namespace kumo::engine {
 
@@ -15,10 +17,26 @@ class ItemLocks {
  public:
   // Locks the stripe of `key` until the returned guard is destroyed.
   [[nodiscard]] std::unique_lock<std::mutex> lock(std::string_view key) {
-    return std::unique_lock<std::mutex>(stripes_[std::hash<std::string_view>{}(key) % kStripes].m);
+    return std::unique_lock<std::mutex>(stripes_[stripe_of(key)].m);
+  }
+
+  // Locks the stripes of all `keys` in ascending stripe order, so that two callers locking
+  // overlapping sets can never deadlock. Each stripe is locked once.
+  [[nodiscard]] std::vector<std::unique_lock<std::mutex>> lock_all(
+      const std::vector<std::string>& keys) {
+    std::vector<std::size_t> stripes;
+    for (const auto& key : keys) stripes.push_back(stripe_of(key));
+    std::sort(stripes.begin(), stripes.end());
+    stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
+    std::vector<std::unique_lock<std::mutex>> guards;
+    for (std::size_t s : stripes) guards.emplace_back(stripes_[s].m);
+    return guards;
   }
 
  private:
+  static std::size_t stripe_of(std::string_view key) {
+    return std::hash<std::string_view>{}(key) % kStripes;
+  }
   static constexpr std::size_t kStripes = 1024;
   // Each mutex on its own cache line so unrelated keys do not contend on one line.
   struct alignas(64) Stripe {

@@ -67,4 +67,27 @@ ApiError ApiError::internal(std::string message) {
   return ApiError(500, std::string(kDynamo) + "InternalServerError", std::move(message));
 }
 
+ApiError ApiError::transaction_canceled(std::vector<CancellationReason> reasons) {
+  std::string codes;
+  for (const auto& r : reasons) codes += (codes.empty() ? "" : ", ") + r.code;
+  ApiError e(400, std::string(kDynamo) + "TransactionCanceledException",
+             "Transaction cancelled, please refer cancellation reasons for specific reasons [" +
+                 codes + "]",
+             true);
+  e.reasons_ = std::move(reasons);
+  return e;
+}
+
+ApiError ApiError::idempotent_parameter_mismatch() {
+  return ApiError(400, std::string(kDynamo) + "IdempotentParameterMismatchException",
+                  "Request parameters do not match the parameters of a previous request with the "
+                  "same client request token",
+                  true);
+}
+
+ApiError ApiError::transaction_in_progress() {
+  return ApiError(400, std::string(kDynamo) + "TransactionInProgressException",
+                  "Transaction from previous request is still in progress", true);
+}
+
 }  // namespace kumo

@@ -7,10 +7,18 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "model/attribute_value.h"
 
 namespace kumo {
+
+// Why one action of a cancelled transaction failed (dynamodb-contract.md §7.6).
+struct CancellationReason {
+  std::string code;                    // "None", "ConditionalCheckFailed", "ValidationError", ...
+  std::optional<std::string> message;  // absent for "None"
+  std::optional<Item> item;            // ConditionalCheckFailed with ALL_OLD
+};
 
 class ApiError : public std::exception {
  public:
@@ -34,6 +42,10 @@ class ApiError : public std::exception {
   // `item` is the current item when ReturnValuesOnConditionCheckFailure is ALL_OLD.
   static ApiError conditional_check_failed(std::optional<Item> item = std::nullopt);
   static ApiError internal(std::string message = "Internal server error");
+  // TransactionCanceledException: one reason per action, in request order.
+  static ApiError transaction_canceled(std::vector<CancellationReason> reasons);
+  static ApiError idempotent_parameter_mismatch();
+  static ApiError transaction_in_progress();
 
   int http_status() const { return http_status_; }
   // Full type with namespace, e.g. "com.amazon.coral.validate#ValidationException".
@@ -42,6 +54,7 @@ class ApiError : public std::exception {
   // "message" for most errors, "Message" where DynamoDB's model says so.
   const char* message_member() const { return capital_message_ ? "Message" : "message"; }
   const std::optional<Item>& item() const { return item_; }
+  const std::vector<CancellationReason>& cancellation_reasons() const { return reasons_; }
   const char* what() const noexcept override;
 
  private:
@@ -52,6 +65,7 @@ class ApiError : public std::exception {
   std::optional<std::string> message_;
   bool capital_message_;
   std::optional<Item> item_;
+  std::vector<CancellationReason> reasons_;
 };
 
 }  // namespace kumo

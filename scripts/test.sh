@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Installs what is missing, then builds and runs every test:
+#   1. RelWithDebInfo build in build/: unit tests (ctest), e2e suite, AWS CLI and JS SDK
+#      smoke tests;
+#   2. ASan+UBSan build in build-asan/: unit tests and the e2e suite again, where any
+#      sanitizer report fails the run.
+# Exits non-zero on the first failure and prints a summary of the steps either way.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+python=/usr/bin/python3
+jobs=$(nproc)
+sanitizer_logs="$root/build-asan/sanitizer-logs"
+
+steps_done=()
+current=""
+step_started=$SECONDS
+run_started=$SECONDS
+
+begin() {
+  current=$1
+  step_started=$SECONDS
+  printf '\n==> %s\n' "$current"
+}
+
+end() {
+  steps_done+=("ok      $current ($((SECONDS - step_started))s)")
+  current=""
+}
+
+show_sanitizer_logs() {
+  local f
+  for f in "$sanitizer_logs"/*; do
+    [ -f "$f" ] || continue
+    printf '\n---- %s ----\n' "$f"
+    cat "$f"
+  done
+}
+
+summary() {
+  local rc=$? s
+  trap - EXIT
+  if [ "$rc" -ne 0 ] && [ -d "$sanitizer_logs" ]; then
+    show_sanitizer_logs
+  fi
+  printf '\n==== test.sh summary (%ss) ====\n' "$((SECONDS - run_started))"
+  for s in "${steps_done[@]}"; do
+    printf '%s\n' "$s"
+  done
+  if [ "$rc" -eq 0 ]; then
+    printf 'test.sh: all %d steps passed\n' "${#steps_done[@]}"
+  else
+    printf 'FAILED  %s (exit status %d)\n' "${current:-unknown step}" "$rc"
+    printf 'test.sh: FAILED\n'
+  fi
+  exit "$rc"
+}
+trap summary EXIT
+rm -rf "$sanitizer_logs"
+
+# pytest exits 5 when it collects no test; that is a failure here, as is anything non-zero.
+run_e2e() {
+  local bin=$1 rc=0
+  KUMO_BIN="$bin" timeout --kill-after=30 1200 \
+    "$python" -m pytest -p no:cacheprovider -ra tests/e2e || rc=$?
+  if [ "$rc" -eq 5 ]; then
+    echo "e2e: pytest collected no tests in tests/e2e" >&2
+  elif [ "$rc" -eq 124 ]; then
+    echo "e2e: timed out" >&2
+  fi
+  return "$rc"
+}
+
+run_ctest() {
+  timeout --kill-after=30 1200 \
+    ctest --test-dir "$1" --output-on-failure --no-tests=error --timeout 300 -j"$jobs"
+}
+
+begin "install dependencies"
+"$root/scripts/install-deps.sh" --test
+end
+
+begin "build (RelWithDebInfo, build/)"
+cmake -S "$root" -B "$root/build" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKUMO_SANITIZE=OFF -DKUMO_TESTS=ON
+cmake --build "$root/build" -j"$jobs"
+end
+
+begin "unit tests (build/)"
+run_ctest "$root/build"
+end
+
+begin "e2e tests (build/kumo)"
+run_e2e "$root/build/kumo"
+end
+
+begin "smoke test: AWS CLI (build/kumo)"
+KUMO_BIN="$root/build/kumo" timeout --kill-after=30 300 "$root/tests/smoke/cli.sh"
+end
+
+begin "smoke test: AWS SDK for JavaScript v3 (build/kumo)"
+KUMO_BIN="$root/build/kumo" timeout --kill-after=30 600 "$root/tests/smoke/js.sh"
+end
+
+begin "build (ASan+UBSan, build-asan/)"
+cmake -S "$root" -B "$root/build-asan" \
+  -DCMAKE_BUILD_TYPE=Debug -DKUMO_SANITIZE=ON -DKUMO_TESTS=ON
+cmake --build "$root/build-asan" -j"$jobs"
+end
+
+# A UBSan finding ends the process (-fno-sanitize-recover), and so does an ASan error.
+# ASan and LeakSanitizer reports also go to files, so that a leak found when the server
+# shuts down, after the test that caused it has passed, still fails the run.
+mkdir -p "$sanitizer_logs"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:log_path=$sanitizer_logs/asan"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+
+check_sanitizer_logs() {
+  if compgen -G "$sanitizer_logs/*" >/dev/null; then
+    echo "sanitizer reports found in $sanitizer_logs" >&2
+    return 1
+  fi
+}
+
+begin "unit tests (build-asan/)"
+run_ctest "$root/build-asan"
+check_sanitizer_logs
+end
+
+begin "e2e tests (build-asan/kumo)"
+run_e2e "$root/build-asan/kumo"
+check_sanitizer_logs
+end

@@ -1,0 +1,339 @@
+// BatchGetItem and BatchWriteItem (dynamodb-contract.md §6.6, §7.5, §9.2).
+#include <map>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "api/expressions.h"
+#include "api/indexes.h"
+#include "api/item_checks.h"
+#include "api/operations.h"
+#include "codec/key_codec.h"
+#include "model/api_error.h"
+#include "model/capacity.h"
+
+namespace kumo::api {
+namespace {
+
+constexpr std::size_t kMaxBatchWrites = 25;
+constexpr std::size_t kMaxBatchGets = 100;
+// BatchGetItem answers at most 16 MB; the rest goes back as UnprocessedKeys (§6.6).
+constexpr std::size_t kMaxBatchGetResponseBytes = 16u << 20;
+
+const char* kKeyMismatch = "The provided key element does not match the schema";
+
+// Coral checks on the RequestItems map: non-empty, table-name keys, list lengths.
+void check_request_items(const std::optional<JsonObject>& items, std::string_view list_member,
+                         std::size_t max_per_table, CoralErrors& coral) {
+  coral.require(items.has_value(), "requestItems");
+  if (!items) return;
+  if (items->raw().size() == 0) {
+    coral.add("{}", "requestItems", "Member must have length greater than or equal to 1");
+    return;
+  }
+  for (auto [table, value] : items->raw()) {
+    CoralErrors name_check;
+    name_check.check_table_name(table, "requestItems");
+    if (!name_check.empty() && table.substr(0, 4) != "arn:") {
+      coral.add(fmt::format("{{{}=...}}", table), "requestItems",
+                "Map keys must satisfy constraint: [Member must have length less than or equal "
+                "to 255, Member must have length greater than or equal to 3, Member must satisfy "
+                "regular expression pattern: [a-zA-Z0-9_.-]+]");
+    }
+    std::size_t count = 0;
+    if (list_member.empty()) {
+      if (value.type() == simdjson::dom::element_type::ARRAY)
+        count = value.get_array().value().size();
+    } else if (value.type() == simdjson::dom::element_type::OBJECT) {
+      simdjson::dom::element keys;
+      if (value.get_object().value().at_key(list_member).get(keys) == simdjson::SUCCESS &&
+          keys.type() == simdjson::dom::element_type::ARRAY) {
+        count = keys.get_array().value().size();
+      }
+    }
+    if (count < 1 || count > max_per_table) {
+      if (list_member.empty()) {
+        coral.add(fmt::format("{{{}=[...]}}", table), "requestItems",
+                  fmt::format("Map value must satisfy constraint: [Member must have length less "
+                              "than or equal to {}, Member must have length greater than or "
+                              "equal to 1]",
+                              max_per_table));
+      } else {
+        coral.add("[...]", fmt::format("requestItems.{}.member.keys", table),
+                  count < 1 ? "Member must have length greater than or equal to 1"
+                            : fmt::format("Member must have length less than or equal to {}",
+                                          max_per_table));
+      }
+    }
+  }
+}
+
+void write_capacity_list(JsonWriter& w, std::string_view mode,
+                         const std::vector<std::pair<std::string, double>>& per_table) {
+  if (mode != "TOTAL" && mode != "INDEXES") return;
+  write_key(w, "ConsumedCapacity");
+  w.StartArray();
+  for (const auto& [table, units] : per_table) {
+    w.StartObject();
+    write_key(w, "TableName");
+    write_string(w, table);
+    write_key(w, "CapacityUnits");
+    w.Double(units);
+    if (mode == "INDEXES") {
+      write_key(w, "Table");
+      w.StartObject();
+      write_key(w, "CapacityUnits");
+      w.Double(units);
+      w.EndObject();
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+std::string storage_key(const TableDefinition& table, const Item& item) {
+  const AttributeValue* sort = table.key.range ? &item.at(table.key.range->name) : nullptr;
+  return codec::item_key(table.id, item.at(table.key.hash.name), sort);
+}
+
+}  // namespace
+
+std::string batch_write_item(const Context& ctx, const JsonObject& request) {
+  auto items = request.object("RequestItems");
+  auto capacity_mode = request.string("ReturnConsumedCapacity").value_or("NONE");
+  struct Write {
+    std::string table_name;  // as the request named it
+    bool put = true;
+    Item item;  // the item to put, or the key to delete
+  };
+  std::vector<Write> writes;
+  Validation validation;
+  bool malformed_request = false;
+  if (items) {
+    for (auto [table, list] : items->raw()) {
+      if (list.type() == simdjson::dom::element_type::NULL_VALUE) continue;
+      if (list.type() != simdjson::dom::element_type::ARRAY) throw_not_array(list);
+      for (const auto& element : JsonArray(list.get_array().value()).objects()) {
+        std::optional<JsonObject> put, del;
+        if (element) {
+          put = element->object("PutRequest");
+          del = element->object("DeleteRequest");
+        }
+        if (!!put == !!del) {
+          malformed_request = true;
+          continue;
+        }
+        Write w{std::string(table), put.has_value(), {}};
+        auto member = put ? put->element("Item") : del->element("Key");
+        if (member) w.item = decode_item(*member, validation);
+        writes.push_back(std::move(w));
+      }
+    }
+  }
+  CoralErrors coral;
+  check_request_items(items, "", kMaxBatchWrites, coral);
+  coral.check_enum(request.string("ReturnConsumedCapacity"), "returnConsumedCapacity",
+                   {"INDEXES", "TOTAL", "NONE"});
+  coral.check_enum(request.string("ReturnItemCollectionMetrics"), "returnItemCollectionMetrics",
+                   {"SIZE", "NONE"});
+  coral.throw_if_any();
+  if (writes.size() > kMaxBatchWrites) {
+    throw ApiError::validation("Too many items requested for the BatchWriteItem call");
+  }
+  if (malformed_request) {
+    throw ApiError::validation(
+        "Supplied AttributeValue has more than one datatypes set, must contain exactly one of "
+        "the supported datatypes");
+  }
+  validation.throw_if_failed();
+
+  // Everything is checked before anything is written: one bad request rejects the call.
+  std::map<std::string, engine::TablePtr> tables;
+  for (const auto& w : writes) {
+    if (!tables.count(w.table_name)) tables[w.table_name] = data_table(ctx, w.table_name);
+  }
+  std::set<std::string> keys;
+  for (const auto& w : writes) {
+    const TableDefinition& table = *tables[w.table_name];
+    if (w.put) {
+      if (item_size(w.item) > kMaxItemSize) {
+        throw ApiError::validation("Item size has exceeded the maximum allowed size");
+      }
+      // BatchWriteItem words a missing or mistyped key as a schema mismatch (§7.1).
+      for (const auto* d : {&table.key.hash, table.key.range ? &*table.key.range : nullptr}) {
+        if (!d) continue;
+        auto it = w.item.find(d->name);
+        if (it == w.item.end() || it->second.type() != to_attr_type(d->type)) {
+          throw ApiError::validation(kKeyMismatch);
+        }
+      }
+      check_item_key(table, w.item);
+      check_index_keys(table, w.item, false);
+    } else {
+      check_key_parameter(table, w.item);
+    }
+    if (!keys.insert(storage_key(table, w.item)).second) {
+      throw ApiError::validation("Provided list of item keys contains duplicates");
+    }
+  }
+
+  std::vector<std::pair<std::string, double>> capacity;
+  for (auto& w : writes) {
+    const TableDefinition& table = *tables[w.table_name];
+    engine::WriteResult result = w.put ? ctx.engine.put_item(table, std::move(w.item))
+                                       : ctx.engine.delete_item(table, w.item);
+    const double units = write_capacity_units(std::max(result.old_size, result.new_size));
+    auto it = std::find_if(capacity.begin(), capacity.end(),
+                           [&](const auto& c) { return c.first == w.table_name; });
+    if (it == capacity.end()) {
+      capacity.emplace_back(w.table_name, units);
+    } else {
+      it->second += units;
+    }
+  }
+  std::string body;
+  StringOut out{&body};
+  JsonWriter w(out);
+  w.StartObject();
+  write_key(w, "UnprocessedItems");
+  w.StartObject();
+  w.EndObject();
+  write_capacity_list(w, capacity_mode, capacity);
+  w.EndObject();
+  return body;
+}
+
+std::string batch_get_item(const Context& ctx, const JsonObject& request) {
+  auto items = request.object("RequestItems");
+  auto capacity_mode = request.string("ReturnConsumedCapacity").value_or("NONE");
+  struct TableRead {
+    std::string table_name;
+    JsonObject spec;
+    std::vector<Item> keys;
+    bool consistent = false;
+    std::unique_ptr<RequestExpressions> expressions = std::make_unique<RequestExpressions>();
+  };
+  std::vector<TableRead> reads;
+  Validation validation;
+  std::size_t total = 0;
+  if (items) {
+    for (auto [table, spec_json] : items->raw()) {
+      if (spec_json.type() == simdjson::dom::element_type::NULL_VALUE) continue;
+      if (spec_json.type() != simdjson::dom::element_type::OBJECT) throw_not_object(spec_json);
+      TableRead read{std::string(table), JsonObject(spec_json.get_object().value()), {}, false};
+      read.consistent = read.spec.boolean("ConsistentRead").value_or(false);
+      if (auto keys = read.spec.array("Keys")) {
+        for (simdjson::dom::element key : keys->raw())
+          read.keys.push_back(decode_item(key, validation));
+      }
+      if (auto list = read.spec.array("AttributesToGet")) list->strings();
+      read.expressions->read_maps(read.spec, validation);
+      total += read.keys.size();
+      reads.push_back(std::move(read));
+    }
+  }
+  CoralErrors coral;
+  check_request_items(items, "Keys", kMaxBatchGets, coral);
+  coral.check_enum(request.string("ReturnConsumedCapacity"), "returnConsumedCapacity",
+                   {"INDEXES", "TOTAL", "NONE"});
+  coral.throw_if_any();
+  if (total > kMaxBatchGets) {
+    throw ApiError::validation("Too many items requested for the BatchGetItem call");
+  }
+  validation.throw_if_failed();
+  std::map<std::string, engine::TablePtr> tables;
+  for (auto& read : reads) {
+    read.expressions->compile(read.spec, {.projection = true});
+    tables[read.table_name] = data_table(ctx, read.table_name);
+  }
+  for (const auto& read : reads) {
+    const TableDefinition& table = *tables[read.table_name];
+    std::set<std::string> keys;
+    for (const auto& key : read.keys) {
+      check_key_parameter(table, key);
+      if (!keys.insert(storage_key(table, key)).second) {
+        throw ApiError::validation("Provided list of item keys contains duplicates");
+      }
+    }
+  }
+
+  std::string body;
+  StringOut out{&body};
+  JsonWriter w(out);
+  std::vector<std::pair<std::string, double>> capacity;
+  // Keys left for UnprocessedKeys once the response reaches its size cap.
+  std::vector<std::pair<const TableRead*, std::vector<const Item*>>> unprocessed;
+  std::size_t response_bytes = 0;
+  w.StartObject();
+  write_key(w, "Responses");
+  w.StartObject();
+  for (const auto& read : reads) {
+    const TableDefinition& table = *tables[read.table_name];
+    write_key(w, read.table_name);
+    w.StartArray();
+    double units = 0;
+    std::vector<const Item*> left;
+    for (const auto& key : read.keys) {
+      if (response_bytes >= kMaxBatchGetResponseBytes) {
+        left.push_back(&key);
+        continue;
+      }
+      std::optional<Item> item = ctx.engine.get_item(table, key);
+      const std::size_t size = item ? item_size(*item) : 0;
+      units += read_capacity_units(size, read.consistent);
+      if (!item) continue;
+      response_bytes += size;
+      write_item(w, read.expressions->projects() ? read.expressions->project(*item) : *item);
+    }
+    w.EndArray();
+    capacity.emplace_back(read.table_name, units);
+    if (!left.empty()) unprocessed.emplace_back(&read, std::move(left));
+  }
+  w.EndObject();
+  write_key(w, "UnprocessedKeys");
+  w.StartObject();
+  for (const auto& [read, keys] : unprocessed) {
+    write_key(w, read->table_name);
+    w.StartObject();
+    write_key(w, "Keys");
+    w.StartArray();
+    for (const Item* key : keys) write_item(w, *key);
+    w.EndArray();
+    if (read->consistent) {
+      write_key(w, "ConsistentRead");
+      w.Bool(true);
+    }
+    for (std::string_view member : {"ProjectionExpression"}) {
+      if (auto text = read->spec.string(member)) {
+        write_key(w, member);
+        write_string(w, *text);
+      }
+    }
+    if (auto names = read->spec.object("ExpressionAttributeNames")) {
+      write_key(w, "ExpressionAttributeNames");
+      w.StartObject();
+      for (auto [k, v] : names->raw()) {
+        if (v.type() != simdjson::dom::element_type::STRING) continue;
+        write_key(w, k);
+        write_string(w, v.get_string().value());
+      }
+      w.EndObject();
+    }
+    if (auto list = read->spec.array("AttributesToGet")) {
+      write_key(w, "AttributesToGet");
+      w.StartArray();
+      for (const auto& name : list->strings()) {
+        if (name) write_string(w, *name);
+      }
+      w.EndArray();
+    }
+    w.EndObject();
+  }
+  w.EndObject();
+  write_capacity_list(w, capacity_mode, capacity);
+  w.EndObject();
+  return body;
+}
+
+}  // namespace kumo::api

@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# Smoke test with Debian's AWS CLI v2: starts `kumo serve --in-memory` on a free port,
+# then creates a table, writes, reads and deletes an item and deletes the table, checking
+# every response. Exits non-zero on the first mismatch.
+#   KUMO_BIN  server binary (default: build/kumo)
+#   AWS_CLI   AWS CLI v2 executable (default: /usr/bin/aws)
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+bin=${KUMO_BIN:-$root/build/kumo}
+aws_cli=${AWS_CLI:-/usr/bin/aws}
+python=/usr/bin/python3
+
+fail() {
+  echo "cli smoke: FAIL: $*" >&2
+  exit 1
+}
+
+[ -x "$bin" ] || fail "no server binary at $bin"
+[ -x "$aws_cli" ] || fail "no AWS CLI at $aws_cli (Debian package awscli)"
+case "$("$aws_cli" --version 2>&1)" in
+  aws-cli/2.*) ;;
+  *) fail "$aws_cli is not AWS CLI v2: $("$aws_cli" --version 2>&1)" ;;
+esac
+
+work=$(mktemp -d)
+server_pid=""
+
+stop_server() {
+  local pid=$server_pid rc=0
+  server_pid=""
+  [ -n "$pid" ] || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 100); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" || rc=$?
+  # 0 after a graceful shutdown, 143 if SIGTERM ended it; anything else is a crash or a
+  # sanitizer report.
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 143 ]; then
+    echo "cli smoke: server exited with status $rc" >&2
+    return 1
+  fi
+}
+
+cleanup() {
+  local rc=$?
+  stop_server || rc=1
+  if [ "$rc" -ne 0 ] && [ -s "$work/server.log" ]; then
+    echo "---- server log ----" >&2
+    tail -n 100 "$work/server.log" >&2
+  fi
+  rm -rf "$work"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+endpoint="http://127.0.0.1:$port"
+
+"$bin" serve --in-memory --port "$port" >"$work/server.log" 2>&1 &
+server_pid=$!
+
+# Any HTTP answer to GET / means the server is up.
+up=0
+for _ in $(seq 300); do
+  kill -0 "$server_pid" 2>/dev/null || fail "server exited during startup"
+  if "$python" - "$endpoint/" <<'PY' 2>/dev/null; then
+import sys, urllib.error, urllib.request
+try:
+    urllib.request.urlopen(sys.argv[1], timeout=1).read()
+except urllib.error.HTTPError:
+    pass
+PY
+    up=1
+    break
+  fi
+  sleep 0.1
+done
+[ "$up" -eq 1 ] || fail "server did not answer GET / on $endpoint within 30s"
+
+export AWS_ACCESS_KEY_ID=smokeAccessKey
+export AWS_SECRET_ACCESS_KEY=smokeSecretKey
+export AWS_DEFAULT_REGION=us-east-1
+export AWS_PAGER=""
+export AWS_MAX_ATTEMPTS=1
+export AWS_CONFIG_FILE="$work/aws-config"
+export AWS_SHARED_CREDENTIALS_FILE="$work/aws-credentials"
+export AWS_EC2_METADATA_DISABLED=true
+unset AWS_PROFILE AWS_DEFAULT_PROFILE AWS_SESSION_TOKEN AWS_ENDPOINT_URL AWS_REGION
+
+# ddb OP ARGS... : runs `aws dynamodb OP`, output in $work/out.json; fails on error.
+ddb() {
+  local op=$1
+  shift
+  if ! "$aws_cli" dynamodb "$op" --endpoint-url "$endpoint" --output json "$@" \
+      >"$work/out.json" 2>"$work/err.txt"; then
+    cat "$work/err.txt" >&2
+    fail "aws dynamodb $op failed"
+  fi
+}
+
+# check DESCRIPTION PYTHON_EXPR [JSON] : evaluates the expression with `r` bound to the
+# parsed output of the last call ({} when it printed nothing) and `e` to the parsed JSON
+# argument; fails unless it is true.
+check() {
+  "$python" - "$work/out.json" "$2" "${3:-null}" <<'PY' || fail "$1"
+import json, sys
+text = open(sys.argv[1]).read().strip()
+r = json.loads(text) if text else {}
+e = json.loads(sys.argv[3])
+ok = eval(sys.argv[2], {"r": r, "e": e})
+if not ok:
+    print(json.dumps(r, indent=2, sort_keys=True), file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+  echo "ok: $1"
+}
+
+table=kumo_smoke_cli
+key='{"pk": {"S": "user#1"}, "sk": {"N": "42"}}'
+item='{
+  "pk": {"S": "user#1"},
+  "sk": {"N": "42"},
+  "name": {"S": "Ada 雲"},
+  "score": {"N": "-3.14"},
+  "big": {"N": "12345678901234567890123456789012345678"},
+  "blob": {"B": "AAEC/w=="},
+  "active": {"BOOL": true},
+  "nothing": {"NULL": true},
+  "tags": {"SS": ["b", "a"]},
+  "nums": {"NS": ["1", "2.5"]},
+  "nested": {"M": {"list": {"L": [{"N": "1"}, {"S": "x"}, {"BOOL": false}]}}}
+}'
+
+ddb create-table --table-name "$table" \
+  --attribute-definitions AttributeName=pk,AttributeType=S AttributeName=sk,AttributeType=N \
+  --key-schema AttributeName=pk,KeyType=HASH AttributeName=sk,KeyType=RANGE \
+  --billing-mode PAY_PER_REQUEST
+check "create-table returns the table description" \
+  "r['TableDescription']['TableName'] == '$table' and r['TableDescription']['TableStatus'] in ('CREATING', 'ACTIVE') and sorted((k['AttributeName'], k['KeyType']) for k in r['TableDescription']['KeySchema']) == [('pk', 'HASH'), ('sk', 'RANGE')]"
+
+ddb describe-table --table-name "$table"
+check "describe-table shows the table ACTIVE" \
+  "r['Table']['TableName'] == '$table' and r['Table']['TableStatus'] == 'ACTIVE'"
+
+ddb list-tables
+check "list-tables lists the table" "'$table' in r['TableNames']"
+
+ddb put-item --table-name "$table" --item "$item"
+check "put-item returns no attributes" "'Attributes' not in r"
+
+ddb get-item --table-name "$table" --key "$key" --consistent-read
+# Sets have no order, so their members are compared sorted.
+check "get-item returns the item exactly" "
+(lambda norm: norm(r.get('Item')) == norm(e))(
+  lambda item: item and {k: ({t: sorted(v) for t, v in av.items()} if set(av) & {'SS', 'NS', 'BS'} else av)
+                         for k, av in item.items()})" "$item"
+
+ddb delete-item --table-name "$table" --key "$key"
+check "delete-item returns no attributes" "'Attributes' not in r"
+
+ddb get-item --table-name "$table" --key "$key" --consistent-read
+check "get-item after delete-item returns no item" "'Item' not in r"
+
+ddb delete-table --table-name "$table"
+check "delete-table returns the table description" \
+  "r['TableDescription']['TableName'] == '$table'"
+
+ddb list-tables
+check "list-tables no longer lists the table" "'$table' not in r['TableNames']"
+
+if "$aws_cli" dynamodb describe-table --endpoint-url "$endpoint" --table-name "$table" \
+    >"$work/out.json" 2>"$work/err.txt"; then
+  fail "describe-table of a deleted table succeeded"
+fi
+grep -q ResourceNotFoundException "$work/err.txt" || {
+  cat "$work/err.txt" >&2
+  fail "describe-table of a deleted table did not answer ResourceNotFoundException"
+}
+echo "ok: describe-table of a deleted table answers ResourceNotFoundException"
+
+stop_server
+echo "cli smoke: all checks passed"
