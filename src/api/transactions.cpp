@@ -293,20 +293,26 @@ std::string transact_write_items(const Context& ctx, const JsonObject& request) 
       }
       throw ApiError::transaction_canceled(std::move(reasons));
     }
-    std::vector<std::pair<std::string, double>> capacity;
+    // Transactions cost twice the units of the same writes; a replay of a completed
+    // request under its ClientRequestToken writes nothing and reports the (transactional)
+    // read units of the items instead (§7.6, §9.2).
+    std::vector<std::pair<std::string, double>> capacity, replay_capacity;
     for (std::size_t i = 0; i < actions.size(); ++i) {
-      // Transactions cost twice the units of the same writes (§9.2).
-      add_units(capacity, actions[i].table_name,
-                2 * write_capacity_units(std::max(results[i].old_size, results[i].new_size)));
+      const std::size_t size = std::max(results[i].old_size, results[i].new_size);
+      add_units(capacity, actions[i].table_name, 2 * write_capacity_units(size));
+      add_units(replay_capacity, actions[i].table_name, 2 * read_capacity_units(size, true));
     }
-    std::string body;
-    StringOut out{&body};
-    JsonWriter w(out);
-    w.StartObject();
-    write_capacity_list(w, capacity_mode, capacity);
-    w.EndObject();
-    if (token) tokens.complete(token_key, body);
-    return body;
+    auto response = [&](const std::vector<std::pair<std::string, double>>& units) {
+      std::string body;
+      StringOut out{&body};
+      JsonWriter w(out);
+      w.StartObject();
+      write_capacity_list(w, capacity_mode, units);
+      w.EndObject();
+      return body;
+    };
+    if (token) tokens.complete(token_key, response(replay_capacity));
+    return response(capacity);
   } catch (...) {
     if (token) tokens.abandon(token_key);
     throw;
