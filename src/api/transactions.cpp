@@ -44,7 +44,8 @@ void canonical(simdjson::dom::element e, std::string* out) {
     canonical(e.get_object().value(), out);
   } else if (e.type() == element_type::ARRAY) {
     out->push_back('[');
-    for (simdjson::dom::element v : e.get_array().value()) {
+    const simdjson::dom::array array = e.get_array().value();
+    for (simdjson::dom::element v : array) {
       canonical(v, out);
       out->push_back(',');
     }
