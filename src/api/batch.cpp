@@ -69,29 +69,6 @@ void check_request_items(const std::optional<JsonObject>& items, std::string_vie
   }
 }
 
-void write_capacity_list(JsonWriter& w, std::string_view mode,
-                         const std::vector<std::pair<std::string, double>>& per_table) {
-  if (mode != "TOTAL" && mode != "INDEXES") return;
-  write_key(w, "ConsumedCapacity");
-  w.StartArray();
-  for (const auto& [table, units] : per_table) {
-    w.StartObject();
-    write_key(w, "TableName");
-    write_string(w, table);
-    write_key(w, "CapacityUnits");
-    w.Double(units);
-    if (mode == "INDEXES") {
-      write_key(w, "Table");
-      w.StartObject();
-      write_key(w, "CapacityUnits");
-      w.Double(units);
-      w.EndObject();
-    }
-    w.EndObject();
-  }
-  w.EndArray();
-}
-
 std::string storage_key(const TableDefinition& table, const Item& item) {
   const AttributeValue* sort = table.key.range ? &item.at(table.key.range->name) : nullptr;
   return codec::item_key(table.id, item.at(table.key.hash.name), sort);
@@ -178,19 +155,16 @@ std::string batch_write_item(const Context& ctx, const JsonObject& request) {
     }
   }
 
-  std::vector<std::pair<std::string, double>> capacity;
+  std::vector<ConsumedCapacity> capacity;
   for (auto& w : writes) {
     const TableDefinition& table = *tables[w.table_name];
     engine::WriteResult result = w.put ? ctx.engine.put_item(table, std::move(w.item))
                                        : ctx.engine.delete_item(table, w.item);
-    const double units = write_capacity_units(std::max(result.old_size, result.new_size));
-    auto it = std::find_if(capacity.begin(), capacity.end(),
-                           [&](const auto& c) { return c.first == w.table_name; });
-    if (it == capacity.end()) {
-      capacity.emplace_back(w.table_name, units);
-    } else {
-      it->second += units;
-    }
+    // Each request is charged on its own, rounded separately (§9.2).
+    ConsumedCapacity c{
+        w.table_name, write_capacity_units(std::max(result.old_size, result.new_size)), {}};
+    c.add_indexes(result.index_units);
+    add_capacity(capacity, c);
   }
   std::string body;
   StringOut out{&body};
@@ -199,7 +173,7 @@ std::string batch_write_item(const Context& ctx, const JsonObject& request) {
   write_key(w, "UnprocessedItems");
   w.StartObject();
   w.EndObject();
-  write_capacity_list(w, capacity_mode, capacity);
+  write_consumed_capacity(w, capacity_mode, capacity);
   w.EndObject();
   return body;
 }
@@ -261,7 +235,7 @@ std::string batch_get_item(const Context& ctx, const JsonObject& request) {
   std::string body;
   StringOut out{&body};
   JsonWriter w(out);
-  std::vector<std::pair<std::string, double>> capacity;
+  std::vector<ConsumedCapacity> capacity;
   // Keys left for UnprocessedKeys once the response reaches its size cap.
   std::vector<std::pair<const TableRead*, std::vector<const Item*>>> unprocessed;
   std::size_t response_bytes = 0;
@@ -287,7 +261,7 @@ std::string batch_get_item(const Context& ctx, const JsonObject& request) {
       write_item(w, read.expressions->projects() ? read.expressions->project(*item) : *item);
     }
     w.EndArray();
-    capacity.emplace_back(read.table_name, units);
+    capacity.push_back({read.table_name, units, {}});
     if (!left.empty()) unprocessed.emplace_back(&read, std::move(left));
   }
   w.EndObject();
@@ -331,7 +305,7 @@ std::string batch_get_item(const Context& ctx, const JsonObject& request) {
     w.EndObject();
   }
   w.EndObject();
-  write_capacity_list(w, capacity_mode, capacity);
+  write_consumed_capacity(w, capacity_mode, capacity);
   w.EndObject();
   return body;
 }

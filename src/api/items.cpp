@@ -131,7 +131,12 @@ void check_write_enums(const JsonObject& request, CoralErrors& coral) {
 }
 
 std::string write_response(const std::optional<Item>& attributes, std::string_view capacity_mode,
-                           std::string_view table_name, double units) {
+                           std::string_view table_name, const engine::WriteResult& result) {
+  // A write costs the larger of the old and new item (§9.2), plus its index writes (§9.3).
+  ConsumedCapacity capacity{std::string(table_name),
+                            write_capacity_units(std::max(result.old_size, result.new_size)),
+                            {}};
+  capacity.add_indexes(result.index_units);
   std::string body;
   StringOut out{&body};
   JsonWriter w(out);
@@ -140,7 +145,7 @@ std::string write_response(const std::optional<Item>& attributes, std::string_vi
     write_key(w, "Attributes");
     write_item(w, *attributes);
   }
-  write_consumed_capacity(w, capacity_mode, table_name, units);
+  write_consumed_capacity(w, capacity_mode, capacity);
   w.EndObject();
   return body;
 }
@@ -195,7 +200,7 @@ std::string put_item(const Context& ctx, const JsonObject& request) {
         return std::move(item);
       });
   return write_response(all_old ? result.old_item : std::nullopt, capacity_mode, *table_name,
-                        write_capacity_units(std::max(result.old_size, result.new_size)));
+                        result);
 }
 
 std::string get_item(const Context& ctx, const JsonObject& request) {
@@ -235,7 +240,7 @@ std::string get_item(const Context& ctx, const JsonObject& request) {
     write_key(w, "Item");
     write_item(w, expressions.projects() ? expressions.project(*item) : *item);
   }
-  write_consumed_capacity(w, capacity_mode, *table_name, units);
+  write_consumed_capacity(w, capacity_mode, ConsumedCapacity{std::string(*table_name), units, {}});
   w.EndObject();
   return body;
 }
@@ -272,7 +277,7 @@ std::string delete_item(const Context& ctx, const JsonObject& request) {
         return std::optional<Item>();
       });
   return write_response(all_old ? result.old_item : std::nullopt, capacity_mode, *table_name,
-                        write_capacity_units(result.old_size));
+                        result);
 }
 
 std::string update_item(const Context& ctx, const JsonObject& request) {
@@ -341,8 +346,7 @@ std::string update_item(const Context& ctx, const JsonObject& request) {
     attributes = expr::updated_new(*result.new_item, updated);
   }
   if (attributes && attributes->empty()) attributes.reset();
-  return write_response(attributes, capacity_mode, *table_name,
-                        write_capacity_units(std::max(result.old_size, result.new_size)));
+  return write_response(attributes, capacity_mode, *table_name, result);
 }
 
 }  // namespace kumo::api

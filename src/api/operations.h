@@ -57,9 +57,26 @@ void check_table_name_or_arn(CoralErrors& coral, std::optional<std::string_view>
 // found" when absent.
 engine::TablePtr data_table(const Context& ctx, std::string_view name_or_arn);
 
-// Writes "ConsumedCapacity" for a single-table operation per ReturnConsumedCapacity
-// (NONE: nothing; TOTAL; INDEXES adds the "Table" breakdown).
-void write_consumed_capacity(JsonWriter& w, std::string_view mode, std::string_view table_name,
-                             double units);
+// Capacity one operation consumed on one table and its indexes (§9.2–9.4).
+struct ConsumedCapacity {
+  std::string table_name;  // as the request named it (name or ARN)
+  double table = 0;
+  std::vector<engine::WriteResult::IndexUnits> indexes;  // one entry per index
+
+  // Adds `units` (times `factor`) to the index entries, summing per index.
+  void add_indexes(const std::vector<engine::WriteResult::IndexUnits>& units, double factor = 1);
+  double total() const;
+};
+
+// Adds `capacity` into the per-table list (one entry per table, in first-seen order).
+void add_capacity(std::vector<ConsumedCapacity>& per_table, const ConsumedCapacity& capacity);
+
+// Writes "ConsumedCapacity" per ReturnConsumedCapacity (NONE: nothing; TOTAL: the total;
+// INDEXES: also the "Table" and per-index breakdown) — as one object for single-table
+// operations, as a list for batches and transactions.
+void write_consumed_capacity(JsonWriter& w, std::string_view mode,
+                             const ConsumedCapacity& capacity);
+void write_consumed_capacity(JsonWriter& w, std::string_view mode,
+                             const std::vector<ConsumedCapacity>& per_table);
 
 }  // namespace kumo::api

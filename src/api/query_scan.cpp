@@ -171,21 +171,39 @@ const IndexDefinition* read_index(const TableDefinition& table, const ReadReques
 }
 
 // On an LSI whose projection is partial, ALL_ATTRIBUTES (or a projection) reads the items
-// from the table, and pays for those reads too (§6.3, §9.2).
-void fetch_from_table(const Context& ctx, const TableDefinition& table,
-                      const IndexDefinition* index, const ReadRequest& r,
-                      const RequestExpressions& expressions, engine::Page& page) {
-  if (!index || index->global || index->projection.type == ProjectionType::ALL) return;
-  if (r.select != "ALL_ATTRIBUTES" && !expressions.projects()) return;
+// from the table (§6.3). Returns the bytes read from the table, which it pays for (§9.2).
+std::size_t fetch_from_table(const Context& ctx, const TableDefinition& table,
+                             const IndexDefinition* index, const ReadRequest& r,
+                             const RequestExpressions& expressions, engine::Page& page) {
+  if (!index || index->global || index->projection.type == ProjectionType::ALL) return 0;
+  if (r.select != "ALL_ATTRIBUTES" && !expressions.projects()) return 0;
+  std::size_t bytes = 0;
   for (auto& entry : page.items) {
     Item key;
     key.emplace(table.key.hash.name, entry.at(table.key.hash.name));
     if (table.key.range) key.emplace(table.key.range->name, entry.at(table.key.range->name));
     if (std::optional<Item> item = ctx.engine.get_item(table, key)) {
-      page.bytes_read += item_size(*item);
+      bytes += item_size(*item);
       entry = std::move(*item);
     }
   }
+  return bytes;
+}
+
+// What a page cost (§9.2, §9.3): the sizes read summed and rounded up once; a GSI read is
+// charged to the index (eventually consistent), an LSI read to the index plus any items
+// fetched from the table.
+ConsumedCapacity page_capacity(const ReadRequest& r, const IndexDefinition* index,
+                               const engine::Page& page, std::size_t table_bytes) {
+  ConsumedCapacity capacity{std::string(*r.table_name), 0, {}};
+  if (!index) {
+    capacity.table = read_capacity_units(page.bytes_read, r.consistent);
+    return capacity;
+  }
+  capacity.indexes.push_back(
+      {index->name, index->global, read_capacity_units(page.bytes_read, r.consistent)});
+  if (table_bytes) capacity.table = read_capacity_units(table_bytes, r.consistent);
+  return capacity;
 }
 
 // ExclusiveStartKey of an index read: exactly the index key components and the table key.
@@ -230,7 +248,7 @@ std::vector<std::string> key_names(const TableDefinition& table) {
 }
 
 std::string page_response(const ReadRequest& r, const RequestExpressions& expressions,
-                          const engine::Page& page) {
+                          const engine::Page& page, const ConsumedCapacity& capacity) {
   std::string body;
   StringOut out{&body};
   JsonWriter w(out);
@@ -256,8 +274,7 @@ std::string page_response(const ReadRequest& r, const RequestExpressions& expres
     write_key(w, "LastEvaluatedKey");
     write_item(w, *page.last_evaluated_key);
   }
-  write_consumed_capacity(w, r.capacity_mode, *r.table_name,
-                          read_capacity_units(page.bytes_read, r.consistent));
+  write_consumed_capacity(w, r.capacity_mode, capacity);
   w.EndObject();
   return body;
 }
@@ -372,8 +389,8 @@ std::string query(const Context& ctx, const JsonObject& request) {
   engine::Page page =
       index ? ctx.engine.query_index(*table, *index, hash, range_equal, sort, page_options(r))
             : ctx.engine.query(*table, hash.front(), sort, page_options(r));
-  fetch_from_table(ctx, *table, index, r, expressions, page);
-  return page_response(r, expressions, page);
+  const std::size_t table_bytes = fetch_from_table(ctx, *table, index, r, expressions, page);
+  return page_response(r, expressions, page, page_capacity(r, index, page, table_bytes));
 }
 
 std::string scan(const Context& ctx, const JsonObject& request) {
@@ -398,8 +415,8 @@ std::string scan(const Context& ctx, const JsonObject& request) {
   }
   engine::Page page = index ? ctx.engine.scan_index(*table, *index, segment, total, page_options(r))
                             : ctx.engine.scan(*table, segment, total, page_options(r));
-  fetch_from_table(ctx, *table, index, r, expressions, page);
-  return page_response(r, expressions, page);
+  const std::size_t table_bytes = fetch_from_table(ctx, *table, index, r, expressions, page);
+  return page_response(r, expressions, page, page_capacity(r, index, page, table_bytes));
 }
 
 }  // namespace kumo::api

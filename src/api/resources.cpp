@@ -1,4 +1,6 @@
 // Table names and ARNs as request members name them (dynamodb-contract.md §1.1, §3.1).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "api/operations.h"
@@ -44,23 +46,86 @@ engine::TablePtr data_table(const Context& ctx, std::string_view name_or_arn) {
   return table;
 }
 
-void write_consumed_capacity(JsonWriter& w, std::string_view mode, std::string_view table_name,
-                             double units) {
-  if (mode != "TOTAL" && mode != "INDEXES") return;
-  write_key(w, "ConsumedCapacity");
+void ConsumedCapacity::add_indexes(const std::vector<engine::WriteResult::IndexUnits>& units,
+                                   double factor) {
+  for (const auto& u : units) {
+    auto it = std::find_if(indexes.begin(), indexes.end(),
+                           [&](const auto& i) { return i.name == u.name; });
+    if (it == indexes.end()) {
+      indexes.push_back({u.name, u.global, u.units * factor});
+    } else {
+      it->units += u.units * factor;
+    }
+  }
+}
+
+double ConsumedCapacity::total() const {
+  double sum = table;
+  for (const auto& i : indexes) sum += i.units;
+  return sum;
+}
+
+void add_capacity(std::vector<ConsumedCapacity>& per_table, const ConsumedCapacity& capacity) {
+  auto it = std::find_if(per_table.begin(), per_table.end(),
+                         [&](const auto& c) { return c.table_name == capacity.table_name; });
+  if (it == per_table.end()) {
+    per_table.push_back(capacity);
+    return;
+  }
+  it->table += capacity.table;
+  it->add_indexes(capacity.indexes);
+}
+
+namespace {
+
+void write_capacity_object(JsonWriter& w, std::string_view mode, const ConsumedCapacity& c) {
   w.StartObject();
   write_key(w, "TableName");
-  write_string(w, table_name);
+  write_string(w, c.table_name);
   write_key(w, "CapacityUnits");
-  w.Double(units);
+  w.Double(c.total());
   if (mode == "INDEXES") {
     write_key(w, "Table");
     w.StartObject();
     write_key(w, "CapacityUnits");
-    w.Double(units);
+    w.Double(c.table);
     w.EndObject();
+    for (bool global : {true, false}) {
+      bool any = false;
+      for (const auto& i : c.indexes) any |= i.global == global;
+      if (!any) continue;
+      write_key(w, global ? "GlobalSecondaryIndexes" : "LocalSecondaryIndexes");
+      w.StartObject();
+      for (const auto& i : c.indexes) {
+        if (i.global != global) continue;
+        write_key(w, i.name);
+        w.StartObject();
+        write_key(w, "CapacityUnits");
+        w.Double(i.units);
+        w.EndObject();
+      }
+      w.EndObject();
+    }
   }
   w.EndObject();
+}
+
+}  // namespace
+
+void write_consumed_capacity(JsonWriter& w, std::string_view mode,
+                             const ConsumedCapacity& capacity) {
+  if (mode != "TOTAL" && mode != "INDEXES") return;
+  write_key(w, "ConsumedCapacity");
+  write_capacity_object(w, mode, capacity);
+}
+
+void write_consumed_capacity(JsonWriter& w, std::string_view mode,
+                             const std::vector<ConsumedCapacity>& per_table) {
+  if (mode != "TOTAL" && mode != "INDEXES") return;
+  write_key(w, "ConsumedCapacity");
+  w.StartArray();
+  for (const auto& c : per_table) write_capacity_object(w, mode, c);
+  w.EndArray();
 }
 
 }  // namespace kumo::api

@@ -60,40 +60,6 @@ std::string storage_key(const TableDefinition& table, const Item& item) {
   return codec::item_key(table.id, item.at(table.key.hash.name), sort);
 }
 
-void add_units(std::vector<std::pair<std::string, double>>& per_table, const std::string& table,
-               double units) {
-  auto it = std::find_if(per_table.begin(), per_table.end(),
-                         [&](const auto& c) { return c.first == table; });
-  if (it == per_table.end()) {
-    per_table.emplace_back(table, units);
-  } else {
-    it->second += units;
-  }
-}
-
-void write_capacity_list(JsonWriter& w, std::string_view mode,
-                         const std::vector<std::pair<std::string, double>>& per_table) {
-  if (mode != "TOTAL" && mode != "INDEXES") return;
-  write_key(w, "ConsumedCapacity");
-  w.StartArray();
-  for (const auto& [table, units] : per_table) {
-    w.StartObject();
-    write_key(w, "TableName");
-    write_string(w, table);
-    write_key(w, "CapacityUnits");
-    w.Double(units);
-    if (mode == "INDEXES") {
-      write_key(w, "Table");
-      w.StartObject();
-      write_key(w, "CapacityUnits");
-      w.Double(units);
-      w.EndObject();
-    }
-    w.EndObject();
-  }
-  w.EndArray();
-}
-
 struct Action {
   enum class Kind { kConditionCheck, kPut, kUpdate, kDelete } kind;
   JsonObject spec;
@@ -297,18 +263,21 @@ std::string transact_write_items(const Context& ctx, const JsonObject& request) 
     // Transactions cost twice the units of the same writes; a replay of a completed
     // request under its ClientRequestToken writes nothing and reports the (transactional)
     // read units of the items instead (§7.6, §9.2).
-    std::vector<std::pair<std::string, double>> capacity, replay_capacity;
+    std::vector<ConsumedCapacity> capacity, replay_capacity;
     for (std::size_t i = 0; i < actions.size(); ++i) {
       const std::size_t size = std::max(results[i].old_size, results[i].new_size);
-      add_units(capacity, actions[i].table_name, 2 * write_capacity_units(size));
-      add_units(replay_capacity, actions[i].table_name, 2 * read_capacity_units(size, true));
+      ConsumedCapacity c{actions[i].table_name, 2 * write_capacity_units(size), {}};
+      c.add_indexes(results[i].index_units, 2);
+      add_capacity(capacity, c);
+      add_capacity(replay_capacity,
+                   {actions[i].table_name, 2 * read_capacity_units(size, true), {}});
     }
-    auto response = [&](const std::vector<std::pair<std::string, double>>& units) {
+    auto response = [&](const std::vector<ConsumedCapacity>& units) {
       std::string body;
       StringOut out{&body};
       JsonWriter w(out);
       w.StartObject();
-      write_capacity_list(w, capacity_mode, units);
+      write_consumed_capacity(w, capacity_mode, units);
       w.EndObject();
       return body;
     };
@@ -372,7 +341,7 @@ std::string transact_get_items(const Context& ctx, const JsonObject& request) {
     reads.push_back({g.table.get(), g.key});
   }
   std::vector<std::optional<Item>> items = ctx.engine.transact_get(reads);
-  std::vector<std::pair<std::string, double>> capacity;
+  std::vector<ConsumedCapacity> capacity;
   std::string body;
   StringOut out{&body};
   JsonWriter w(out);
@@ -381,8 +350,9 @@ std::string transact_get_items(const Context& ctx, const JsonObject& request) {
   w.StartArray();
   for (std::size_t i = 0; i < gets.size(); ++i) {
     const std::optional<Item>& item = items[i];
-    add_units(capacity, gets[i].table_name,
-              2 * read_capacity_units(item ? item_size(*item) : 0, true));
+    add_capacity(
+        capacity,
+        {gets[i].table_name, 2 * read_capacity_units(item ? item_size(*item) : 0, true), {}});
     w.StartObject();
     if (item) {
       write_key(w, "Item");
@@ -391,7 +361,7 @@ std::string transact_get_items(const Context& ctx, const JsonObject& request) {
     w.EndObject();
   }
   w.EndArray();
-  write_capacity_list(w, capacity_mode, capacity);
+  write_consumed_capacity(w, capacity_mode, capacity);
   w.EndObject();
   return body;
 }

@@ -3,6 +3,7 @@
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
 #include "engine/index_keys.h"
+#include "model/capacity.h"
 
 namespace kumo::engine {
 namespace {
@@ -57,13 +58,13 @@ std::optional<Item> Engine::read_current(const TableDefinition& table,
 }
 
 void Engine::add_write(const TableDefinition& table, const std::string& storage_key,
-                       const WriteResult& result, storage::WriteBatch* batch) const {
+                       WriteResult& result, storage::WriteBatch* batch) const {
   if (result.new_item) {
     batch->put(storage_key, codec::encode_item(*result.new_item));
   } else {
     batch->del(storage_key);
   }
-  update_indexes(table, result.old_item, result.new_item, batch);
+  update_indexes(table, result, batch);
   const int count_delta = (result.new_item ? 1 : 0) - (result.old_item ? 1 : 0);
   if (count_delta != 0) batch->add_counter(counter_key(table.id, "count"), count_delta);
   batch->add_counter(
@@ -118,7 +119,7 @@ bool Engine::transact_write(const std::vector<TransactWrite>& writes,
   if (!ok) return false;
   storage::WriteBatch batch;
   for (std::size_t i = 0; i < writes.size(); ++i) {
-    const WriteResult& result = (*results)[i];
+    WriteResult& result = (*results)[i];
     if (writes[i].check_only || (!result.old_item && !result.new_item)) continue;
     add_write(*writes[i].table, keys[i], result, &batch);
   }
@@ -134,25 +135,39 @@ std::vector<std::optional<Item>> Engine::transact_get(const std::vector<Transact
   return items;
 }
 
-void Engine::update_indexes(const TableDefinition& table, const std::optional<Item>& old_item,
-                            const std::optional<Item>& new_item, storage::WriteBatch* batch) const {
+void Engine::update_indexes(const TableDefinition& table, WriteResult& result,
+                            storage::WriteBatch* batch) const {
+  const std::optional<Item>& old_item = result.old_item;
+  const std::optional<Item>& new_item = result.new_item;
   for (const auto* indexes : {&table.local_indexes, &table.global_indexes}) {
     for (const auto& index : *indexes) {
       std::optional<std::string> old_key, new_key;
       if (old_item) old_key = index_entry_key(table, index, *old_item);
       if (new_item) new_key = index_entry_key(table, index, *new_item);
       if (!old_key && !new_key) continue;
-      std::int64_t size_delta = 0;
-      if (old_key)
-        size_delta -= static_cast<std::int64_t>(item_size(project_entry(index, *old_item)));
+      std::optional<Item> old_entry, new_entry;
+      if (old_key) old_entry = project_entry(index, *old_item);
+      if (new_key) new_entry = project_entry(index, *new_item);
+      const std::size_t old_size = old_entry ? item_size(*old_entry) : 0;
+      const std::size_t new_size = new_entry ? item_size(*new_entry) : 0;
+      // Index write units (§9.3): an entry added or removed, or rewritten with changed
+      // projected attributes, is one write of its size; a changed index key is a delete
+      // plus a put; an unchanged entry costs nothing.
+      double units = 0;
+      if (old_key && new_key && *old_key != *new_key) {
+        units = write_capacity_units(old_size) + write_capacity_units(new_size);
+      } else if (old_key && new_key) {
+        if (!(*old_entry == *new_entry)) units = write_capacity_units(new_size);
+      } else {
+        units = write_capacity_units(old_key ? old_size : new_size);
+      }
+      if (units > 0) result.index_units.push_back({index.name, index.global, units});
       // A changed index key moves the entry: delete the old one, put the new one.
       if (old_key && old_key != new_key) batch->del(*old_key);
-      if (new_key) {
-        Item entry = project_entry(index, *new_item);
-        size_delta += static_cast<std::int64_t>(item_size(entry));
-        batch->put(*new_key, codec::encode_item(entry));
-      }
+      if (new_key && (!old_key || units > 0)) batch->put(*new_key, codec::encode_item(*new_entry));
       const int count_delta = (new_key ? 1 : 0) - (old_key ? 1 : 0);
+      const std::int64_t size_delta =
+          static_cast<std::int64_t>(new_size) - static_cast<std::int64_t>(old_size);
       if (count_delta) batch->add_counter(index_counter_key(table, index.id, "count"), count_delta);
       if (size_delta) batch->add_counter(index_counter_key(table, index.id, "bytes"), size_delta);
     }

@@ -25,6 +25,13 @@ struct WriteResult {
   std::optional<Item> new_item;  // the item after the write (absent after a delete)
   std::size_t old_size = 0;      // item_size of the old item (0 if none)
   std::size_t new_size = 0;      // item_size of the new item (0 after a delete)
+  // Write units each secondary index consumed (§9.3), for indexes the write touched.
+  struct IndexUnits {
+    std::string name;
+    bool global = true;
+    double units = 0;
+  };
+  std::vector<IndexUnits> index_units;
 };
 
 // Decides, under the item's lock, what a write does to the current item (nullopt when
@@ -144,13 +151,13 @@ class Engine {
   Page read_range(const TableDefinition& table, const IndexDefinition* index, std::string lower,
                   std::string upper, const PageOptions& options) const;
   // Adds to `batch` the item write and the counter and index changes of `result`.
-  void add_write(const TableDefinition& table, const std::string& storage_key,
-                 const WriteResult& result, storage::WriteBatch* batch) const;
+  void add_write(const TableDefinition& table, const std::string& storage_key, WriteResult& result,
+                 storage::WriteBatch* batch) const;
   std::optional<Item> read_current(const TableDefinition& table, const std::string& storage_key,
                                    const storage::Snapshot* snapshot = nullptr) const;
   // Adds to `batch` the index changes that replacing `old_item` by `new_item` causes.
-  void update_indexes(const TableDefinition& table, const std::optional<Item>& old_item,
-                      const std::optional<Item>& new_item, storage::WriteBatch* batch) const;
+  void update_indexes(const TableDefinition& table, WriteResult& result,
+                      storage::WriteBatch* batch) const;
 
   std::unique_ptr<storage::Storage> storage_;
   Catalog catalog_;
