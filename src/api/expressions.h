@@ -26,7 +26,7 @@ struct ExpressionMembers {
   bool key_condition = false;  // KeyConditionExpression (+ legacy KeyConditions)
   // Tail of "ExpressionAttributeValues can only be specified when using expressions: ...",
   // e.g. "ConditionExpression is null".
-  std::string_view values_null_tail;
+  std::string_view values_null_tail = {};
 };
 
 // Compiled expressions of one request. Expressions point into `names` and `values`, so the

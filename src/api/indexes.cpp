@@ -508,6 +508,7 @@ std::uint32_t apply_global_index_updates(const GlobalIndexUpdates& updates, Tabl
     }
   }
   index.id = table.next_index_id++;
+  index.backfilling = true;
   table.global_indexes.push_back(std::move(index));
   return table.global_indexes.back().id;
 }
@@ -545,7 +546,11 @@ void write_index_descriptions(JsonWriter& w, const Context& ctx, const TableDefi
       w.EndObject();
       if (index.global) {
         write_key(w, "IndexStatus");
-        write_string(w, "ACTIVE");
+        write_string(w, index.backfilling ? "CREATING" : "ACTIVE");
+        if (index.backfilling) {
+          write_key(w, "Backfilling");
+          w.Bool(true);
+        }
         write_key(w, "ProvisionedThroughput");
         w.StartObject();
         write_key(w, "NumberOfDecreasesToday");

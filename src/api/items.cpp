@@ -130,8 +130,10 @@ void check_write_enums(const JsonObject& request, CoralErrors& coral) {
                    "returnValuesOnConditionCheckFailure", {"ALL_OLD", "NONE"});
 }
 
-std::string write_response(const std::optional<Item>& attributes, std::string_view capacity_mode,
-                           std::string_view table_name, const engine::WriteResult& result) {
+std::string write_response(const JsonObject& request, std::string_view table_name,
+                           const TableDefinition& table, const Item& key,
+                           const std::optional<Item>& attributes,
+                           const engine::WriteResult& result) {
   // A write costs the larger of the old and new item (§9.2), plus its index writes (§9.3).
   ConsumedCapacity capacity{std::string(table_name),
                             write_capacity_units(std::max(result.old_size, result.new_size)),
@@ -145,7 +147,24 @@ std::string write_response(const std::optional<Item>& attributes, std::string_vi
     write_key(w, "Attributes");
     write_item(w, *attributes);
   }
-  write_consumed_capacity(w, capacity_mode, capacity);
+  write_consumed_capacity(w, request.string("ReturnConsumedCapacity").value_or("NONE"), capacity);
+  // Item collections exist only on tables with LSIs (§9.4); Kumo's estimate is the
+  // smallest range DynamoDB reports.
+  if (request.string("ReturnItemCollectionMetrics") == "SIZE" && !table.local_indexes.empty()) {
+    write_key(w, "ItemCollectionMetrics");
+    w.StartObject();
+    write_key(w, "ItemCollectionKey");
+    w.StartObject();
+    write_key(w, table.key.hash.name);
+    write_value(w, key.at(table.key.hash.name));
+    w.EndObject();
+    write_key(w, "SizeEstimateRangeGB");
+    w.StartArray();
+    w.Double(0.0);
+    w.Double(1.0);
+    w.EndArray();
+    w.EndObject();
+  }
   w.EndObject();
   return body;
 }
@@ -168,7 +187,6 @@ std::string put_item(const Context& ctx, const JsonObject& request) {
   auto table_name = request.string("TableName");
   auto item_json = request.element("Item");
   auto return_values = request.string("ReturnValues");
-  auto capacity_mode = request.string("ReturnConsumedCapacity").value_or("NONE");
   Validation validation;
   Item item;
   if (item_json) item = decode_item(*item_json, validation);
@@ -199,8 +217,8 @@ std::string put_item(const Context& ctx, const JsonObject& request) {
         check_condition(expressions, request, current);
         return std::move(item);
       });
-  return write_response(all_old ? result.old_item : std::nullopt, capacity_mode, *table_name,
-                        result);
+  return write_response(request, *table_name, *table, *result.new_item,
+                        all_old ? result.old_item : std::nullopt, result);
 }
 
 std::string get_item(const Context& ctx, const JsonObject& request) {
@@ -249,7 +267,6 @@ std::string delete_item(const Context& ctx, const JsonObject& request) {
   auto table_name = request.string("TableName");
   auto key_json = request.element("Key");
   auto return_values = request.string("ReturnValues");
-  auto capacity_mode = request.string("ReturnConsumedCapacity").value_or("NONE");
   Validation validation;
   Item key;
   if (key_json) key = decode_item(*key_json, validation);
@@ -276,7 +293,7 @@ std::string delete_item(const Context& ctx, const JsonObject& request) {
         check_condition(expressions, request, current);
         return std::optional<Item>();
       });
-  return write_response(all_old ? result.old_item : std::nullopt, capacity_mode, *table_name,
+  return write_response(request, *table_name, *table, key, all_old ? result.old_item : std::nullopt,
                         result);
 }
 
@@ -284,7 +301,6 @@ std::string update_item(const Context& ctx, const JsonObject& request) {
   auto table_name = request.string("TableName");
   auto key_json = request.element("Key");
   auto return_values = request.string("ReturnValues").value_or("NONE");
-  auto capacity_mode = request.string("ReturnConsumedCapacity").value_or("NONE");
   Validation validation;
   Item key;
   if (key_json) key = decode_item(*key_json, validation);
@@ -346,7 +362,7 @@ std::string update_item(const Context& ctx, const JsonObject& request) {
     attributes = expr::updated_new(*result.new_item, updated);
   }
   if (attributes && attributes->empty()) attributes.reset();
-  return write_response(attributes, capacity_mode, *table_name, result);
+  return write_response(request, *table_name, *table, key, attributes, result);
 }
 
 }  // namespace kumo::api

@@ -157,6 +157,10 @@ const IndexDefinition* read_index(const TableDefinition& table, const ReadReques
     throw ApiError::validation("The table does not have the specified index: " +
                                std::string(*r.index_name));
   }
+  if (index->backfilling) {
+    throw ApiError::validation("Cannot read from backfilling global secondary index: " +
+                               index->name);
+  }
   if (index->global && r.consistent) {
     throw ApiError::validation("Consistent reads are not supported on global secondary indexes");
   }

@@ -622,11 +622,10 @@ std::string update_table(const Context& ctx, const JsonObject& request) {
       created_index = apply_global_index_updates(*index_updates, t, &dropped_index);
     if (sse) t.sse_enabled = sse->boolean("Enabled").value_or(t.sse_enabled);
   });
-  // The catalog already routes new writes to a created index; fill it with the items that
-  // were there before. A deleted index's entries go once nothing can read them.
-  for (const auto& index : updated->global_indexes) {
-    if (index.id == created_index) ctx.engine.backfill_index(*updated, index);
-  }
+  // The catalog already routes new writes to a created index; the items that were there
+  // before are added in the background while the index is CREATING. A deleted index's
+  // entries go once nothing can read them.
+  if (created_index) ctx.engine.start_backfill(updated->name, created_index);
   if (dropped_index) ctx.engine.drop_index(*updated, dropped_index);
   return table_description_response(ctx, *updated, "TableDescription", "ACTIVE");
 }

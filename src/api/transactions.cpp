@@ -66,7 +66,7 @@ struct Action {
   std::string table_name;
   Item item;  // Put: the item; others: the key
   std::unique_ptr<RequestExpressions> expressions = std::make_unique<RequestExpressions>();
-  engine::TablePtr table;
+  engine::TablePtr table = nullptr;
 };
 
 }  // namespace
@@ -297,7 +297,7 @@ std::string transact_get_items(const Context& ctx, const JsonObject& request) {
     std::string table_name;
     Item key;
     std::unique_ptr<RequestExpressions> expressions = std::make_unique<RequestExpressions>();
-    engine::TablePtr table;
+    engine::TablePtr table = nullptr;
   };
   std::vector<Get> gets;
   Validation validation;

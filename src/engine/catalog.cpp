@@ -126,6 +126,7 @@ AttributeValue index_value(const IndexDefinition& index) {
   r["rcu"] = num(index.throughput.read_capacity_units);
   r["wcu"] = num(index.throughput.write_capacity_units);
   r["decreases_today"] = num(index.throughput.number_of_decreases_today);
+  r["backfilling"] = flag(index.backfilling);
   return AttributeValue::map(std::move(r));
 }
 
@@ -146,6 +147,7 @@ IndexDefinition index_from(const Item& r) {
   index.throughput.read_capacity_units = get_int(r, "rcu");
   index.throughput.write_capacity_units = get_int(r, "wcu");
   index.throughput.number_of_decreases_today = get_int(r, "decreases_today");
+  index.backfilling = get_bool(r, "backfilling");
   return index;
 }
 

@@ -36,7 +36,43 @@ constexpr std::int64_t kItemOverheadBytes = 100;
 }  // namespace
 
 Engine::Engine(std::unique_ptr<storage::Storage> storage)
-    : storage_(std::move(storage)), catalog_(*storage_) {}
+    : storage_(std::move(storage)), catalog_(*storage_) {
+  bool more = false;
+  for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
+    TablePtr table = catalog_.find(name);
+    for (const auto& index : table->global_indexes) {
+      if (index.backfilling) start_backfill(name, index.id);
+    }
+  }
+}
+
+Engine::~Engine() {
+  stopping_ = true;
+  std::lock_guard lock(workers_mutex_);
+  for (auto& worker : workers_) worker.join();
+}
+
+TablePtr Engine::current(const TableDefinition& table) const {
+  TablePtr latest = catalog_.find(table.name);
+  return latest && latest->id == table.id ? latest : nullptr;
+}
+
+void Engine::start_backfill(const std::string& table_name, std::uint32_t index_id) {
+  std::lock_guard lock(workers_mutex_);
+  workers_.emplace_back([this, table_name, index_id] {
+    try {
+      if (!backfill(table_name, index_id)) return;
+      catalog_.update(table_name, [&](TableDefinition& t) {
+        for (auto& index : t.global_indexes) {
+          if (index.id == index_id) index.backfilling = false;
+        }
+      });
+    } catch (const std::exception&) {
+      // The table was deleted meanwhile, or storage failed: the index stays CREATING and
+      // the backfill resumes at the next start.
+    }
+  });
+}
 
 std::string Engine::key_of(const TableDefinition& table, const Item& item_or_key) const {
   const AttributeValue& partition = item_or_key.find(table.key.hash.name)->second;
@@ -64,7 +100,8 @@ void Engine::add_write(const TableDefinition& table, const std::string& storage_
   } else {
     batch->del(storage_key);
   }
-  update_indexes(table, result, batch);
+  TablePtr latest = current(table);
+  update_indexes(latest ? *latest : table, result, batch);
   const int count_delta = (result.new_item ? 1 : 0) - (result.old_item ? 1 : 0);
   if (count_delta != 0) batch->add_counter(counter_key(table.id, "count"), count_delta);
   batch->add_counter(
@@ -143,6 +180,8 @@ void Engine::update_indexes(const TableDefinition& table, WriteResult& result,
     for (const auto& index : *indexes) {
       std::optional<std::string> old_key, new_key;
       if (old_item) old_key = index_entry_key(table, index, *old_item);
+      // While an index is backfilling, an old item may not have its entry yet.
+      if (old_key && index.backfilling && !storage_->get(*old_key)) old_key.reset();
       if (new_item) new_key = index_entry_key(table, index, *new_item);
       if (!old_key && !new_key) continue;
       std::optional<Item> old_entry, new_entry;

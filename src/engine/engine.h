@@ -2,12 +2,15 @@
 // storage with per-item atomicity. Receives validated data; knows nothing of JSON or HTTP.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "engine/catalog.h"
@@ -82,7 +85,10 @@ struct TransactGet {
 
 class Engine {
  public:
+  // Resumes the backfill of any index a previous run left unfinished.
   explicit Engine(std::unique_ptr<storage::Storage> storage);
+  // Stops background work and waits for it.
+  ~Engine();
 
   Catalog& catalog() { return catalog_; }
   TransactionTokens& transaction_tokens() { return tokens_; }
@@ -119,8 +125,10 @@ class Engine {
   // Segment `segment` of `total_segments` of an index, in token order.
   Page scan_index(const TableDefinition& table, const IndexDefinition& index, std::uint32_t segment,
                   std::uint32_t total_segments, const PageOptions& options) const;
-  // Writes the entries of a newly added index for every item already in the table.
-  void backfill_index(const TableDefinition& table, const IndexDefinition& index);
+  // Starts writing, in the background, the entries of a newly added index for every item
+  // already in the table; marks the index ACTIVE (backfilling false) when done. Writes to
+  // the table meanwhile maintain the index themselves.
+  void start_backfill(const std::string& table_name, std::uint32_t index_id);
   // Deletes every entry of index `index_id` of the table.
   void drop_index(const TableDefinition& table, std::uint32_t index_id);
 
@@ -150,6 +158,13 @@ class Engine {
   // a snapshot, in the requested direction, into a page.
   Page read_range(const TableDefinition& table, const IndexDefinition* index, std::string lower,
                   std::string upper, const PageOptions& options) const;
+  // Writes every existing item's entry of the index; false if stopped or the table/index
+  // went away first.
+  bool backfill(const std::string& table_name, std::uint32_t index_id);
+  // The table's current definition when it is still the same table (indexes may have been
+  // added or dropped since `table` was read), else `table` itself. Called under the item's
+  // lock, so a write and a backfill never miss each other.
+  TablePtr current(const TableDefinition& table) const;
   // Adds to `batch` the item write and the counter and index changes of `result`.
   void add_write(const TableDefinition& table, const std::string& storage_key, WriteResult& result,
                  storage::WriteBatch* batch) const;
@@ -163,6 +178,9 @@ class Engine {
   Catalog catalog_;
   ItemLocks locks_;
   TransactionTokens tokens_;
+  std::atomic<bool> stopping_{false};
+  std::mutex workers_mutex_;
+  std::vector<std::thread> workers_;
 };
 
 }  // namespace kumo::engine

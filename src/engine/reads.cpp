@@ -193,13 +193,24 @@ std::uint32_t Engine::segment_of(const TableDefinition& table, const Item& key,
   return static_cast<std::uint32_t>((static_cast<unsigned __int128>(token) * total_segments) >> 64);
 }
 
-void Engine::backfill_index(const TableDefinition& table, const IndexDefinition& index) {
-  const std::string space = codec::space_prefix(table.id, codec::Space::kItems);
+bool Engine::backfill(const std::string& table_name, std::uint32_t index_id) {
+  TablePtr table = catalog_.find(table_name);
+  if (!table) return false;
+  const std::uint32_t table_id = table->id;
+  const std::string space = codec::space_prefix(table_id, codec::Space::kItems);
   std::string next = space;
   const std::string end = codec::prefix_end(space);
   for (;;) {
-    // Read keys in bounded pages; each item is re-read under its lock so a write racing
-    // with the backfill is never indexed from a stale copy.
+    // The index may have been dropped, or the table replaced, since the last page.
+    table = catalog_.find(table_name);
+    if (stopping_ || !table || table->id != table_id) return false;
+    const IndexDefinition* index = nullptr;
+    for (const auto& i : table->global_indexes) {
+      if (i.id == index_id) index = &i;
+    }
+    if (!index) return false;
+    // Read keys in bounded pages; each item is re-read under its lock. A write that takes
+    // the lock after this re-read sees the index in the catalog and maintains it itself.
     std::vector<std::string> keys;
     {
       auto it = storage_->iterator(next, end);
@@ -207,25 +218,20 @@ void Engine::backfill_index(const TableDefinition& table, const IndexDefinition&
         keys.emplace_back(it->key());
       }
     }
-    if (keys.empty()) return;
+    if (keys.empty()) return true;
     for (const auto& key : keys) {
       auto guard = locks_.lock(key);
-      std::optional<std::string> value = storage_->get(key);
-      if (!value) continue;
-      Item item;
-      if (!codec::decode_item(*value, &item)) {
-        throw storage::StorageError("corrupt item in table " + table.name);
-      }
-      if (std::optional<std::string> entry = index_entry_key(table, index, item)) {
-        if (storage_->get(*entry)) continue;  // a write since the index was added put it
-        Item projected = project_entry(index, item);
-        storage::WriteBatch batch;
-        batch.add_counter(index_counter_key(table, index.id, "count"), 1);
-        batch.add_counter(index_counter_key(table, index.id, "bytes"),
-                          static_cast<std::int64_t>(item_size(projected)));
-        batch.put(*entry, codec::encode_item(projected));
-        storage_->write(batch);
-      }
+      std::optional<Item> item = read_current(*table, key);
+      if (!item) continue;
+      std::optional<std::string> entry = index_entry_key(*table, *index, *item);
+      if (!entry || storage_->get(*entry)) continue;  // not indexed, or a write put it
+      Item projected = project_entry(*index, *item);
+      storage::WriteBatch batch;
+      batch.add_counter(index_counter_key(*table, index->id, "count"), 1);
+      batch.add_counter(index_counter_key(*table, index->id, "bytes"),
+                        static_cast<std::int64_t>(item_size(projected)));
+      batch.put(*entry, codec::encode_item(projected));
+      storage_->write(batch);
     }
     next = after(keys.back());
   }

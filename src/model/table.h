@@ -76,6 +76,9 @@ struct IndexDefinition {
   std::vector<AttributeDefinition> range;    // RANGE components in order
   Projection projection;
   ProvisionedThroughput throughput;  // GSIs of provisioned tables
+  // A GSI added by UpdateTable is CREATING, and backfilling, until every existing item is
+  // in it; it cannot be read meanwhile. Indexes created with the table are ACTIVE at once.
+  bool backfilling = false;
   // Every attribute an index entry carries besides projected non-key attributes: the
   // index key components and the table key, in no particular order.
   std::vector<std::string> key_attributes;
