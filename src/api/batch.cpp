@@ -155,9 +155,12 @@ std::string batch_write_item(const Context& ctx, const JsonObject& request) {
     }
   }
 
+  const bool metrics = request.string("ReturnItemCollectionMetrics") == "SIZE";
+  std::vector<ItemCollection> collections;
   std::vector<ConsumedCapacity> capacity;
   for (auto& w : writes) {
     const TableDefinition& table = *tables[w.table_name];
+    if (metrics) add_item_collection(collections, w.table_name, table, w.item);
     engine::WriteResult result = w.put ? ctx.engine.put_item(table, std::move(w.item))
                                        : ctx.engine.delete_item(table, w.item);
     // Each request is charged on its own, rounded separately (§9.2).
@@ -174,6 +177,7 @@ std::string batch_write_item(const Context& ctx, const JsonObject& request) {
   w.StartObject();
   w.EndObject();
   write_consumed_capacity(w, capacity_mode, capacity);
+  write_item_collection_metrics(w, collections);
   w.EndObject();
   return body;
 }

@@ -79,4 +79,18 @@ void write_consumed_capacity(JsonWriter& w, std::string_view mode,
 void write_consumed_capacity(JsonWriter& w, std::string_view mode,
                              const std::vector<ConsumedCapacity>& per_table);
 
+// An item collection a write touched: the partition key of an item in a table with LSIs
+// (§9.4). Batch and transaction writes report them per table.
+struct ItemCollection {
+  std::string table_name;  // as the request named it
+  std::string key_name;
+  AttributeValue key_value;
+};
+// Appends the collection of `item` to `out` when its table has LSIs.
+void add_item_collection(std::vector<ItemCollection>& out, std::string_view table_name,
+                         const TableDefinition& table, const Item& item);
+// Writes "ItemCollectionMetrics": {"<table>": [{"ItemCollectionKey", "SizeEstimateRangeGB"}]}
+// when any collection was touched.
+void write_item_collection_metrics(JsonWriter& w, const std::vector<ItemCollection>& collections);
+
 }  // namespace kumo::api

@@ -128,4 +128,44 @@ void write_consumed_capacity(JsonWriter& w, std::string_view mode,
   w.EndArray();
 }
 
+void add_item_collection(std::vector<ItemCollection>& out, std::string_view table_name,
+                         const TableDefinition& table, const Item& item) {
+  if (table.local_indexes.empty()) return;
+  out.push_back({std::string(table_name), table.key.hash.name, item.at(table.key.hash.name)});
+}
+
+void write_item_collection_metrics(JsonWriter& w, const std::vector<ItemCollection>& collections) {
+  if (collections.empty()) return;
+  std::vector<std::string_view> tables;
+  for (const auto& c : collections) {
+    if (std::find(tables.begin(), tables.end(), c.table_name) == tables.end()) {
+      tables.push_back(c.table_name);
+    }
+  }
+  write_key(w, "ItemCollectionMetrics");
+  w.StartObject();
+  for (std::string_view table : tables) {
+    write_key(w, table);
+    w.StartArray();
+    for (const auto& c : collections) {
+      if (c.table_name != table) continue;
+      w.StartObject();
+      write_key(w, "ItemCollectionKey");
+      w.StartObject();
+      write_key(w, c.key_name);
+      write_value(w, c.key_value);
+      w.EndObject();
+      // Kumo's estimate is the smallest range DynamoDB reports.
+      write_key(w, "SizeEstimateRangeGB");
+      w.StartArray();
+      w.Double(0.0);
+      w.Double(1.0);
+      w.EndArray();
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+}
+
 }  // namespace kumo::api

@@ -272,12 +272,20 @@ std::string transact_write_items(const Context& ctx, const JsonObject& request) 
       add_capacity(replay_capacity,
                    {actions[i].table_name, 2 * read_capacity_units(size, true), {}});
     }
+    std::vector<ItemCollection> collections;
+    if (request.string("ReturnItemCollectionMetrics") == "SIZE") {
+      for (const auto& action : actions) {
+        if (action.kind == Action::Kind::kConditionCheck) continue;
+        add_item_collection(collections, action.table_name, *action.table, action.item);
+      }
+    }
     auto response = [&](const std::vector<ConsumedCapacity>& units) {
       std::string body;
       StringOut out{&body};
       JsonWriter w(out);
       w.StartObject();
       write_consumed_capacity(w, capacity_mode, units);
+      write_item_collection_metrics(w, collections);
       w.EndObject();
       return body;
     };
