@@ -80,7 +80,9 @@ int serve(const ServeOptions& options) {
     spdlog::error("cannot open data directory {}: {}", options.data_dir, e.what());
     return 1;
   }
-  engine::Engine engine(std::move(store));
+  engine::EngineOptions engine_options;
+  engine_options.item_collection_limit = options.item_collection_limit;
+  engine::Engine engine(std::move(store), engine_options);
 
   // Signals are caught from here on, so that one arriving during start-up still stops the
   // server cleanly instead of killing the process.

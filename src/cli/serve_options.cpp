@@ -39,6 +39,12 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
       ->check(CLI::Range(0u, 1024u).description(""));
   serve->add_flag("--sync", options.sync,
                   "fsync the write-ahead log on every write (survives power loss, slower)");
+  serve
+      ->add_option("--item-collection-limit", options.item_collection_limit,
+                   "Bytes at which an item collection (one partition key of a table with local "
+                   "secondary indexes) is full")
+      ->type_name("BYTES")
+      ->capture_default_str();
   serve->footer(
       "DynamoDB Local's flags work too: -port N, -inMemory, -dbPath DIR; -sharedDb, -cors X, "
       "-delayTransientStatuses, -optimizeDbBeforeStartup and -disableTelemetry are accepted "

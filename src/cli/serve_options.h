@@ -29,6 +29,9 @@ struct ServeOptions {
   unsigned threads = 0;
   // fsync the write-ahead log on every write.
   bool sync = false;
+  // Size at which an item collection (a partition of a table with LSIs) is full; DynamoDB's
+  // 10 GB by default. Lower it to see ItemCollectionSizeLimitExceededException early.
+  std::uint64_t item_collection_limit = std::uint64_t{10} << 30;
 };
 
 // Adds the `serve` subcommand to `app`; parsing fills `options`. Returns the subcommand.

@@ -3,6 +3,7 @@
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
 #include "engine/index_keys.h"
+#include "model/api_error.h"
 #include "model/capacity.h"
 
 namespace kumo::engine {
@@ -35,8 +36,8 @@ constexpr std::int64_t kItemOverheadBytes = 100;
 
 }  // namespace
 
-Engine::Engine(std::unique_ptr<storage::Storage> storage)
-    : storage_(std::move(storage)), catalog_(*storage_) {
+Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
+    : storage_(std::move(storage)), options_(options), catalog_(*storage_) {
   bool more = false;
   for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
     TablePtr table = catalog_.find(name);
@@ -101,7 +102,9 @@ void Engine::add_write(const TableDefinition& table, const std::string& storage_
     batch->del(storage_key);
   }
   TablePtr latest = current(table);
-  update_indexes(latest ? *latest : table, result, batch);
+  const TableDefinition& now = latest ? *latest : table;
+  update_indexes(now, result, batch);
+  if (!now.local_indexes.empty()) add_collection_size(now, result, batch);
   const int count_delta = (result.new_item ? 1 : 0) - (result.old_item ? 1 : 0);
   if (count_delta != 0) batch->add_counter(counter_key(table.id, "count"), count_delta);
   batch->add_counter(
@@ -170,6 +173,34 @@ std::vector<std::optional<Item>> Engine::transact_get(const std::vector<Transact
   for (const auto& g : gets)
     items.push_back(read_current(*g.table, key_of(*g.table, g.key), snapshot.get()));
   return items;
+}
+
+std::int64_t Engine::collection_bytes(const TableDefinition& table,
+                                      const std::optional<Item>& item) const {
+  if (!item) return 0;
+  std::int64_t bytes = static_cast<std::int64_t>(item_size(*item));
+  for (const auto& index : table.local_indexes) {
+    if (index_entry_key(table, index, *item)) {
+      bytes += static_cast<std::int64_t>(item_size(project_entry(index, *item)));
+    }
+  }
+  return bytes;
+}
+
+void Engine::add_collection_size(const TableDefinition& table, const WriteResult& result,
+                                 storage::WriteBatch* batch) const {
+  const Item& any = result.new_item ? *result.new_item : *result.old_item;
+  std::string key = counter_key(table.id, "collection");
+  codec::append_key_value(&key, any.at(table.key.hash.name));
+  const std::int64_t delta =
+      collection_bytes(table, result.new_item) - collection_bytes(table, result.old_item);
+  // DynamoDB refuses a write that would grow a full item collection (§9.4); shrinking one
+  // is always allowed.
+  if (delta > 0 && storage_->get_counter(key) + delta >
+                       static_cast<std::int64_t>(options_.item_collection_limit)) {
+    throw ApiError::item_collection_size_limit_exceeded();
+  }
+  if (delta != 0) batch->add_counter(std::move(key), delta);
 }
 
 void Engine::update_indexes(const TableDefinition& table, WriteResult& result,

@@ -83,10 +83,16 @@ struct TransactGet {
   Item key;
 };
 
+struct EngineOptions {
+  // Bytes at which an item collection — the items sharing a partition key in a table with
+  // LSIs, plus their LSI entries — is full (DynamoDB: 10 GB, §9.4).
+  std::uint64_t item_collection_limit = std::uint64_t{10} << 30;
+};
+
 class Engine {
  public:
   // Resumes the backfill of any index a previous run left unfinished.
-  explicit Engine(std::unique_ptr<storage::Storage> storage);
+  explicit Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options = {});
   // Stops background work and waits for it.
   ~Engine();
 
@@ -170,11 +176,18 @@ class Engine {
                  storage::WriteBatch* batch) const;
   std::optional<Item> read_current(const TableDefinition& table, const std::string& storage_key,
                                    const storage::Snapshot* snapshot = nullptr) const;
+  // Bytes `item` adds to its item collection: its size plus its LSI entries.
+  std::int64_t collection_bytes(const TableDefinition& table,
+                                const std::optional<Item>& item) const;
+  // Adds the write's change to its item collection's size, refusing to grow a full one.
+  void add_collection_size(const TableDefinition& table, const WriteResult& result,
+                           storage::WriteBatch* batch) const;
   // Adds to `batch` the index changes that replacing `old_item` by `new_item` causes.
   void update_indexes(const TableDefinition& table, WriteResult& result,
                       storage::WriteBatch* batch) const;
 
   std::unique_ptr<storage::Storage> storage_;
+  EngineOptions options_;
   Catalog catalog_;
   ItemLocks locks_;
   TransactionTokens tokens_;

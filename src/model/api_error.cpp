@@ -85,6 +85,11 @@ ApiError ApiError::idempotent_parameter_mismatch() {
                   true);
 }
 
+ApiError ApiError::item_collection_size_limit_exceeded() {
+  return ApiError(400, std::string(kDynamo) + "ItemCollectionSizeLimitExceededException",
+                  "Collection size exceeded.");
+}
+
 ApiError ApiError::transaction_in_progress() {
   return ApiError(400, std::string(kDynamo) + "TransactionInProgressException",
                   "Transaction from previous request is still in progress", true);

@@ -45,6 +45,7 @@ class ApiError : public std::exception {
   // TransactionCanceledException: one reason per action, in request order.
   static ApiError transaction_canceled(std::vector<CancellationReason> reasons);
   static ApiError idempotent_parameter_mismatch();
+  static ApiError item_collection_size_limit_exceeded();
   static ApiError transaction_in_progress();
 
   int http_status() const { return http_status_; }
