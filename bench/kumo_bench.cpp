@@ -1,0 +1,582 @@
+// kumo-bench: a load generator for servers that speak DynamoDB's protocol.
+//
+//   kumo-bench --endpoint 127.0.0.1:8000 --workload getitem [--rate R] ...
+//       loads the data the workload needs, then runs it and reports throughput, latency
+//       percentiles, errors and the CPU used by the server and by itself.
+//   kumo-bench launch --endpoint 127.0.0.1:8000 -- COMMAND...
+//       starts a server, reports the time to its first right answer and its idle memory,
+//       and leaves it running.
+//
+// See bench/README.md.
+#include <fcntl.h>
+#include <sched.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+#include <thread>
+
+#include "http_client.h"
+#include "load_runner.h"
+#include "process_stats.h"
+#include "workloads.h"
+
+extern char** environ;
+
+namespace kumo::bench {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+
+// "10s", "500ms", "2m", "1.5s" or a bare number of seconds.
+milliseconds parse_duration(const std::string& text) {
+  double value = 0;
+  const char* end = text.data() + text.size();
+  const auto [rest, error] = std::from_chars(text.data(), end, value);
+  const std::string_view unit(rest, static_cast<std::size_t>(end - rest));
+  double scale = 0;
+  if (unit.empty() || unit == "s") scale = 1000;
+  if (unit == "ms") scale = 1;
+  if (unit == "m") scale = 60000;
+  if (error != std::errc{} || scale == 0 || value < 0) {
+    throw std::invalid_argument(fmt::format("'{}' is not a duration (e.g. 10s, 500ms)", text));
+  }
+  return milliseconds(static_cast<std::int64_t>(value * scale));
+}
+
+double seconds(nanoseconds span) {
+  return static_cast<double>(span.count()) / 1e9;
+}
+double to_ms(std::uint64_t ns) {
+  return static_cast<double>(ns) / 1e6;
+}
+
+struct Settings {
+  std::string endpoint = "127.0.0.1:8000";
+  std::string workload = "getitem";
+  unsigned connections = 64;
+  unsigned threads = 1;
+  std::string duration = "10s";
+  std::string warmup = "2s";
+  double rate = 0;
+  WorkloadConfig config;
+  bool preload = true;
+  unsigned preload_connections = 0;  // 0: as --connections
+  bool check_body = true;
+  pid_t server_pid = 0;
+  std::uint64_t seed = 1;
+  std::string label;
+  bool json = false;
+};
+
+// Creates the data set's table unless it exists, and waits until it is ACTIVE (dynalite,
+// for one, keeps a new table CREATING for a while).
+void ensure_table(const Endpoint& endpoint, const WorkloadConfig& config, const Dataset& dataset,
+                  SigV4Signer& signer) {
+  BlockingClient client(endpoint);
+  Operation op;
+  op.target = "DynamoDB_20120810.CreateTable";
+  op.body = dataset.create_table(config);
+  const auto created = client.send(op, signer, std::chrono::seconds(30));
+  if (!created) throw std::runtime_error("CreateTable: no answer from " + endpoint.authority);
+  if (created->status != 200 && created->body.find("ResourceInUseException") == std::string::npos) {
+    throw std::runtime_error(
+        fmt::format("CreateTable: HTTP {}: {}", created->status, created->body));
+  }
+  op.target = "DynamoDB_20120810.DescribeTable";
+  op.body = describe_table_body(config);
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (Clock::now() < deadline) {
+    const auto described = client.send(op, signer, std::chrono::seconds(30));
+    if (described && described->status == 200) {
+      rapidjson::Document document;
+      document.Parse(described->body.data(), described->body.size());
+      if (!document.HasParseError() && document.IsObject() && document.HasMember("Table") &&
+          document["Table"].IsObject() && document["Table"].HasMember("TableStatus") &&
+          document["Table"]["TableStatus"] == "ACTIVE") {
+        return;
+      }
+    }
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  throw std::runtime_error("table " + config.table + " did not become ACTIVE within 60 s");
+}
+
+// Runs `options` on `threads` threads, each with its own connections, event loop, signer
+// and share of the rate, and adds up what they saw. `make_source(t)` gives thread t's
+// request source.
+RunResult run_threads(const RunOptions& options, unsigned threads,
+                      const std::function<OperationSource(unsigned)>& make_source,
+                      const std::function<std::uint64_t(unsigned)>& count_for) {
+  std::vector<RunResult> results(threads);
+  std::vector<std::thread> workers;
+  for (unsigned t = 0; t < threads; ++t) {
+    RunOptions mine = options;
+    mine.connections = options.connections / threads + (t < options.connections % threads);
+    mine.rate = options.rate / threads;
+    mine.count = count_for(t);
+    workers.emplace_back([&, t, mine] {
+      SigV4Signer signer{SigV4Credentials{}};
+      const OperationSource source = make_source(t);
+      results[t] = run_load(mine, source, signer);
+    });
+  }
+  for (auto& worker : workers) worker.join();
+  RunResult total;
+  for (const auto& result : results) total.merge(result);
+  return total;
+}
+
+// Returns the seconds the items took to load.
+double preload(const Settings& settings, const Endpoint& endpoint, const Dataset& dataset) {
+  SigV4Signer signer{SigV4Credentials{}};
+  ensure_table(endpoint, settings.config, dataset, signer);
+  const std::uint64_t items = settings.config.items;
+  const unsigned threads = settings.threads;
+  RunOptions options;
+  options.endpoint = endpoint;
+  options.connections =
+      settings.preload_connections ? settings.preload_connections : settings.connections;
+  options.check_body = settings.check_body;
+  options.start = Clock::now();
+  options.measure_until = options.start + std::chrono::minutes(30);
+  const auto began = Clock::now();
+  const RunResult result = run_threads(
+      options, threads,
+      [&](unsigned t) {
+        return [&settings, &dataset, t, threads](std::uint64_t index, Operation& op) {
+          dataset.load(settings.config, index * threads + t, op);
+        };
+      },
+      [&](unsigned t) { return items > t ? (items - t + threads - 1) / threads : 0; });
+  if (result.errors > 0 || result.unfinished > 0 || result.ok != items) {
+    std::string why;
+    for (const auto& sample : result.error_samples) why += "\n  " + sample;
+    throw std::runtime_error(fmt::format("preload of {} items: {} stored, {} errors{}", items,
+                                         result.ok, result.errors, why));
+  }
+  const double took = seconds(Clock::now() - began);
+  if (!settings.json) {
+    fmt::print(stderr, "preloaded {} items into {} in {:.1f} s\n", items, settings.config.table,
+               took);
+  }
+  return took;
+}
+
+struct Measured {
+  RunResult result;
+  double window_s = 0;
+  std::optional<double> server_cpu_s;
+  std::uint64_t server_rss_kib = 0;
+  double client_cpu_s = 0;
+  double machine_cpu_s = 0;  // all cores, everything that ran
+
+  // CPU time used by processes other than the server and this one: a measure of how far
+  // the figures were disturbed. Meaningful only when the server's pid is known.
+  double others_cpu_s() const {
+    return std::max(0.0, machine_cpu_s - client_cpu_s - server_cpu_s.value_or(0));
+  }
+};
+
+Measured measure(const Settings& settings, const Endpoint& endpoint, const Workload& workload) {
+  const auto warmup = parse_duration(settings.warmup);
+  const auto duration = parse_duration(settings.duration);
+  RunOptions options;
+  options.endpoint = endpoint;
+  options.connections = settings.connections;
+  options.rate = settings.rate;
+  options.check_body = settings.check_body;
+  options.start = Clock::now() + milliseconds(20);
+  options.measure_from = options.start + warmup;
+  options.measure_until = options.measure_from + duration;
+
+  std::vector<pid_t> server;
+  if (settings.server_pid > 0) {
+    server = process_tree(settings.server_pid);
+    if (server.empty()) {
+      throw std::runtime_error(fmt::format("no process {} (--server-pid)", settings.server_pid));
+    }
+  }
+
+  Measured measured;
+  std::thread sampler([&] {
+    // Samples at the window's edges, from a thread that is otherwise asleep.
+    std::this_thread::sleep_until(options.measure_from);
+    const auto server_before = cpu_time(server);
+    const auto client_before = own_cpu_time();
+    const auto machine_before = machine_busy_time();
+    const auto from = Clock::now();
+    std::this_thread::sleep_until(options.measure_until);
+    const auto server_after = cpu_time(server);
+    const auto client_after = own_cpu_time();
+    const auto machine_after = machine_busy_time();
+    measured.window_s = seconds(Clock::now() - from);
+    if (!server.empty()) measured.server_cpu_s = seconds(server_after - server_before);
+    measured.client_cpu_s = seconds(client_after - client_before);
+    measured.machine_cpu_s = seconds(machine_after - machine_before);
+  });
+  measured.result = run_threads(
+      options, settings.threads,
+      [&](unsigned t) {
+        return [&settings, &workload, rng = std::make_shared<Rng>(settings.seed * 1000003 + t)](
+                   std::uint64_t, Operation& op) { workload.make(settings.config, *rng, op); };
+      },
+      [](unsigned) { return std::uint64_t{0}; });
+  sampler.join();
+  if (!server.empty()) measured.server_rss_kib = rss_kib(process_tree(settings.server_pid));
+  return measured;
+}
+
+void print_human(const Settings& settings, const Measured& m) {
+  const auto& r = m.result;
+  const double ops = static_cast<double>(r.ok) / m.window_s;
+  const auto& h = r.latency;
+  fmt::print("{}{}, {}, {} connections, {} thread(s), {} after {} warm-up, endpoint {}\n",
+             settings.label.empty() ? "" : settings.label + ": ", settings.workload,
+             settings.rate > 0 ? fmt::format("open loop at {:.0f}/s", settings.rate)
+                               : std::string("closed loop"),
+             settings.connections, settings.threads, settings.duration, settings.warmup,
+             settings.endpoint);
+  fmt::print("  throughput  {:.0f} ops/s ({} right answers in {:.2f} s)\n", ops, r.ok, m.window_s);
+  fmt::print("  latency     p50 {:.3f} ms  p99 {:.3f} ms  p99.9 {:.3f} ms  max {:.3f} ms{}\n",
+             to_ms(h.percentile(50)), to_ms(h.percentile(99)), to_ms(h.percentile(99.9)),
+             to_ms(h.max()), settings.rate > 0 ? "  (from due time)" : "");
+  fmt::print("  errors      {} in window, {} in warm-up/drain, {} unanswered at the end\n",
+             r.errors, r.errors_outside, r.unfinished);
+  if (r.unsent > 0) {
+    fmt::print("  behind      {} requests fell due but were never sent: the rate is too high\n",
+               r.unsent);
+  }
+  if (r.gave_up) fmt::print("  stopped early: no connection to the server for 5 s\n");
+  for (const auto& [kind, count] : r.error_kinds) fmt::print("    {:>8}  {}\n", count, kind);
+  for (const auto& sample : r.error_samples) fmt::print("    e.g. {}\n", sample);
+  if (m.server_cpu_s) {
+    fmt::print("  server CPU  {:.1f}% of a core, {:.1f} us per answer, RSS {:.1f} MiB\n",
+               100 * *m.server_cpu_s / m.window_s,
+               r.ok ? 1e6 * *m.server_cpu_s / static_cast<double>(r.ok) : 0.0,
+               static_cast<double>(m.server_rss_kib) / 1024);
+  }
+  if (m.server_cpu_s) {
+    fmt::print("  others CPU  {:.1f}% of a core used by other processes meanwhile{}\n",
+               100 * m.others_cpu_s() / m.window_s,
+               m.others_cpu_s() > 0.1 * m.window_s ? " (the figures are disturbed)" : "");
+  }
+  const double client_pct = 100 * m.client_cpu_s / m.window_s;
+  fmt::print("  client CPU  {:.1f}% of a core, {:.1f} us per answer{}\n", client_pct,
+             r.ok ? 1e6 * m.client_cpu_s / static_cast<double>(r.ok) : 0.0,
+             settings.rate > 0                      ? "  (an open loop spins between requests)"
+             : client_pct > 90.0 * settings.threads ? "  (the load generator was the bottleneck)"
+                                                    : "");
+}
+
+void print_json(const Settings& settings, const Measured& m) {
+  const auto& r = m.result;
+  const auto& h = r.latency;
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  const auto num = [&w](const char* key, double value) {
+    w.Key(key);
+    w.Double(value);
+  };
+  const auto u64 = [&w](const char* key, std::uint64_t value) {
+    w.Key(key);
+    w.Uint64(value);
+  };
+  w.StartObject();
+  w.Key("kind");
+  w.String("run");
+  w.Key("label");
+  w.String(settings.label.c_str());
+  w.Key("workload");
+  w.String(settings.workload.c_str());
+  w.Key("endpoint");
+  w.String(settings.endpoint.c_str());
+  w.Key("mode");
+  w.String(settings.rate > 0 ? "open" : "closed");
+  num("rate", settings.rate);
+  u64("connections", settings.connections);
+  u64("threads", settings.threads);
+  num("window_s", m.window_s);
+  u64("ok", r.ok);
+  num("ops_per_s", static_cast<double>(r.ok) / m.window_s);
+  u64("errors", r.errors);
+  u64("errors_outside_window", r.errors_outside);
+  u64("unfinished", r.unfinished);
+  u64("unsent", r.unsent);
+  u64("reconnects", r.reconnects);
+  w.Key("gave_up");
+  w.Bool(r.gave_up);
+  w.Key("error_kinds");
+  w.StartObject();
+  for (const auto& [kind, count] : r.error_kinds) {
+    w.Key(kind.c_str());
+    w.Uint64(count);
+  }
+  w.EndObject();
+  w.Key("error_samples");
+  w.StartArray();
+  for (const auto& sample : r.error_samples) w.String(sample.c_str());
+  w.EndArray();
+  w.Key("latency_ms");
+  w.StartObject();
+  num("p50", to_ms(h.percentile(50)));
+  num("p90", to_ms(h.percentile(90)));
+  num("p99", to_ms(h.percentile(99)));
+  num("p999", to_ms(h.percentile(99.9)));
+  num("max", to_ms(h.max()));
+  num("mean", h.mean() / 1e6);
+  w.EndObject();
+  if (m.server_cpu_s) {
+    num("server_cpu_pct", 100 * *m.server_cpu_s / m.window_s);
+    num("server_cpu_us_per_op", r.ok ? 1e6 * *m.server_cpu_s / static_cast<double>(r.ok) : 0);
+    u64("server_rss_kib", m.server_rss_kib);
+    num("others_cpu_pct", 100 * m.others_cpu_s() / m.window_s);
+  }
+  num("client_cpu_pct", 100 * m.client_cpu_s / m.window_s);
+  num("client_cpu_us_per_op", r.ok ? 1e6 * m.client_cpu_s / static_cast<double>(r.ok) : 0);
+  w.EndObject();
+  std::cout << buffer.GetString() << std::endl;
+}
+
+int run(Settings& settings) {
+  const Endpoint endpoint = parse_endpoint(settings.endpoint);
+  const Workload* workload = find_workload(settings.workload);
+  if (workload == nullptr) throw std::invalid_argument("unknown workload " + settings.workload);
+  if (settings.threads == 0 || settings.connections < settings.threads) {
+    throw std::invalid_argument("need --threads >= 1 and --connections >= --threads");
+  }
+  if (workload->dataset && settings.config.items == 0) {
+    throw std::invalid_argument("--items must be at least 1 for " + settings.workload);
+  }
+  if (workload->dataset) settings.config.table += workload->dataset->table_suffix;
+  double preload_s = 0;
+  if (workload->dataset && settings.preload) {
+    preload_s = preload(settings, endpoint, *workload->dataset);
+  }
+  if (parse_duration(settings.duration).count() == 0) {
+    // A preload alone: report the server's memory with the data loaded.
+    if (settings.server_pid > 0) {
+      const auto kib = rss_kib(process_tree(settings.server_pid));
+      if (settings.json) {
+        fmt::print(
+            "{{\"kind\":\"loaded\",\"label\":\"{}\",\"items\":{},\"seconds\":{:.3f},"
+            "\"server_rss_kib\":{}}}\n",
+            settings.label, settings.config.items, preload_s, kib);
+      } else {
+        fmt::print("server RSS with {} items loaded: {:.1f} MiB\n", settings.config.items,
+                   static_cast<double>(kib) / 1024);
+      }
+    }
+    return 0;
+  }
+  const Measured measured = measure(settings, endpoint, *workload);
+  if (settings.json) {
+    print_json(settings, measured);
+  } else {
+    print_human(settings, measured);
+  }
+  // Exit status: 2 when the server could not be reached, 3 when any answer was wrong or
+  // missing (so a smoke run fails loudly), 0 otherwise.
+  if (measured.result.gave_up) return 2;
+  const RunResult& r = measured.result;
+  return r.errors + r.errors_outside + r.unfinished > 0 || r.ok == 0 ? 3 : 0;
+}
+
+struct LaunchSettings {
+  std::string endpoint = "127.0.0.1:8000";
+  std::string probe = "listtables";
+  std::string timeout = "120s";
+  std::string settle = "1s";
+  std::string pid_file;
+  std::string log = "/dev/null";
+  std::string label;
+  bool json = false;
+  int cpu = -1;
+  std::vector<std::string> command;
+};
+
+// Runs `spawn` with this thread's CPU affinity narrowed to `cpu` (unless negative), so the
+// child starts pinned without a wrapper such as taskset, whose own start-up would be
+// counted as the server's.
+template <typename Spawn>
+int spawn_on_cpu(int cpu, Spawn spawn) {
+  cpu_set_t saved;
+  CPU_ZERO(&saved);
+  if (cpu >= 0) {
+    if (sched_getaffinity(0, sizeof saved, &saved) != 0) {
+      throw std::runtime_error(std::string("sched_getaffinity: ") + std::strerror(errno));
+    }
+    cpu_set_t only;
+    CPU_ZERO(&only);
+    CPU_SET(cpu, &only);
+    if (sched_setaffinity(0, sizeof only, &only) != 0) {
+      throw std::runtime_error(fmt::format("cannot run on CPU {}: {}", cpu, std::strerror(errno)));
+    }
+  }
+  const int result = spawn();
+  if (cpu >= 0) sched_setaffinity(0, sizeof saved, &saved);
+  return result;
+}
+
+// Starts the server, then polls as fast as loopback allows (a refused connect costs a few
+// microseconds) until it answers the probe correctly, so a start-up of a millisecond or
+// two is measured as such.
+int launch(const LaunchSettings& settings) {
+  const Endpoint endpoint = parse_endpoint(settings.endpoint);
+  if (settings.probe != "listtables" && settings.probe != "health") {
+    throw std::invalid_argument("--probe must be listtables or health");
+  }
+  Operation probe;
+  if (settings.probe == "listtables") {
+    probe.target = "DynamoDB_20120810.ListTables";
+    probe.body = list_tables_body();
+  }
+  SigV4Signer signer{SigV4Credentials{}};
+  {
+    BlockingClient taken(endpoint);
+    if (taken.connect()) {
+      throw std::runtime_error("something already listens on " + endpoint.authority);
+    }
+  }
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, settings.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<char*> argv;
+  for (const auto& arg : settings.command) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+
+  const auto started = Clock::now();
+  pid_t pid = 0;
+  const int spawned = spawn_on_cpu(settings.cpu, [&] {
+    return posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  });
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) {
+    throw std::runtime_error(fmt::format("cannot start {}: {}", argv[0], std::strerror(spawned)));
+  }
+
+  const auto deadline = started + parse_duration(settings.timeout);
+  std::string last = "no connection accepted";
+  for (;;) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      throw std::runtime_error(fmt::format("{} exited (status {}) before answering; see {}",
+                                           argv[0], status, settings.log));
+    }
+    if (Clock::now() > deadline) {
+      kill(pid, SIGTERM);
+      throw std::runtime_error(
+          fmt::format("no right answer within {}: {}", settings.timeout, last));
+    }
+    BlockingClient client(endpoint);
+    if (client.connect()) {
+      const auto reply = client.send(probe, signer, std::chrono::seconds(5));
+      if (reply && reply->status == 200 &&
+          (probe.target.empty() || reply->body.find("TableNames") != std::string::npos)) {
+        break;
+      }
+      last = reply ? fmt::format("HTTP {}: {}", reply->status, reply->body.substr(0, 200))
+                   : "connection closed without an answer";
+    }
+    // Spin for the first 100 ms (what a fast server needs), then poll each millisecond.
+    if (Clock::now() - started > milliseconds(100)) std::this_thread::sleep_for(milliseconds(1));
+  }
+  const double startup_ms = seconds(Clock::now() - started) * 1e3;
+
+  std::this_thread::sleep_for(parse_duration(settings.settle));
+  const auto tree = process_tree(pid);
+  const auto rss = rss_kib(tree);
+  if (!settings.pid_file.empty()) std::ofstream(settings.pid_file) << pid << "\n";
+  if (settings.json) {
+    fmt::print(
+        "{{\"kind\":\"startup\",\"label\":\"{}\",\"pid\":{},\"processes\":{},"
+        "\"startup_ms\":{:.3f},\"idle_rss_kib\":{}}}\n",
+        settings.label, pid, tree.size(), startup_ms, rss);
+  } else {
+    fmt::print(
+        "started pid {} ({} process(es)): first right answer after {:.3f} ms, idle RSS "
+        "{:.1f} MiB\n",
+        pid, tree.size(), startup_ms, static_cast<double>(rss) / 1024);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace kumo::bench
+
+int main(int argc, char** argv) {
+  using namespace kumo::bench;
+  CLI::App app{"Load generator for servers speaking DynamoDB's protocol (see bench/README.md)"};
+  app.require_subcommand(0, 1);
+  Settings s;
+  std::string workload_help = "Workload:";
+  for (const auto& w : workloads()) {
+    workload_help += fmt::format("\n  {:8} {}", w.name, w.summary);
+  }
+  app.add_option("--endpoint", s.endpoint, "Server address, IPV4:PORT")->capture_default_str();
+  app.add_option("--workload", s.workload, workload_help)->capture_default_str();
+  app.add_option("--connections", s.connections, "Keep-alive connections")->capture_default_str();
+  app.add_option("--threads", s.threads, "Event-loop threads (connections are split)")
+      ->capture_default_str();
+  app.add_option("--duration", s.duration, "Measured time (0: preload only)")
+      ->capture_default_str();
+  app.add_option("--warmup", s.warmup, "Unmeasured time before it")->capture_default_str();
+  app.add_option("--rate", s.rate, "Open loop at this many requests/s (default: closed loop)");
+  app.add_option("--items", s.config.items, "Keys 0..items-1, preloaded")->capture_default_str();
+  app.add_option("--item-bytes", s.config.item_bytes, "Approximate item size")
+      ->capture_default_str();
+  app.add_option("--table", s.config.table, "Table name")->capture_default_str();
+  app.add_flag("!--no-preload", s.preload, "Skip creating and loading the table");
+  app.add_option("--preload-connections", s.preload_connections,
+                 "Connections for the preload (default: --connections)");
+  app.add_flag("!--status-only", s.check_body,
+               "Check only the HTTP status (for a server that answers a fixed body)");
+  app.add_option("--server-pid", s.server_pid, "Server process, for its CPU time and memory");
+  app.add_option("--seed", s.seed, "Random seed")->capture_default_str();
+  app.add_option("--label", s.label, "Name printed with the results");
+  app.add_flag("--json", s.json, "Print one JSON object");
+
+  LaunchSettings l;
+  auto* launch_cmd = app.add_subcommand(
+      "launch", "Start a server, report time to its first right answer and its idle RSS");
+  launch_cmd->add_option("--endpoint", l.endpoint, "Where it will listen")->capture_default_str();
+  launch_cmd->add_option("--probe", l.probe, "listtables (DynamoDB) or health (GET /)")
+      ->capture_default_str();
+  launch_cmd->add_option("--timeout", l.timeout, "Give up after")->capture_default_str();
+  launch_cmd->add_option("--settle", l.settle, "Wait before reading idle RSS")
+      ->capture_default_str();
+  launch_cmd->add_option("--pid-file", l.pid_file, "Write the server's pid here");
+  launch_cmd->add_option("--log", l.log, "Server's stdout and stderr")->capture_default_str();
+  launch_cmd->add_option("--cpu", l.cpu, "Pin the server to this CPU");
+  launch_cmd->add_option("--label", l.label, "Name printed with the results");
+  launch_cmd->add_flag("--json", l.json, "Print one JSON object");
+  launch_cmd->add_option("command", l.command, "Server command line, after --")->required();
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return launch_cmd->parsed() ? launch(l) : run(s);
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "kumo-bench: {}\n", error.what());
+    return 1;
+  }
+}

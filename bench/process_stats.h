@@ -1,0 +1,32 @@
+// CPU time and memory of the server under test, read from /proc, and of this process.
+// A server may be several processes (nginx's master and worker), so each figure is the
+// sum over a process and all its descendants.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+namespace kumo::bench {
+
+// `root` and every process descended from it, alive now. Empty if `root` is gone.
+std::vector<pid_t> process_tree(pid_t root);
+
+// User plus system CPU time used so far by `pids` (threads included); processes that have
+// exited count as zero.
+std::chrono::nanoseconds cpu_time(const std::vector<pid_t>& pids);
+
+// Resident set size of `pids` added up, in KiB. Shared pages are counted once per
+// process, so for several processes this overstates a little.
+std::uint64_t rss_kib(const std::vector<pid_t>& pids);
+
+// User plus system CPU time used so far by this process, all threads.
+std::chrono::nanoseconds own_cpu_time();
+
+// CPU time every core of the machine has spent busy (not idle or waiting for I/O) since
+// boot, added up: what the server and the client used, and whatever else ran beside them.
+std::chrono::nanoseconds machine_busy_time();
+
+}  // namespace kumo::bench

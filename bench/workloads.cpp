@@ -1,0 +1,268 @@
+#include "workloads.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <iterator>
+
+namespace kumo::bench {
+namespace {
+
+constexpr std::string_view kGetItem = "DynamoDB_20120810.GetItem";
+constexpr std::string_view kPutItem = "DynamoDB_20120810.PutItem";
+constexpr std::string_view kQuery = "DynamoDB_20120810.Query";
+
+std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+std::uint64_t rotl(std::uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
+
+// Keys are fixed-width so that every item, and every request, has the same size whatever
+// its number.
+void append_key(std::string& out, std::uint64_t index) {
+  fmt::format_to(std::back_inserter(out), "item-{:010d}", index);
+}
+
+// A printable filler that differs from item to item, so values are not all alike.
+std::string_view filler(std::uint64_t index, std::size_t size) {
+  static const std::string text = [] {
+    std::string s;
+    constexpr std::string_view alphabet =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_";
+    std::uint64_t state = 42;
+    for (int i = 0; i < 8192; ++i) s.push_back(alphabet[splitmix64(state) % alphabet.size()]);
+    return s;
+  }();
+  size = std::min(size, text.size() / 2);
+  return std::string_view(text).substr((index * 97) % (text.size() - size), size);
+}
+
+// The PutItem body for item `index` with score `score`. Attribute names plus values add
+// up to about config.item_bytes, DynamoDB's measure of an item's size: pk (2 + 15),
+// name (4 + 15), score (5 + up to 11), active (6 + 1), payload (7 + the rest).
+void make_put(const WorkloadConfig& config, std::uint64_t index, std::uint64_t score,
+              Operation& op) {
+  constexpr std::size_t kFixed = 2 + 15 + 4 + 15 + 5 + 11 + 6 + 1 + 7;
+  const std::size_t payload = config.item_bytes > kFixed + 8 ? config.item_bytes - kFixed : 8;
+  op.target = kPutItem;
+  op.expect = Expect::kEmptyObject;
+  op.body.clear();
+  op.body.append(R"({"TableName":")").append(config.table);
+  op.body.append(R"(","Item":{"pk":{"S":")");
+  append_key(op.body, index);
+  op.body.append(R"("},"name":{"S":"user )");
+  fmt::format_to(std::back_inserter(op.body), "{:010d}", index);
+  fmt::format_to(std::back_inserter(op.body), R"("}},"score":{{"N":"{}"}},"active":{{"BOOL":{}}})",
+                 score, index % 2 == 0 ? "true" : "false");
+  op.body.append(R"(,"payload":{"S":")").append(filler(index, payload)).append(R"("}}})");
+}
+
+void make_get(const WorkloadConfig& config, std::uint64_t index, Operation& op) {
+  op.target = kGetItem;
+  op.expect = Expect::kItem;
+  op.key.clear();
+  append_key(op.key, index);
+  op.body.clear();
+  op.body.append(R"({"TableName":")").append(config.table);
+  op.body.append(R"(","Key":{"pk":{"S":")").append(op.key).append(R"("}}})");
+}
+
+std::string create_items_table(const WorkloadConfig& config) {
+  return fmt::format(
+      R"({{"TableName":"{}","AttributeDefinitions":[{{"AttributeName":"pk","AttributeType":"S"}}],)"
+      R"("KeySchema":[{{"AttributeName":"pk","KeyType":"HASH"}}],"BillingMode":"PAY_PER_REQUEST"}})",
+      config.table);
+}
+
+void load_item(const WorkloadConfig& config, std::uint64_t index, Operation& op) {
+  make_put(config, index, index % 1000, op);
+}
+
+// `items`: a table keyed by pk (S) holding items 0..items-1 of about item_bytes each.
+constexpr Dataset kItems{"items", "", create_items_table, load_item};
+
+// `partition`: one partition of `items` items (pk "p", sk 0..items-1), with a GSI whose key
+// has two HASH and two RANGE attributes (tenant, region | day, seq): every item is in its
+// partition ("t", "eu"), day = sk / 100 and seq = sk % 100, so a day holds 100 items.
+std::string create_partition_table(const WorkloadConfig& config) {
+  return fmt::format(
+      R"({{"TableName":"{}","BillingMode":"PAY_PER_REQUEST","AttributeDefinitions":[)"
+      R"({{"AttributeName":"pk","AttributeType":"S"}},{{"AttributeName":"sk","AttributeType":"N"}},)"
+      R"({{"AttributeName":"tenant","AttributeType":"S"}},{{"AttributeName":"region","AttributeType":"S"}},)"
+      R"({{"AttributeName":"day","AttributeType":"N"}},{{"AttributeName":"seq","AttributeType":"N"}}],)"
+      R"("KeySchema":[{{"AttributeName":"pk","KeyType":"HASH"}},{{"AttributeName":"sk","KeyType":"RANGE"}}],)"
+      R"("GlobalSecondaryIndexes":[{{"IndexName":"by_tenant","KeySchema":[)"
+      R"({{"AttributeName":"tenant","KeyType":"HASH"}},{{"AttributeName":"region","KeyType":"HASH"}},)"
+      R"({{"AttributeName":"day","KeyType":"RANGE"}},{{"AttributeName":"seq","KeyType":"RANGE"}}],)"
+      R"("Projection":{{"ProjectionType":"ALL"}}}}]}})",
+      config.table);
+}
+
+void load_partition_item(const WorkloadConfig& config, std::uint64_t index, Operation& op) {
+  constexpr std::size_t kFixed = 2 + 1 + 2 + 5 + 6 + 1 + 6 + 2 + 4 + 2 + 3 + 2 + 7;
+  const std::size_t payload = config.item_bytes > kFixed + 8 ? config.item_bytes - kFixed : 8;
+  op.target = kPutItem;
+  op.expect = Expect::kEmptyObject;
+  op.body.clear();
+  fmt::format_to(std::back_inserter(op.body),
+                 R"({{"TableName":"{}","Item":{{"pk":{{"S":"p"}},"sk":{{"N":"{}"}},)"
+                 R"("tenant":{{"S":"t"}},"region":{{"S":"eu"}},"day":{{"N":"{}"}},)"
+                 R"("seq":{{"N":"{}"}},"payload":{{"S":"{}"}}}}}})",
+                 config.table, index, index / 100, index % 100, filler(index, payload));
+}
+
+constexpr Dataset kPartition{"partition", "_partition", create_partition_table,
+                             load_partition_item};
+
+// GetItem of a random preloaded key; the answer must be that item.
+void getitem(const WorkloadConfig& config, Rng& rng, Operation& op) {
+  make_get(config, rng.below(config.items), op);
+}
+
+// PutItem overwriting a random preloaded key with a new score; the answer must be "{}".
+void putitem(const WorkloadConfig& config, Rng& rng, Operation& op) {
+  make_put(config, rng.below(config.items), rng.below(1000000), op);
+}
+
+// Half GetItem, half PutItem, over the same random keys.
+void mixed(const WorkloadConfig& config, Rng& rng, Operation& op) {
+  const std::uint64_t draw = rng.next();
+  const std::uint64_t index = (draw >> 1) % config.items;
+  if (draw & 1) {
+    make_get(config, index, op);
+  } else {
+    make_put(config, index, (draw >> 32) % 1000000, op);
+  }
+}
+
+// A random run of 10 consecutive sort keys of the one partition (needs items >= 10).
+std::uint64_t first_of_ten(const WorkloadConfig& config, Rng& rng) {
+  return config.items > 10 ? rng.below(config.items - 9) : 0;
+}
+
+// Query of 10 items from the partition: pk = "p" AND sk BETWEEN a AND a+9.
+void query10(const WorkloadConfig& config, Rng& rng, Operation& op) {
+  const std::uint64_t first = first_of_ten(config, rng);
+  op.target = kQuery;
+  op.expect = Expect::kCount10;
+  op.body.clear();
+  fmt::format_to(
+      std::back_inserter(op.body),
+      R"({{"TableName":"{}","KeyConditionExpression":"pk = :p AND sk BETWEEN :a AND :b",)"
+      R"("ExpressionAttributeValues":{{":p":{{"S":"p"}},":a":{{"N":"{}"}},":b":{{"N":"{}"}}}}}})",
+      config.table, first, first + 9);
+}
+
+// Query of 10 entries of the 2+2 GSI: both HASH attributes, equality on day, a seq range.
+void gsi_query10(const WorkloadConfig& config, Rng& rng, Operation& op) {
+  const std::uint64_t day = rng.below(std::max<std::uint64_t>(1, config.items / 100));
+  const std::uint64_t seq = rng.below(91);
+  op.target = kQuery;
+  op.expect = Expect::kCount10;
+  op.body.clear();
+  fmt::format_to(std::back_inserter(op.body),
+                 R"({{"TableName":"{}","IndexName":"by_tenant","KeyConditionExpression":)"
+                 R"("tenant = :t AND #r = :r AND #d = :d AND seq BETWEEN :a AND :b",)"
+                 R"("ExpressionAttributeNames":{{"#r":"region","#d":"day"}},)"
+                 R"("ExpressionAttributeValues":{{":t":{{"S":"t"}},":r":{{"S":"eu"}},)"
+                 R"(":d":{{"N":"{}"}},":a":{{"N":"{}"}},":b":{{"N":"{}"}}}}}})",
+                 config.table, day, seq, seq + 9);
+}
+
+// GET / : the HTTP path alone, with no signature, JSON or storage; against a server that
+// answers a fixed body it measures the loopback ceiling.
+void health(const WorkloadConfig&, Rng&, Operation& op) {
+  op.target = {};
+  op.body.clear();
+  op.expect = Expect::kAnyBody;
+}
+
+constexpr std::array kWorkloads{
+    Workload{"getitem", "GetItem of a random preloaded key", &kItems, getitem},
+    Workload{"putitem", "PutItem (~200-byte item) overwriting a random key", &kItems, putitem},
+    Workload{"mixed", "50% GetItem, 50% PutItem on random keys", &kItems, mixed},
+    Workload{"query", "Query of 10 items from a partition of --items", &kPartition, query10},
+    Workload{"gsi-query", "Query of 10 entries of a 2+2 multi-attribute GSI", &kPartition,
+             gsi_query10},
+    Workload{"health", "GET / (health check): HTTP only", nullptr, health},
+};
+
+}  // namespace
+
+Rng::Rng(std::uint64_t seed) {
+  for (auto& word : s_) word = splitmix64(seed);
+}
+
+std::uint64_t Rng::next() {
+  const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+  const std::uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = rotl(s_[3], 45);
+  return result;
+}
+
+std::uint64_t Rng::below(std::uint64_t bound) {
+  // Lemire's multiply-shift; the bias for bounds far below 2^64 is negligible here.
+  return static_cast<std::uint64_t>((static_cast<unsigned __int128>(next()) * bound) >> 64);
+}
+
+std::span<const Workload> workloads() {
+  return kWorkloads;
+}
+
+const Workload* find_workload(std::string_view name) {
+  for (const auto& workload : kWorkloads) {
+    if (workload.name == name) return &workload;
+  }
+  return nullptr;
+}
+
+std::string describe_table_body(const WorkloadConfig& config) {
+  return fmt::format(R"({{"TableName":"{}"}})", config.table);
+}
+
+std::string list_tables_body() {
+  return "{}";
+}
+
+std::string_view check_body(const Operation& op, std::string_view body) {
+  switch (op.expect) {
+    case Expect::kAnyBody:
+      return {};
+    case Expect::kEmptyObject: {
+      const auto first = body.find_first_not_of(" \t\r\n");
+      const auto last = body.find_last_not_of(" \t\r\n");
+      if (first == std::string_view::npos || body.substr(first, last - first + 1) != "{}") {
+        return "body is not {}";
+      }
+      return {};
+    }
+    case Expect::kItem:
+      if (body.find("\"Item\"") == std::string_view::npos) return "no Item in body";
+      // The key appears quoted as the pk value; finding it rules out another item.
+      if (body.size() < op.key.size() + 2) return "wrong item";
+      for (auto at = body.find(op.key); at != std::string_view::npos;
+           at = body.find(op.key, at + 1)) {
+        if (at > 0 && body[at - 1] == '"' && at + op.key.size() < body.size() &&
+            body[at + op.key.size()] == '"') {
+          return {};
+        }
+      }
+      return "wrong item";
+    case Expect::kCount10:
+      return body.find("\"Count\":10,") == std::string_view::npos ? "not 10 items" : "";
+  }
+  return "unknown expectation";
+}
+
+}  // namespace kumo::bench

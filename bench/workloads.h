@@ -1,0 +1,82 @@
+// The requests the load generator sends, and how each response is judged.
+//
+// A workload is one function that fills in the next request, plus the data set it needs
+// loaded first. Adding one (Query of 10 items, a GSI Query, BatchWriteItem, a conditional
+// UpdateItem) means writing its make function, and a data set if none fits, and listing
+// it in workloads().
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace kumo::bench {
+
+// A small, fast generator (xoshiro256**), seeded from splitmix64 as its authors advise.
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed);
+  std::uint64_t next();
+  // Uniform in [0, bound).
+  std::uint64_t below(std::uint64_t bound);
+
+ private:
+  std::uint64_t s_[4];
+};
+
+// What a response must look like, besides HTTP status 200 (always required).
+enum class Expect : std::uint8_t {
+  kAnyBody,      // the health check; anything answered with 200
+  kEmptyObject,  // "{}": a write without ReturnValues
+  kItem,         // an "Item" carrying the requested key: GetItem of a preloaded key
+  kCount10,      // a Query page of exactly 10 items ("Count":10)
+};
+
+// One request. Buffers are reused from request to request.
+struct Operation {
+  std::string_view target;  // X-Amz-Target; empty means a plain GET / (health check)
+  std::string body;
+  Expect expect = Expect::kAnyBody;
+  std::string key;  // for kItem: the partition key value the item must carry
+};
+
+struct WorkloadConfig {
+  std::string table = "bench";
+  std::uint64_t items = 10000;   // key space: keys 0..items-1 exist after the preload
+  std::size_t item_bytes = 200;  // approximate item size as DynamoDB counts it
+};
+
+// A table and the items to load into it before a workload runs.
+struct Dataset {
+  std::string_view name;
+  // Appended to --table, so data sets of different shapes never share a table.
+  std::string_view table_suffix;
+  // The CreateTable request body.
+  std::string (*create_table)(const WorkloadConfig& config);
+  // Fills `op` with the preload request number `index` (0 <= index < items).
+  void (*load)(const WorkloadConfig& config, std::uint64_t index, Operation& op);
+};
+
+struct Workload {
+  std::string_view name;
+  std::string_view summary;
+  const Dataset* dataset;  // nullptr: needs no data
+  // Fills `op` with the next request, drawing keys from `rng`.
+  void (*make)(const WorkloadConfig& config, Rng& rng, Operation& op);
+};
+
+// Every workload, in the order the help text lists them.
+std::span<const Workload> workloads();
+// The workload called `name`, or nullptr.
+const Workload* find_workload(std::string_view name);
+
+// The request bodies for setting up and inspecting a table.
+std::string describe_table_body(const WorkloadConfig& config);
+std::string list_tables_body();
+inline constexpr std::string_view kTargetPrefix = "DynamoDB_20120810.";
+
+// Empty when `body` (received with status 200) is right for `op`; otherwise why not.
+std::string_view check_body(const Operation& op, std::string_view body);
+
+}  // namespace kumo::bench
