@@ -104,9 +104,13 @@ begin "smoke test: AWS SDK for JavaScript v3 (build/kumo)"
 KUMO_BIN="$root/build/kumo" timeout --kill-after=30 600 "$root/tests/smoke/js.sh"
 end
 
+begin "benchmark smoke run (build/bench/kumo-bench against build/kumo)"
+timeout --kill-after=30 300 "$root/bench/smoke.sh" "$root/build"
+end
+
 begin "build (ASan+UBSan, build-asan/)"
 cmake -S "$root" -B "$root/build-asan" \
-  -DCMAKE_BUILD_TYPE=Debug -DKUMO_SANITIZE=ON -DKUMO_TESTS=ON
+  -DCMAKE_BUILD_TYPE=Debug -DKUMO_SANITIZE=ON -DKUMO_TESTS=ON -DKUMO_BENCH=OFF
 cmake --build "$root/build-asan" -j"$jobs"
 end
 
@@ -132,4 +136,8 @@ end
 begin "e2e tests (build-asan/kumo)"
 run_e2e "$root/build-asan/kumo"
 check_sanitizer_logs
+end
+
+begin "fuzz (libFuzzer, 20s per target)"
+timeout --kill-after=30 1200 "$root/fuzz/run.sh" 20
 end
