@@ -523,16 +523,7 @@ void write_index_descriptions(JsonWriter& w, const Context& ctx, const TableDefi
       write_key(w, "IndexName");
       write_string(w, index.name);
       write_key(w, "KeySchema");
-      w.StartArray();
-      for (const auto& k : index.key_schema) {
-        w.StartObject();
-        write_key(w, "AttributeName");
-        write_string(w, k.name);
-        write_key(w, "KeyType");
-        write_string(w, k.type == KeyType::HASH ? "HASH" : "RANGE");
-        w.EndObject();
-      }
-      w.EndArray();
+      write_key_schema(w, index.key_schema);
       write_key(w, "Projection");
       w.StartObject();
       write_key(w, "ProjectionType");

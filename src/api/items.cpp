@@ -183,27 +183,40 @@ void check_condition(const RequestExpressions& expressions, const JsonObject& re
   throw ApiError::conditional_check_failed(all_old ? current : std::nullopt);
 }
 
-std::string put_item(const Context& ctx, const JsonObject& request) {
-  auto table_name = request.string("TableName");
-  auto item_json = request.element("Item");
-  auto return_values = request.string("ReturnValues");
+// What every single-item write decodes and checks first, in DynamoDB's order: JSON types
+// while decoding, then model constraints (thrown here); values and expressions are checked
+// by the caller inside the write envelope.
+struct WriteRequest {
+  std::optional<std::string_view> table_name;
+  Item item;  // the Item of a PutItem, the Key of the others
   Validation validation;
-  Item item;
-  if (item_json) item = decode_item(*item_json, validation);
   RequestExpressions expressions;
-  expressions.read_maps(request, validation);
+};
 
+void read_write_request(const JsonObject& request, std::string_view item_member,
+                        WriteRequest& out) {
+  out.table_name = request.string("TableName");
+  auto item_json = request.element(item_member);
+  if (item_json) out.item = decode_item(*item_json, out.validation);
+  out.expressions.read_maps(request, out.validation);
   CoralErrors coral;
-  check_table_name_or_arn(coral, table_name, "tableName");
-  coral.require(item_json.has_value(), "item");
+  check_table_name_or_arn(coral, out.table_name, "tableName");
+  coral.require(item_json.has_value(), item_member == "Item" ? "item" : "key");
   check_write_enums(request, coral);
   coral.throw_if_any();
+}
 
+std::string put_item(const Context& ctx, const JsonObject& request) {
+  WriteRequest w;
+  read_write_request(request, "Item", w);
+  const auto& table_name = w.table_name;
+  Item& item = w.item;
+  RequestExpressions& expressions = w.expressions;
   const bool all_old = with_write_envelope([&] {
-    validation.throw_if_failed();
+    w.validation.throw_if_failed();
     expressions.compile(request,
                         {.condition = true, .values_null_tail = "ConditionExpression is null"});
-    return read_return_all_old(return_values);
+    return read_return_all_old(request.string("ReturnValues"));
   });
   if (item_size(item) > kMaxItemSize) {
     throw ApiError::validation("Item size has exceeded the maximum allowed size");
@@ -264,26 +277,16 @@ std::string get_item(const Context& ctx, const JsonObject& request) {
 }
 
 std::string delete_item(const Context& ctx, const JsonObject& request) {
-  auto table_name = request.string("TableName");
-  auto key_json = request.element("Key");
-  auto return_values = request.string("ReturnValues");
-  Validation validation;
-  Item key;
-  if (key_json) key = decode_item(*key_json, validation);
-  RequestExpressions expressions;
-  expressions.read_maps(request, validation);
-
-  CoralErrors coral;
-  check_table_name_or_arn(coral, table_name, "tableName");
-  coral.require(key_json.has_value(), "key");
-  check_write_enums(request, coral);
-  coral.throw_if_any();
-
+  WriteRequest w;
+  read_write_request(request, "Key", w);
+  const auto& table_name = w.table_name;
+  const Item& key = w.item;
+  RequestExpressions& expressions = w.expressions;
   const bool all_old = with_write_envelope([&] {
-    validation.throw_if_failed();
+    w.validation.throw_if_failed();
     expressions.compile(request,
                         {.condition = true, .values_null_tail = "ConditionExpression is null"});
-    return read_return_all_old(return_values);
+    return read_return_all_old(request.string("ReturnValues"));
   });
   engine::TablePtr table = data_table(ctx, *table_name);
   check_key_parameter(*table, key);
@@ -298,23 +301,14 @@ std::string delete_item(const Context& ctx, const JsonObject& request) {
 }
 
 std::string update_item(const Context& ctx, const JsonObject& request) {
-  auto table_name = request.string("TableName");
-  auto key_json = request.element("Key");
-  auto return_values = request.string("ReturnValues").value_or("NONE");
-  Validation validation;
-  Item key;
-  if (key_json) key = decode_item(*key_json, validation);
-  RequestExpressions expressions;
-  expressions.read_maps(request, validation);
-
-  CoralErrors coral;
-  check_table_name_or_arn(coral, table_name, "tableName");
-  coral.require(key_json.has_value(), "key");
-  check_write_enums(request, coral);
-  coral.throw_if_any();
-
+  WriteRequest w;
+  read_write_request(request, "Key", w);
+  const auto& table_name = w.table_name;
+  const Item& key = w.item;
+  RequestExpressions& expressions = w.expressions;
+  const auto return_values = request.string("ReturnValues").value_or("NONE");
   with_write_envelope([&] {
-    validation.throw_if_failed();
+    w.validation.throw_if_failed();
     expressions.compile(request,
                         {.condition = true,
                          .update = true,

@@ -57,6 +57,9 @@ void check_table_name_or_arn(CoralErrors& coral, std::optional<std::string_view>
 // found" when absent.
 engine::TablePtr data_table(const Context& ctx, std::string_view name_or_arn);
 
+// Writes a KeySchema list: [{"AttributeName", "KeyType"}, ...] in schema order.
+void write_key_schema(JsonWriter& w, const std::vector<KeySchemaElement>& schema);
+
 // Capacity one operation consumed on one table and its indexes (§9.2–9.4).
 struct ConsumedCapacity {
   std::string table_name;  // as the request named it (name or ARN)

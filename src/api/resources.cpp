@@ -46,6 +46,19 @@ engine::TablePtr data_table(const Context& ctx, std::string_view name_or_arn) {
   return table;
 }
 
+void write_key_schema(JsonWriter& w, const std::vector<KeySchemaElement>& schema) {
+  w.StartArray();
+  for (const auto& k : schema) {
+    w.StartObject();
+    write_key(w, "AttributeName");
+    write_string(w, k.name);
+    write_key(w, "KeyType");
+    write_string(w, k.type == KeyType::HASH ? "HASH" : "RANGE");
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 void ConsumedCapacity::add_indexes(const std::vector<engine::WriteResult::IndexUnits>& units,
                                    double factor) {
   for (const auto& u : units) {

@@ -116,19 +116,6 @@ namespace {
 
 // ---- Description ----------------------------------------------------------------------
 
-void write_key_schema(JsonWriter& w, const std::vector<KeySchemaElement>& schema) {
-  w.StartArray();
-  for (const auto& k : schema) {
-    w.StartObject();
-    write_key(w, "AttributeName");
-    write_string(w, k.name);
-    write_key(w, "KeyType");
-    write_string(w, k.type == KeyType::HASH ? "HASH" : "RANGE");
-    w.EndObject();
-  }
-  w.EndArray();
-}
-
 void write_description(JsonWriter& w, const Context& ctx, const TableDefinition& t,
                        std::string_view status) {
   const std::string arn = table_arn(ctx, t.name);

@@ -7,28 +7,11 @@
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
+#include "storage/counter.h"
 #include "storage/storage.h"
 
 namespace kumo::storage {
 namespace {
-
-// Counters are 8-byte little-endian two's-complement int64 values (memory_storage.cpp uses
-// the same encoding so get_counter reads both alike).
-std::string encode_counter(std::int64_t v) {
-  std::string out(8, '\0');
-  auto u = static_cast<std::uint64_t>(v);
-  for (std::size_t i = 0; i < 8; ++i) out[i] = static_cast<char>(u >> (8 * i));
-  return out;
-}
-
-bool decode_counter(std::string_view bytes, std::int64_t* out) {
-  if (bytes.size() != 8) return false;
-  std::uint64_t u = 0;
-  for (std::size_t i = 0; i < 8; ++i)
-    u |= std::uint64_t{static_cast<unsigned char>(bytes[i])} << (8 * i);
-  *out = static_cast<std::int64_t>(u);
-  return true;
-}
 
 // Sums int64 operands so add_counter is a blind write (no read-modify-write under a lock).
 // Wraps on overflow rather than failing: a counter never legitimately gets near 2^63.
