@@ -68,6 +68,7 @@ run_target() {
     if [ -d "$regressions" ]; then
       mapfile -t inputs < <(find "$regressions" -type f | sort)
     fi
+    echo "${#inputs[@]}" >"$work/$target.regressions"
     if [ ${#inputs[@]} -gt 0 ]; then
       echo "-- $target: ${#inputs[@]} regression inputs"
       "$bin" "${options[@]}" "${inputs[@]}" || rc=$?
@@ -101,7 +102,7 @@ done
 wait
 
 failed=()
-printf '\n%-22s %12s %10s %8s  %s\n' target executions exec/s corpus result
+printf '\n%-22s %11s %12s %10s %8s  %s\n' target regressions executions exec/s corpus result
 for target in "${targets[@]}"; do
   log="$work/$target.log"
   rc=$(cat "$work/$target.status" 2>/dev/null || echo 1)
@@ -115,7 +116,9 @@ for target in "${targets[@]}"; do
     result="FAILED (exit $rc)"
     failed+=("$target")
   fi
-  printf '%-22s %12s %10s %8s  %s\n' "$target" "${runs:--}" "${rate:--}" "${corpus:--}" "$result"
+  regressions=$(cat "$work/$target.regressions" 2>/dev/null || echo -)
+  printf '%-22s %11s %12s %10s %8s  %s\n' "$target" "$regressions" "${runs:--}" "${rate:--}" \
+    "${corpus:--}" "$result"
 done
 
 for target in "${failed[@]}"; do

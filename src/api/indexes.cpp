@@ -443,7 +443,9 @@ std::uint32_t apply_global_index_updates(const GlobalIndexUpdates& updates, Tabl
                                          std::uint32_t* dropped) {
   *dropped = 0;
   const bool pay_per_request = table.billing_mode == BillingMode::PAY_PER_REQUEST;
-  for (const auto& [name, units] : updates.throughput) {
+  for (const auto& update : updates.throughput) {
+    const std::string& name = update.first;
+    const auto& units = update.second;
     auto it = std::find_if(table.global_indexes.begin(), table.global_indexes.end(),
                            [&](const IndexDefinition& i) { return i.name == name; });
     if (it == table.global_indexes.end()) {
