@@ -1,4 +1,4 @@
-"""TransactWriteItems and TransactGetItems (contract §1.3, §7.6, §7.7, §9.2): every action kind
+"""TransactWriteItems (contract §1.3, §7.6, §7.7, §9.2): every action kind
 with conditions, all-or-nothing including secondary-index entries, the exact
 TransactionCanceledException body, request-level validation, ClientRequestToken idempotency
 and transactional capacity."""
@@ -19,156 +19,35 @@ from kumo_testlib import (
     normalize_item,
     table_arn,
 )
-
-INVALID = "One or more parameter values were invalid: "
-KEY_MISMATCH = "The provided key element does not match the schema"
-MULTIPLE_OPS = "Transaction request cannot include multiple operations on one item"
-ONE_ACTION = "TransactItems can only contain one of Check, Put, Update or Delete"
-CANCELED = NS_DYNAMODB + "TransactionCanceledException"
-MISMATCH = NS_DYNAMODB + "IdempotentParameterMismatchException"
-CCF = {"Code": "ConditionalCheckFailed", "Message": "The conditional request failed"}
-NONE = {"Code": "None"}
-
-
-def S(x):
-    return {"S": x}
-
-
-def N(x):
-    return {"N": str(x)}
-
-
-def sized(key, size, **attrs):
-    item = dict(key, **attrs)
-    base = item_size(item) + len("pad")
-    item["pad"] = S("x" * (size - base))
-    assert item_size(item) == size
-    return item
-
-
-def vreason(message):
-    return {"Code": "ValidationError", "Message": message}
-
-
-def transact(api, items, **extra):
-    return api("TransactWriteItems", dict({"TransactItems": items}, **extra))
-
-
-def assert_canceled(resp, reasons):
-    """The whole error body, member for member (§1.3, §7.6)."""
-    codes = ", ".join(r["Code"] for r in reasons)
-    assert resp.status == 400, resp
-    expected = {
-        "__type": CANCELED,
-        "Message": "Transaction cancelled, please refer cancellation reasons for specific "
-                   f"reasons [{codes}]",
-        "CancellationReasons": reasons,
-    }
-    body = resp.json
-    assert body == expected, f"\nexpected {json.dumps(expected)}\n     got {json.dumps(body)}"
-
-
-def scan_all(api, table, **extra):
-    items, start = [], None
-    while True:
-        body = dict({"TableName": table, "ConsistentRead": "IndexName" not in extra}, **extra)
-        if start:
-            body["ExclusiveStartKey"] = start
-        page = api.ok("Scan", body)
-        items += page["Items"]
-        start = page.get("LastEvaluatedKey")
-        if not start:
-            return items
-
-
-def canon(items):
-    """Items → comparable sorted list (sets unordered, attribute order irrelevant)."""
-    return sorted((normalize_item(i) for i in items), key=lambda i: repr(sorted(i.items())))
-
-
-def state(api, table):
-    return canon(scan_all(api, table))
-
-
-def get_item(api, table, key):
-    return api.ok("GetItem", {"TableName": table, "Key": key, "ConsistentRead": True}).get("Item")
-
-
-# --------------------------------------------------------------------------- tables
-
-
-@pytest.fixture
-def tx(make_table):
-    """pk S; GSI byOwner (owner S), projection ALL."""
-    return make_table(
-        ("pk", "S"),
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
-                              {"AttributeName": "owner", "AttributeType": "S"}],
-        GlobalSecondaryIndexes=[{"IndexName": "byOwner",
-                                 "KeySchema": [{"AttributeName": "owner", "KeyType": "HASH"}],
-                                 "Projection": {"ProjectionType": "ALL"}}])
-
-
-@pytest.fixture
-def tx2(make_table):
-    """pk S, sk N."""
-    return make_table(("pk", "S"), ("sk", "N"))
-
-
-def owners(api, table):
-    """GSI byOwner as sorted (owner, pk) pairs."""
-    return sorted((i["owner"]["S"], i["pk"]["S"])
-                  for i in scan_all(api, table, IndexName="byOwner"))
-
-
-def owner_query(api, table, owner):
-    out = api.ok("Query", {"TableName": table, "IndexName": "byOwner",
-                           "KeyConditionExpression": "#o = :o",
-                           "ExpressionAttributeNames": {"#o": "owner"},
-                           "ExpressionAttributeValues": {":o": S(owner)}})
-    return sorted(i["pk"]["S"] for i in out["Items"])
-
-
-SETUP_TX = [
-    {"pk": S("acct-1"), "owner": S("ann"), "balance": N(100)},
-    {"pk": S("acct-2"), "owner": S("bob"), "balance": N(50)},
-    {"pk": S("gate"), "open": {"BOOL": True}},
-]
-SETUP_TX2 = [{"pk": S("doc"), "sk": N(1), "v": N(1), "keep": S("k")}]
-
-
-def populate(api, tx, tx2, tx_items=SETUP_TX, tx2_items=SETUP_TX2):
-    for item in tx_items:
-        api.ok("PutItem", {"TableName": tx, "Item": item})
-    for item in tx2_items:
-        api.ok("PutItem", {"TableName": tx2, "Item": item})
-
-
-def five_actions(tx, tx2, amount=30, bob="bob"):
-    """Put, Update, Delete, ConditionCheck on tx and an Update on tx2, each with a condition."""
-    return [
-        {"Put": {"TableName": tx,
-                 "Item": {"pk": S("acct-3"), "owner": S("cat"), "balance": N(0)},
-                 "ConditionExpression": "attribute_not_exists(pk)"}},
-        {"Update": {"TableName": tx, "Key": {"pk": S("acct-1")},
-                    "UpdateExpression": "SET balance = balance - :amt, #o = :dan ADD visits :one",
-                    "ConditionExpression": "balance >= :amt",
-                    "ExpressionAttributeNames": {"#o": "owner"},
-                    "ExpressionAttributeValues": {":amt": N(amount), ":dan": S("dan"),
-                                                  ":one": N(1)}}},
-        {"Delete": {"TableName": tx, "Key": {"pk": S("acct-2")},
-                    "ConditionExpression": "#o = :bob",
-                    "ExpressionAttributeNames": {"#o": "owner"},
-                    "ExpressionAttributeValues": {":bob": S(bob)}}},
-        {"ConditionCheck": {"TableName": tx, "Key": {"pk": S("gate")},
-                            "ConditionExpression": "#open = :t",
-                            "ExpressionAttributeNames": {"#open": "open"},
-                            "ExpressionAttributeValues": {":t": {"BOOL": True}}}},
-        {"Update": {"TableName": tx2, "Key": {"pk": S("doc"), "sk": N(1)},
-                    "UpdateExpression": "REMOVE v SET w = :w",
-                    "ConditionExpression": "attribute_exists(v)",
-                    "ExpressionAttributeValues": {":w": S("written")}}},
-    ]
+from transaction_fixtures import (  # noqa: F401
+    CANCELED,
+    CCF,
+    INVALID,
+    KEY_MISMATCH,
+    MISMATCH,
+    MULTIPLE_OPS,
+    NONE,
+    ONE_ACTION,
+    SETUP_TX,
+    SETUP_TX2,
+    N,
+    S,
+    assert_canceled,
+    canon,
+    check_capacity_list,
+    five_actions,
+    get_item,
+    owner_query,
+    owners,
+    populate,
+    scan_all,
+    sized,
+    state,
+    transact,
+    tx,
+    tx2,
+    vreason,
+)
 
 
 # =========================================================================== TransactWriteItems
@@ -739,19 +618,6 @@ def test_token_replay_reports_read_units(api, make_table):
 # --------------------------------------------------------------------------- capacity
 
 
-def check_capacity_list(resp_json, expected):
-    """expected: {table: units}. ReadCapacityUnits/WriteCapacityUnits are [open] extras."""
-    cc = resp_json["ConsumedCapacity"]
-    assert isinstance(cc, list), cc
-    got = {}
-    for entry in cc:
-        assert set(entry) <= {"TableName", "CapacityUnits", "ReadCapacityUnits",
-                              "WriteCapacityUnits"}, entry
-        assert entry["TableName"] not in got
-        got[entry["TableName"]] = entry["CapacityUnits"]
-    assert got == expected, cc
-
-
 def test_write_capacity_total_is_twice_per_item(api, make_table):
     a = make_table(("pk", "S"))
     b = make_table(("pk", "S"))
@@ -782,121 +648,3 @@ def test_write_capacity_none_and_by_arn(api, make_table):
                     ReturnConsumedCapacity="TOTAL")
     assert resp.status == 200, resp
     check_capacity_list(resp.json, {arn: 2.0})
-
-
-# =========================================================================== TransactGetItems
-
-
-def tget(api, gets, **extra):
-    return api("TransactGetItems", dict({"TransactItems": [{"Get": g} for g in gets]}, **extra))
-
-
-def test_transact_get_in_order_with_missing_and_projections(api, tx, tx2):
-    populate(api, tx, tx2)
-    api.ok("PutItem", {"TableName": tx2, "Item": {"pk": S("nest"), "sk": N(2),
-                                                  "m": {"M": {"a": N(1), "b": N(2)}},
-                                                  "l": {"L": [S("x"), S("y")]}, "z": S("z")}})
-    resp = tget(api, [
-        {"TableName": tx2, "Key": {"pk": S("nest"), "sk": N(2)},
-         "ProjectionExpression": "m.b, l[1], #z", "ExpressionAttributeNames": {"#z": "z"}},
-        {"TableName": tx, "Key": {"pk": S("nobody")}},
-        {"TableName": tx, "Key": {"pk": S("acct-1")}},
-        {"TableName": tx, "Key": {"pk": S("acct-2")}, "ProjectionExpression": "#o",
-         "ExpressionAttributeNames": {"#o": "owner"}},
-        {"TableName": tx, "Key": {"pk": S("gate")}, "ProjectionExpression": "nothing_here"},
-        {"TableName": tx2, "Key": {"pk": S("gone"), "sk": N(0)}, "ProjectionExpression": "pk"},
-    ])
-    assert resp.status == 200, resp
-    assert resp.json == {"Responses": [
-        {"Item": {"m": {"M": {"b": N(2)}}, "l": {"L": [S("y")]}, "z": S("z")}},
-        {},
-        {"Item": SETUP_TX[0]},
-        {"Item": {"owner": S("bob")}},
-        {"Item": {}},
-        {},
-    ]}
-
-
-def test_transact_get_capacity_twice_strongly_consistent(api, make_table):
-    a = make_table(("pk", "S"))
-    b = make_table(("pk", "S"))
-    api.ok("PutItem", {"TableName": a, "Item": sized({"pk": S("big")}, 5000)})
-    api.ok("PutItem", {"TableName": a, "Item": sized({"pk": S("small")}, 100)})
-    api.ok("PutItem", {"TableName": b, "Item": sized({"pk": S("huge")}, 12289)})
-    resp = tget(api, [
-        {"TableName": a, "Key": {"pk": S("big")}},           # 2 × 2
-        {"TableName": b, "Key": {"pk": S("huge")},
-         "ProjectionExpression": "pk"},                      # 2 × 4, whole item counts
-        {"TableName": a, "Key": {"pk": S("small")}},         # 2 × 1
-        {"TableName": a, "Key": {"pk": S("missing")}},       # 2 × 1 (minimum)
-    ], ReturnConsumedCapacity="TOTAL")
-    assert resp.status == 200, resp
-    assert [bool(r) for r in resp.json["Responses"]] == [True, True, True, False]
-    assert resp.json["Responses"][1] == {"Item": {"pk": S("huge")}}
-    check_capacity_list(resp.json, {a: 8.0, b: 8.0})
-
-
-def test_transact_get_capacity_indexes_mode_accepted(api, tx):
-    api.ok("PutItem", {"TableName": tx, "Item": {"pk": S("i")}})
-    resp = tget(api, [{"TableName": tx, "Key": {"pk": S("i")}}], ReturnConsumedCapacity="INDEXES")
-    assert resp.status == 200, resp
-    assert resp.json["Responses"] == [{"Item": {"pk": S("i")}}]
-    cc = resp.json["ConsumedCapacity"]
-    assert len(cc) == 1 and cc[0]["TableName"] == tx and cc[0]["CapacityUnits"] == 2.0, cc
-    resp = tget(api, [{"TableName": tx, "Key": {"pk": S("i")}}], ReturnConsumedCapacity="NONE")
-    assert resp.status == 200 and resp.json == {"Responses": [{"Item": {"pk": S("i")}}]}, resp
-
-
-def test_transact_get_boto3(ddb, api, tx, tx2):
-    populate(api, tx, tx2)
-    out = ddb.transact_get_items(TransactItems=[
-        {"Get": {"TableName": tx2, "Key": {"pk": {"S": "doc"}, "sk": {"N": "1"}}}},
-        {"Get": {"TableName": tx, "Key": {"pk": {"S": "none"}}}},
-    ])
-    assert out["Responses"] == [
-        {"Item": {"pk": {"S": "doc"}, "sk": {"N": "1"}, "v": {"N": "1"}, "keep": {"S": "k"}}},
-        {}]
-
-
-def test_transact_get_missing_table(api, tx):
-    resp = tget(api, [{"TableName": tx, "Key": {"pk": S("a")}},
-                      {"TableName": "no-such-table-tget", "Key": {"pk": S("a")}}])
-    assert_not_found(resp)
-
-
-@pytest.mark.parametrize("key", [
-    pytest.param({"pk": S("p")}, id="missing-range"),
-    pytest.param({"pk": S("p"), "sk": S("1")}, id="wrong-type"),
-    pytest.param({"pk": S("p"), "sk": N(1), "x": S("x")}, id="extra-attr"),
-    pytest.param({}, id="empty"),
-])
-def test_transact_get_key_mismatch(api, tx2, key):
-    resp = tget(api, [{"TableName": tx2, "Key": {"pk": S("ok"), "sk": N(1)}},
-                      {"TableName": tx2, "Key": key}])
-    assert_validation(resp, KEY_MISMATCH)
-
-
-def test_transact_get_more_than_100(api, tx):
-    resp = tget(api, [{"TableName": tx, "Key": {"pk": S(f"k{i}")}} for i in range(101)])
-    # Value rendering [open].
-    assert_validation(resp, message_prefix=COR_PREFIX + "Value '")
-    assert resp.message.endswith("at 'transactItems' failed to satisfy constraint: Member must "
-                                 "have length less than or equal to 100"), resp.message
-
-
-def test_transact_get_exactly_100(api, tx):
-    api.ok("PutItem", {"TableName": tx, "Item": {"pk": S("k42")}})
-    resp = tget(api, [{"TableName": tx, "Key": {"pk": S(f"k{i}")}} for i in range(100)])
-    assert resp.status == 200, resp
-    responses = resp.json["Responses"]
-    assert len(responses) == 100
-    assert responses[42] == {"Item": {"pk": S("k42")}}
-    assert all(r == {} for i, r in enumerate(responses) if i != 42)
-
-
-def test_transact_get_element_without_get(api, tx):
-    resp = api("TransactGetItems", {"TransactItems": [{"Get": {"TableName": tx,
-                                                               "Key": {"pk": S("a")}}}, {}]})
-    assert_validation(resp, "1 validation error detected: Value null at "
-                            "'transactItems.2.member.get' failed to satisfy constraint: Member "
-                            "must not be null")
