@@ -41,6 +41,16 @@ std::string batch_write_item(const Context&, const JsonObject&);
 std::string transact_get_items(const Context&, const JsonObject&);
 std::string transact_write_items(const Context&, const JsonObject&);
 std::string scan(const Context&, const JsonObject&);
+std::string update_time_to_live(const Context&, const JsonObject&);
+std::string describe_time_to_live(const Context&, const JsonObject&);
+// DynamoDB Streams (DynamoDBStreams_20120810.*).
+std::string list_streams(const Context&, const JsonObject&);
+std::string describe_stream(const Context&, const JsonObject&);
+std::string get_shard_iterator(const Context&, const JsonObject&);
+std::string get_records(const Context&, const JsonObject&);
+
+// "arn:aws:dynamodb:<region>:<account>:table/<name>/stream/<label>".
+std::string stream_arn(const Context& ctx, std::string_view table_name, std::string_view label);
 
 // "arn:aws:dynamodb:<region>:<account>:table/<name>".
 std::string table_arn(const Context& ctx, std::string_view table_name);
@@ -56,6 +66,10 @@ void check_table_name_or_arn(CoralErrors& coral, std::optional<std::string_view>
 // The table for a data-plane operation; ResourceNotFoundException "Requested resource not
 // found" when absent.
 engine::TablePtr data_table(const Context& ctx, std::string_view name_or_arn);
+
+// The table for a control-plane operation; ResourceNotFoundException "Requested resource
+// not found: Table: <name> not found" when absent.
+engine::TablePtr control_table(const Context& ctx, std::string_view name_or_arn);
 
 // Writes a KeySchema list: [{"AttributeName", "KeyType"}, ...] in schema order.
 void write_key_schema(JsonWriter& w, const std::vector<KeySchemaElement>& schema);

@@ -13,6 +13,10 @@ std::string table_arn(const Context& ctx, std::string_view table_name) {
                      table_name);
 }
 
+std::string stream_arn(const Context& ctx, std::string_view table_name, std::string_view label) {
+  return fmt::format("{}/stream/{}", table_arn(ctx, table_name), label);
+}
+
 std::string table_name_of(std::string_view name_or_arn) {
   if (name_or_arn.substr(0, 4) != "arn:") return std::string(name_or_arn);
   // arn:<partition>:dynamodb:<region>:<account>:table/<name>. Tables are shared across
@@ -43,6 +47,16 @@ void check_table_name_or_arn(CoralErrors& coral, std::optional<std::string_view>
 engine::TablePtr data_table(const Context& ctx, std::string_view name_or_arn) {
   engine::TablePtr table = ctx.engine.catalog().find(table_name_of(name_or_arn));
   if (!table) throw ApiError::resource_not_found();
+  return table;
+}
+
+engine::TablePtr control_table(const Context& ctx, std::string_view name_or_arn) {
+  std::string name = table_name_of(name_or_arn);
+  engine::TablePtr table = ctx.engine.catalog().find(name);
+  if (!table) {
+    throw ApiError::resource_not_found("Requested resource not found: Table: " + name +
+                                       " not found");
+  }
   return table;
 }
 

@@ -11,6 +11,7 @@ namespace kumo::api {
 namespace {
 
 constexpr std::string_view kTargetPrefix = "DynamoDB_20120810.";
+constexpr std::string_view kStreamsTargetPrefix = "DynamoDBStreams_20120810.";
 
 struct Entry {
   std::string_view name;
@@ -28,6 +29,7 @@ constexpr std::array kOperations{
     Entry{"DescribeEndpoints", describe_endpoints},
     Entry{"DescribeLimits", describe_limits},
     Entry{"DescribeTable", describe_table},
+    Entry{"DescribeTimeToLive", describe_time_to_live},
     Entry{"GetItem", get_item},
     Entry{"ListTables", list_tables},
     Entry{"ListTagsOfResource", list_tags_of_resource},
@@ -40,13 +42,31 @@ constexpr std::array kOperations{
     Entry{"UntagResource", untag_resource},
     Entry{"UpdateItem", update_item},
     Entry{"UpdateTable", update_table},
+    Entry{"UpdateTimeToLive", update_time_to_live},
 };
 
-Operation find_operation(std::string_view target) {
-  if (target.substr(0, kTargetPrefix.size()) != kTargetPrefix) return nullptr;
-  std::string_view name = target.substr(kTargetPrefix.size());
-  for (const auto& e : kOperations) {
+// DynamoDB Streams, answered on the same endpoint.
+constexpr std::array kStreamsOperations{
+    Entry{"DescribeStream", describe_stream},
+    Entry{"GetRecords", get_records},
+    Entry{"GetShardIterator", get_shard_iterator},
+    Entry{"ListStreams", list_streams},
+};
+
+template <std::size_t N>
+Operation find_in(const std::array<Entry, N>& operations, std::string_view name) {
+  for (const auto& e : operations) {
     if (e.name == name) return e.operation;
+  }
+  return nullptr;
+}
+
+Operation find_operation(std::string_view target) {
+  if (target.substr(0, kTargetPrefix.size()) == kTargetPrefix) {
+    return find_in(kOperations, target.substr(kTargetPrefix.size()));
+  }
+  if (target.substr(0, kStreamsTargetPrefix.size()) == kStreamsTargetPrefix) {
+    return find_in(kStreamsOperations, target.substr(kStreamsTargetPrefix.size()));
   }
   return nullptr;
 }

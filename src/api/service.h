@@ -30,6 +30,11 @@ struct ServiceOptions {
   std::string account_id = "000000000000";
   // What DescribeEndpoints reports: the host and port clients reach this server at.
   std::string endpoint_address = "localhost:8000";
+  // Seconds a shard iterator stays valid (DynamoDB: 15 minutes).
+  double shard_iterator_lifetime = 900;
+  // Minimum seconds between two UpdateTimeToLive calls on a table (DynamoDB: one hour;
+  // 0: no cool-down).
+  double ttl_cooldown = 0;
 };
 
 class Service {

@@ -10,6 +10,7 @@
 #include "api/indexes.h"
 #include "api/operations.h"
 #include "model/api_error.h"
+#include "model/clock.h"
 
 namespace kumo::api {
 namespace {
@@ -19,11 +20,6 @@ constexpr std::string_view kInvalid = "One or more parameter values were invalid
 constexpr std::int64_t kMaxCapacityValue = 1'000'000'000'000;
 // Default per-table quota (§3.7, §9.5).
 constexpr std::int64_t kTableMaxCapacity = 40'000;
-
-double now_seconds() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count() / 1000.0;
-}
 
 std::string_view billing_mode_name(BillingMode mode) {
   return mode == BillingMode::PAY_PER_REQUEST ? "PAY_PER_REQUEST" : "PROVISIONED";
@@ -189,7 +185,7 @@ void write_description(JsonWriter& w, const Context& ctx, const TableDefinition&
     write_key(w, "LatestStreamLabel");
     write_string(w, t.latest_stream_label);
     write_key(w, "LatestStreamArn");
-    write_string(w, arn + "/stream/" + t.latest_stream_label);
+    write_string(w, stream_arn(ctx, t.name, t.latest_stream_label));
   }
   if (t.sse_enabled) {
     write_key(w, "SSEDescription");
@@ -225,17 +221,6 @@ std::string table_description_response(const Context& ctx, const TableDefinition
   write_description(w, ctx, t, status);
   w.EndObject();
   return body;
-}
-
-// The table for a control-plane operation; ResourceNotFoundException names it.
-engine::TablePtr control_table(const Context& ctx, std::string_view name_or_arn) {
-  std::string name = table_name_of(name_or_arn);
-  engine::TablePtr table = ctx.engine.catalog().find(name);
-  if (!table) {
-    throw ApiError::resource_not_found("Requested resource not found: Table: " + name +
-                                       " not found");
-  }
-  return table;
 }
 
 // ---- CreateTable ----------------------------------------------------------------------
@@ -431,7 +416,7 @@ std::string create_table(const Context& ctx, const JsonObject& request) {
   def.tags = std::move(tags);
   def.sse_enabled = sse && sse->boolean("Enabled").value_or(false);
 
-  engine::TablePtr created = ctx.engine.catalog().create(std::move(def));
+  engine::TablePtr created = ctx.engine.create_table(std::move(def));
   return table_description_response(ctx, *created, "TableDescription", "ACTIVE");
 }
 
@@ -457,7 +442,7 @@ std::string delete_table(const Context& ctx, const JsonObject& request) {
   }
   // Describe before the data goes, as DynamoDB's DELETING description still counts it.
   std::string body = table_description_response(ctx, *table, "TableDescription", "DELETING");
-  ctx.engine.catalog().remove(table->name);
+  ctx.engine.delete_table(table->name);
   return body;
 }
 
@@ -521,7 +506,7 @@ std::string update_table(const Context& ctx, const JsonObject& request) {
   engine::TablePtr current = control_table(ctx, *name);
 
   std::uint32_t created_index = 0, dropped_index = 0;
-  engine::TablePtr updated = ctx.engine.catalog().update(current->name, [&](TableDefinition& t) {
+  engine::TablePtr updated = ctx.engine.update_table(current->name, [&](TableDefinition& t) {
     const double now = now_seconds();
     BillingMode mode = t.billing_mode;
     if (billing_mode) {

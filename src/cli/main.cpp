@@ -82,6 +82,8 @@ int serve(const ServeOptions& options) {
   }
   engine::EngineOptions engine_options;
   engine_options.item_collection_limit = options.item_collection_limit;
+  engine_options.ttl_interval = options.ttl_interval;
+  engine_options.stream_retention = options.stream_retention;
   engine::Engine engine(std::move(store), engine_options);
 
   // Signals are caught from here on, so that one arriving during start-up still stops the
@@ -112,6 +114,8 @@ int serve(const ServeOptions& options) {
   api::ServiceOptions service_options;
   service_options.region = options.region;
   service_options.endpoint_address = endpoint_address(*server);
+  service_options.shard_iterator_lifetime = options.shard_iterator_lifetime;
+  service_options.ttl_cooldown = options.ttl_cooldown;
   service.emplace(engine, service_options);
 
   server->start();

@@ -45,6 +45,32 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
                    "secondary indexes) is full")
       ->type_name("BYTES")
       ->capture_default_str();
+  serve
+      ->add_option("--ttl-interval", options.ttl_interval,
+                   "Seconds between two passes of the Time to Live reaper, which deletes items "
+                   "whose TTL attribute is in the past (DynamoDB: within days)")
+      ->type_name("SECONDS")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 3600.0).description(""));
+  serve
+      ->add_option("--ttl-cooldown", options.ttl_cooldown,
+                   "Minimum seconds between two UpdateTimeToLive calls on one table "
+                   "(DynamoDB: 3600; 0: none)")
+      ->type_name("SECONDS")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber.description(""));
+  serve
+      ->add_option("--stream-retention", options.stream_retention,
+                   "Seconds stream records are kept, and disabled streams listed")
+      ->type_name("SECONDS")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber.description(""));
+  serve
+      ->add_option("--shard-iterator-lifetime", options.shard_iterator_lifetime,
+                   "Seconds a stream shard iterator stays valid")
+      ->type_name("SECONDS")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber.description(""));
   serve->footer(
       "DynamoDB Local's flags work too: -port N, -inMemory, -dbPath DIR; -sharedDb, -cors X, "
       "-delayTransientStatuses, -optimizeDbBeforeStartup and -disableTelemetry are accepted "

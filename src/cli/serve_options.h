@@ -32,6 +32,14 @@ struct ServeOptions {
   // Size at which an item collection (a partition of a table with LSIs) is full; DynamoDB's
   // 10 GB by default. Lower it to see ItemCollectionSizeLimitExceededException early.
   std::uint64_t item_collection_limit = std::uint64_t{10} << 30;
+  // Seconds between two passes of the TTL reaper.
+  double ttl_interval = 1.0;
+  // Minimum seconds between two UpdateTimeToLive calls on one table (0: none).
+  double ttl_cooldown = 0;
+  // Seconds stream records are kept (DynamoDB: 24 hours).
+  double stream_retention = 86400;
+  // Seconds a shard iterator stays valid (DynamoDB: 15 minutes).
+  double shard_iterator_lifetime = 900;
 };
 
 // Adds the `serve` subcommand to `app`; parsing fills `options`. Returns the subcommand.

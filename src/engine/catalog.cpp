@@ -7,6 +7,7 @@
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
 #include "model/api_error.h"
+#include "model/clock.h"
 
 namespace kumo::engine {
 namespace {
@@ -183,6 +184,10 @@ Item to_record(const TableDefinition& t) {
     r["stream_view_type"] = str(t.stream->view_type);
   }
   r["latest_stream_label"] = str(t.latest_stream_label);
+  r["ttl_attribute"] = str(t.ttl_attribute);
+  r["ttl_enabled"] = flag(t.ttl_enabled);
+  r["ttl_updated"] = num(t.ttl_updated);
+  r["ttl_scheduling"] = flag(t.ttl_scheduling);
   r["table_class"] = str(t.table_class);
   r["table_class_given"] = flag(t.table_class_given);
   r["deletion_protection"] = flag(t.deletion_protection);
@@ -246,6 +251,10 @@ TableDefinition from_record(const Item& r) {
     t.stream = StreamSpecification{get_bool(r, "stream_enabled"), get_str(r, "stream_view_type")};
   }
   t.latest_stream_label = get_str(r, "latest_stream_label");
+  t.ttl_attribute = get_str(r, "ttl_attribute");
+  t.ttl_enabled = get_bool(r, "ttl_enabled");
+  t.ttl_updated = get_double(r, "ttl_updated");
+  t.ttl_scheduling = get_bool(r, "ttl_scheduling");
   t.table_class = get_str(r, "table_class");
   t.table_class_given = get_bool(r, "table_class_given");
   t.deletion_protection = get_bool(r, "deletion_protection");
@@ -279,11 +288,6 @@ std::string random_uuid() {
                 static_cast<unsigned>(lo >> 48),
                 static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFULL));
   return buf;
-}
-
-double now_seconds() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count() / 1000.0;
 }
 
 }  // namespace
@@ -366,21 +370,14 @@ TablePtr Catalog::remove(std::string_view name) {
     storage_.write(batch);
     tables_.erase(it);
   }
-  // The table is gone from the catalog; now drop its data in bounded batches. Its id is
-  // never reused, so a write that raced with the removal cannot reappear in a new table.
+  // The table is gone from the catalog; now drop its data. Its id is never reused, so a
+  // write that raced with the removal cannot reappear in a new table. Its stream records
+  // stay readable until their retention ends (ChangeStreams::trim removes them).
   const std::string prefix = codec::table_prefix(table->id);
-  const std::string end = codec::prefix_end(prefix);
-  for (;;) {
-    storage::WriteBatch batch;
-    {
-      auto it = storage_.iterator(prefix, end);
-      for (it->seek_to_first(); it->valid() && batch.ops().size() < 1000; it->next()) {
-        batch.del(std::string(it->key()));
-      }
-    }
-    if (batch.empty()) break;
-    storage_.write(batch);
-  }
+  storage::erase_range(storage_, prefix, codec::space_prefix(table->id, codec::Space::kStream));
+  storage::erase_range(storage_,
+                       codec::prefix_end(codec::space_prefix(table->id, codec::Space::kStream)),
+                       codec::prefix_end(prefix));
   return table;
 }
 

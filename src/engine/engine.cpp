@@ -1,5 +1,7 @@
 #include "engine/engine.h"
 
+#include <algorithm>
+
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
 #include "engine/index_keys.h"
@@ -37,18 +39,25 @@ constexpr std::int64_t kItemOverheadBytes = 100;
 }  // namespace
 
 Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
-    : storage_(std::move(storage)), options_(options), catalog_(*storage_) {
+    : storage_(std::move(storage)), options_(options), catalog_(*storage_), streams_(*storage_) {
   bool more = false;
   for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
     TablePtr table = catalog_.find(name);
     for (const auto& index : table->global_indexes) {
       if (index.backfilling) start_backfill(name, index.id);
     }
+    if (table->ttl_enabled && table->ttl_scheduling) start_ttl_scheduling(name);
   }
+  maintenance_ = std::thread([this] { maintain(); });
 }
 
 Engine::~Engine() {
-  stopping_ = true;
+  {
+    std::lock_guard lock(maintenance_mutex_);
+    stopping_ = true;
+  }
+  maintenance_wake_.notify_all();
+  maintenance_.join();
   std::lock_guard lock(workers_mutex_);
   for (auto& worker : workers_) worker.join();
 }
@@ -94,8 +103,8 @@ std::optional<Item> Engine::read_current(const TableDefinition& table,
   return current;
 }
 
-void Engine::add_write(const TableDefinition& table, const std::string& storage_key,
-                       WriteResult& result, storage::WriteBatch* batch) const {
+Engine::Change Engine::add_write(const TableDefinition& table, const std::string& storage_key,
+                                 WriteResult& result, storage::WriteBatch* batch) const {
   if (result.new_item) {
     batch->put(storage_key, codec::encode_item(*result.new_item));
   } else {
@@ -105,11 +114,34 @@ void Engine::add_write(const TableDefinition& table, const std::string& storage_
   const TableDefinition& now = latest ? *latest : table;
   update_indexes(now, result, batch);
   if (!now.local_indexes.empty()) add_collection_size(now, result, batch);
+  update_ttl_schedule(now, storage_key, result, batch);
   const int count_delta = (result.new_item ? 1 : 0) - (result.old_item ? 1 : 0);
   if (count_delta != 0) batch->add_counter(counter_key(table.id, "count"), count_delta);
   batch->add_counter(
       counter_key(table.id, "bytes"),
       static_cast<std::int64_t>(result.new_size) - static_cast<std::int64_t>(result.old_size));
+  return Change{std::move(latest), &result, false};
+}
+
+void Engine::commit(storage::WriteBatch& batch, const std::vector<Change>& changes) {
+  const bool streamed = std::any_of(changes.begin(), changes.end(), [](const Change& c) {
+    return c.table && c.table->stream && c.table->stream->enabled;
+  });
+  if (!streamed) {
+    storage_->write(batch);
+    return;
+  }
+  // Under the streams' lock the stream is surely open or surely closed, and sequence
+  // numbers are handed out in commit order.
+  std::lock_guard lock(streams_.mutex());
+  for (const Change& c : changes) {
+    if (!c.table) continue;
+    if (const StreamInfo* stream = streams_.active(c.table->id)) {
+      streams_.add_record(*stream, c.table->key, c.result->old_item, c.result->new_item,
+                          c.by_service, &batch);
+    }
+  }
+  storage_->write(batch);
 }
 
 WriteResult Engine::write_item(const TableDefinition& table, const Item& key,
@@ -123,8 +155,7 @@ WriteResult Engine::write_item(const TableDefinition& table, const Item& key,
   if (!result.old_item && !result.new_item) return result;  // deleting nothing
   if (result.new_item) result.new_size = item_size(*result.new_item);
   storage::WriteBatch batch;
-  add_write(table, storage_key, result, &batch);
-  storage_->write(batch);
+  commit(batch, {add_write(table, storage_key, result, &batch)});
   return result;
 }
 
@@ -158,12 +189,13 @@ bool Engine::transact_write(const std::vector<TransactWrite>& writes,
   }
   if (!ok) return false;
   storage::WriteBatch batch;
+  std::vector<Change> changes;
   for (std::size_t i = 0; i < writes.size(); ++i) {
     WriteResult& result = (*results)[i];
     if (writes[i].check_only || (!result.old_item && !result.new_item)) continue;
-    add_write(*writes[i].table, keys[i], result, &batch);
+    changes.push_back(add_write(*writes[i].table, keys[i], result, &batch));
   }
-  if (!batch.empty()) storage_->write(batch);
+  if (!batch.empty()) commit(batch, changes);
   return true;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "engine/catalog.h"
+#include "engine/change_stream.h"
 #include "engine/item_locks.h"
 #include "engine/transaction_tokens.h"
 #include "model/attribute_value.h"
@@ -87,6 +89,10 @@ struct EngineOptions {
   // Bytes at which an item collection — the items sharing a partition key in a table with
   // LSIs, plus their LSI entries — is full (DynamoDB: 10 GB, §9.4).
   std::uint64_t item_collection_limit = std::uint64_t{10} << 30;
+  // Seconds between two passes of the TTL reaper over the expiry schedule (§10.1).
+  double ttl_interval = 1.0;
+  // Seconds a stream record is kept, and a closed stream listed (DynamoDB: 24 hours).
+  double stream_retention = 86400;
 };
 
 class Engine {
@@ -99,6 +105,22 @@ class Engine {
   Catalog& catalog() { return catalog_; }
   TransactionTokens& transaction_tokens() { return tokens_; }
   const Catalog& catalog() const { return catalog_; }
+  const ChangeStreams& streams() const { return streams_; }
+  const EngineOptions& options() const { return options_; }
+
+  // Table lifecycle, as Catalog::create/update/remove, keeping the change streams and the
+  // TTL schedule in step: enabling a stream opens a new one, disabling it or deleting the
+  // table closes it; enabling TTL schedules the items already there, disabling it drops
+  // the schedule.
+  TablePtr create_table(TableDefinition definition);
+  TablePtr update_table(std::string_view name, const std::function<void(TableDefinition&)>& change);
+  TablePtr delete_table(std::string_view name);
+
+  // Deletes every item whose TTL attribute is a number of epoch seconds before `now` and
+  // not more than five years before it (§10.1), as a service deletion (REMOVE stream
+  // record with the service's identity). The background reaper calls it every
+  // ttl_interval. Returns the number of items deleted.
+  std::size_t expire_items(double now);
 
   // Reads the item with `key` (exactly the table's key attributes), applies `mutation` and
   // stores its outcome, atomically with respect to every other write of that item.
@@ -167,13 +189,39 @@ class Engine {
   // Writes every existing item's entry of the index; false if stopped or the table/index
   // went away first.
   bool backfill(const std::string& table_name, std::uint32_t index_id);
+  // Calls `visit` with every item of the table, each re-read under its lock; stops when
+  // `visit` returns false, the engine stops or the table goes away (then returns false).
+  using ItemVisitor =
+      std::function<bool(const TableDefinition& table, const std::string& key, const Item& item)>;
+  bool walk_items(const std::string& table_name, std::uint32_t table_id, const ItemVisitor& visit);
+  // Adds to the TTL schedule every item written before TTL was enabled, then marks the
+  // table's schedule complete.
+  void start_ttl_scheduling(const std::string& table_name);
+  // Deletes the item under `key` if it is still expired at `now`; removes the schedule
+  // entry `entry` when it no longer matches the item.
+  bool expire_item(const TableDefinition& table, const Item& key, const std::string& entry,
+                   double now);
+  // The background loop: TTL reaper and stream trimming, until the engine stops.
+  void maintain();
   // The table's current definition when it is still the same table (indexes may have been
   // added or dropped since `table` was read), else `table` itself. Called under the item's
   // lock, so a write and a backfill never miss each other.
   TablePtr current(const TableDefinition& table) const;
-  // Adds to `batch` the item write and the counter and index changes of `result`.
-  void add_write(const TableDefinition& table, const std::string& storage_key, WriteResult& result,
-                 storage::WriteBatch* batch) const;
+  // A write of one item, waiting in a batch for commit().
+  struct Change {
+    TablePtr table;  // the table's definition when the write was prepared; null if deleted
+    const WriteResult* result = nullptr;
+    bool by_service = false;  // a TTL deletion
+  };
+  // Adds to `batch` the item write and the counter, index and TTL schedule changes of
+  // `result`; returns the change for commit().
+  Change add_write(const TableDefinition& table, const std::string& storage_key,
+                   WriteResult& result, storage::WriteBatch* batch) const;
+  // Commits `batch` with the stream records of `changes` (tables whose stream is open).
+  void commit(storage::WriteBatch& batch, const std::vector<Change>& changes);
+  // Adds to `batch` the TTL schedule change of replacing the old item by the new one.
+  void update_ttl_schedule(const TableDefinition& table, const std::string& storage_key,
+                           const WriteResult& result, storage::WriteBatch* batch) const;
   std::optional<Item> read_current(const TableDefinition& table, const std::string& storage_key,
                                    const storage::Snapshot* snapshot = nullptr) const;
   // Bytes `item` adds to its item collection: its size plus its LSI entries.
@@ -191,9 +239,13 @@ class Engine {
   Catalog catalog_;
   ItemLocks locks_;
   TransactionTokens tokens_;
+  ChangeStreams streams_;
   std::atomic<bool> stopping_{false};
   std::mutex workers_mutex_;
   std::vector<std::thread> workers_;
+  std::mutex maintenance_mutex_;
+  std::condition_variable maintenance_wake_;
+  std::thread maintenance_;
 };
 
 }  // namespace kumo::engine

@@ -193,24 +193,17 @@ std::uint32_t Engine::segment_of(const TableDefinition& table, const Item& key,
   return static_cast<std::uint32_t>((static_cast<unsigned __int128>(token) * total_segments) >> 64);
 }
 
-bool Engine::backfill(const std::string& table_name, std::uint32_t index_id) {
-  TablePtr table = catalog_.find(table_name);
-  if (!table) return false;
-  const std::uint32_t table_id = table->id;
+bool Engine::walk_items(const std::string& table_name, std::uint32_t table_id,
+                        const ItemVisitor& visit) {
   const std::string space = codec::space_prefix(table_id, codec::Space::kItems);
   std::string next = space;
   const std::string end = codec::prefix_end(space);
   for (;;) {
-    // The index may have been dropped, or the table replaced, since the last page.
-    table = catalog_.find(table_name);
+    // The table may have been changed or replaced since the last page.
+    TablePtr table = catalog_.find(table_name);
     if (stopping_ || !table || table->id != table_id) return false;
-    const IndexDefinition* index = nullptr;
-    for (const auto& i : table->global_indexes) {
-      if (i.id == index_id) index = &i;
-    }
-    if (!index) return false;
     // Read keys in bounded pages; each item is re-read under its lock. A write that takes
-    // the lock after this re-read sees the index in the catalog and maintains it itself.
+    // the lock after this re-read sees the latest definition and acts on it itself.
     std::vector<std::string> keys;
     {
       auto it = storage_->iterator(next, end);
@@ -222,19 +215,34 @@ bool Engine::backfill(const std::string& table_name, std::uint32_t index_id) {
     for (const auto& key : keys) {
       auto guard = locks_.lock(key);
       std::optional<Item> item = read_current(*table, key);
-      if (!item) continue;
-      std::optional<std::string> entry = index_entry_key(*table, *index, *item);
-      if (!entry || storage_->get(*entry)) continue;  // not indexed, or a write put it
-      Item projected = project_entry(*index, *item);
-      storage::WriteBatch batch;
-      batch.add_counter(index_counter_key(*table, index->id, "count"), 1);
-      batch.add_counter(index_counter_key(*table, index->id, "bytes"),
-                        static_cast<std::int64_t>(item_size(projected)));
-      batch.put(*entry, codec::encode_item(projected));
-      storage_->write(batch);
+      if (item && !visit(*table, key, *item)) return false;
     }
     next = after(keys.back());
   }
+}
+
+bool Engine::backfill(const std::string& table_name, std::uint32_t index_id) {
+  TablePtr table = catalog_.find(table_name);
+  if (!table) return false;
+  return walk_items(table_name, table->id,
+                    [&](const TableDefinition& t, const std::string&, const Item& item) {
+                      const IndexDefinition* index = nullptr;
+                      for (const auto& i : t.global_indexes) {
+                        if (i.id == index_id) index = &i;
+                      }
+                      if (!index) return false;  // dropped meanwhile
+                      std::optional<std::string> entry = index_entry_key(t, *index, item);
+                      if (!entry || storage_->get(*entry))
+                        return true;  // not indexed, or a write put it
+                      Item projected = project_entry(*index, item);
+                      storage::WriteBatch batch;
+                      batch.add_counter(index_counter_key(t, index->id, "count"), 1);
+                      batch.add_counter(index_counter_key(t, index->id, "bytes"),
+                                        static_cast<std::int64_t>(item_size(projected)));
+                      batch.put(*entry, codec::encode_item(projected));
+                      storage_->write(batch);
+                      return true;
+                    });
 }
 
 void Engine::drop_index(const TableDefinition& table, std::uint32_t index_id) {
@@ -245,18 +253,7 @@ void Engine::drop_index(const TableDefinition& table, std::uint32_t index_id) {
     storage_->write(batch);
   }
   const std::string prefix = index_prefix(table, index_id);
-  const std::string end = codec::prefix_end(prefix);
-  for (;;) {
-    storage::WriteBatch batch;
-    {
-      auto it = storage_->iterator(prefix, end);
-      for (it->seek_to_first(); it->valid() && batch.ops().size() < 1000; it->next()) {
-        batch.del(std::string(it->key()));
-      }
-    }
-    if (batch.empty()) return;
-    storage_->write(batch);
-  }
+  storage::erase_range(*storage_, prefix, codec::prefix_end(prefix));
 }
 
 }  // namespace kumo::engine

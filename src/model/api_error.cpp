@@ -95,4 +95,14 @@ ApiError ApiError::transaction_in_progress() {
                   "Transaction from previous request is still in progress", true);
 }
 
+ApiError ApiError::expired_iterator() {
+  return ApiError(400, std::string(kDynamo) + "ExpiredIteratorException",
+                  "The provided iterator exceeds the maximum age allowed.");
+}
+
+ApiError ApiError::trimmed_data_access() {
+  return ApiError(400, std::string(kDynamo) + "TrimmedDataAccessException",
+                  "The data you are trying to access has been trimmed.");
+}
+
 }  // namespace kumo

@@ -47,6 +47,10 @@ class ApiError : public std::exception {
   static ApiError idempotent_parameter_mismatch();
   static ApiError item_collection_size_limit_exceeded();
   static ApiError transaction_in_progress();
+  // DynamoDB Streams (same namespace): an iterator older than its 15 minutes, and a
+  // position older than the stream's retention.
+  static ApiError expired_iterator();
+  static ApiError trimmed_data_access();
 
   int http_status() const { return http_status_; }
   // Full type with namespace, e.g. "com.amazon.coral.validate#ValidationException".

@@ -99,6 +99,14 @@ struct TableDefinition {
   ProvisionedThroughput throughput;
   std::optional<StreamSpecification> stream;  // as last specified
   std::string latest_stream_label;            // empty: no stream was ever enabled
+  // Time to Live (dynamodb-contract.md §3.9, §10.1): the top-level N attribute holding each
+  // item's expiry in epoch seconds. Kept after TTL is disabled, to tell the attribute last
+  // used; empty when TTL was never enabled.
+  std::string ttl_attribute;
+  bool ttl_enabled = false;
+  double ttl_updated = 0;  // epoch seconds of the last UpdateTimeToLive (cool-down)
+  // Items written before TTL was enabled are still being added to the expiry schedule.
+  bool ttl_scheduling = false;
   std::string table_class = "STANDARD";
   bool table_class_given = false;
   bool deletion_protection = false;

@@ -101,6 +101,9 @@ class Storage {
                                              const Snapshot* snapshot = nullptr) = 0;
 };
 
+// Deletes every key in [lower, upper), in batches of bounded size (so not atomically).
+void erase_range(Storage& storage, const std::string& lower, const std::string& upper);
+
 // Opens (creating if needed) a RocksDB database at options.path.
 std::unique_ptr<Storage> open_rocksdb(const Options& options);
 // A fresh, empty in-memory store.

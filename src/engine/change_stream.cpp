@@ -1,0 +1,359 @@
+#include "engine/change_stream.h"
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "codec/item_codec.h"
+#include "codec/key_codec.h"
+
+namespace kumo::engine {
+namespace {
+
+constexpr std::string_view kStreamPrefix = "meta/stream/";
+constexpr std::string_view kSequenceKey = "meta/stream_sequence";
+// Sequence numbers are written as "1" followed by 20 digits: 21 digits, the shortest
+// length DynamoDB's model allows, and ordered as numbers and as strings alike.
+constexpr std::size_t kSequenceDigits = 20;
+
+std::string record_key(std::uint32_t table_id, std::uint64_t sequence) {
+  std::string key = codec::space_prefix(table_id, codec::Space::kStream);
+  codec::append_u64(&key, sequence);
+  return key;
+}
+
+// Record value: [event][flags][u64 created ms][u32 size + item]* for the keys, then the
+// new image and the old image when the flags say they are there.
+enum Flags : std::uint8_t { kByService = 1, kHasNew = 2, kHasOld = 4 };
+
+void append_item(std::string* out, const Item& item) {
+  std::string encoded = codec::encode_item(item);
+  codec::append_u32(out, static_cast<std::uint32_t>(encoded.size()));
+  out->append(encoded);
+}
+
+bool read_item(std::string_view* in, Item* out) {
+  if (in->size() < 4) return false;
+  std::uint32_t size = 0;
+  for (int i = 0; i < 4; ++i) size = (size << 8) | static_cast<unsigned char>((*in)[i]);
+  in->remove_prefix(4);
+  if (in->size() < size || !codec::decode_item(in->substr(0, size), out)) return false;
+  in->remove_prefix(size);
+  return true;
+}
+
+std::string encode_record(const StreamRecord& r) {
+  std::string out;
+  out.push_back(static_cast<char>(r.event));
+  out.push_back(static_cast<char>((r.by_service ? kByService : 0) | (r.new_image ? kHasNew : 0) |
+                                  (r.old_image ? kHasOld : 0)));
+  codec::append_u64(&out, static_cast<std::uint64_t>(r.created_ms));
+  append_item(&out, r.keys);
+  if (r.new_image) append_item(&out, *r.new_image);
+  if (r.old_image) append_item(&out, *r.old_image);
+  return out;
+}
+
+bool decode_record(std::string_view in, StreamRecord* r) {
+  if (in.size() < 10) return false;
+  r->event = static_cast<StreamEvent>(in[0]);
+  const auto flags = static_cast<std::uint8_t>(in[1]);
+  r->by_service = flags & kByService;
+  r->created_ms = static_cast<std::int64_t>(codec::read_u64(in.substr(2)));
+  in.remove_prefix(10);
+  if (!read_item(&in, &r->keys)) return false;
+  r->size_bytes = item_size(r->keys);
+  if (flags & kHasNew) {
+    if (!read_item(&in, &r->new_image.emplace())) return false;
+    r->size_bytes += item_size(*r->new_image);
+  }
+  if (flags & kHasOld) {
+    if (!read_item(&in, &r->old_image.emplace())) return false;
+    r->size_bytes += item_size(*r->old_image);
+  }
+  return true;
+}
+
+std::int64_t now_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+AttributeValue num(std::uint64_t v) {
+  return AttributeValue::number(Decimal::from_int(static_cast<long long>(v)));
+}
+AttributeValue str(std::string s) {
+  return AttributeValue::string(std::move(s));
+}
+std::uint64_t get_u64(const Item& m, std::string_view name) {
+  auto it = m.find(name);
+  if (it == m.end() || it->second.type() != AttrType::N) return 0;
+  return std::stoull(it->second.as_number().to_string());
+}
+std::string get_str(const Item& m, std::string_view name) {
+  auto it = m.find(name);
+  return it == m.end() || it->second.type() != AttrType::S ? std::string() : it->second.as_string();
+}
+
+Item to_record(const StreamInfo& s) {
+  Item r;
+  r["table_name"] = str(s.table_name);
+  r["table_id"] = num(s.table_id);
+  r["label"] = str(s.label);
+  r["view_type"] = str(s.view_type);
+  AttributeList keys;
+  for (const auto& k : s.key_schema) {
+    keys.push_back(AttributeValue::map(
+        {{"name", str(k.name)}, {"type", str(k.type == KeyType::HASH ? "HASH" : "RANGE")}}));
+  }
+  r["key_schema"] = AttributeValue::list(std::move(keys));
+  r["created_ms"] = num(static_cast<std::uint64_t>(std::llround(s.created * 1000)));
+  r["start"] = num(s.start);
+  if (s.end) {
+    r["end"] = num(*s.end);
+    r["closed_ms"] = num(static_cast<std::uint64_t>(std::llround(s.closed_at * 1000)));
+  }
+  r["trimmed_before"] = num(s.trimmed_before);
+  return r;
+}
+
+StreamInfo from_record(const Item& r) {
+  StreamInfo s;
+  s.table_name = get_str(r, "table_name");
+  s.table_id = static_cast<std::uint32_t>(get_u64(r, "table_id"));
+  s.label = get_str(r, "label");
+  s.view_type = get_str(r, "view_type");
+  if (auto it = r.find("key_schema"); it != r.end()) {
+    for (const auto& k : it->second.as_list()) {
+      s.key_schema.push_back({get_str(k.as_map(), "name"), get_str(k.as_map(), "type") == "HASH"
+                                                               ? KeyType::HASH
+                                                               : KeyType::RANGE});
+    }
+  }
+  s.created = static_cast<double>(get_u64(r, "created_ms")) / 1000;
+  s.start = get_u64(r, "start");
+  if (r.count("end")) {
+    s.end = get_u64(r, "end");
+    s.closed_at = static_cast<double>(get_u64(r, "closed_ms")) / 1000;
+  }
+  s.trimmed_before = get_u64(r, "trimmed_before");
+  return s;
+}
+
+Item keys_of(const KeySchema& key, const Item& item) {
+  Item keys;
+  keys.emplace(key.hash.name, item.at(key.hash.name));
+  if (key.range) keys.emplace(key.range->name, item.at(key.range->name));
+  return keys;
+}
+
+}  // namespace
+
+std::string StreamInfo::shard_id() const {
+  const std::string identity = table_name + "/" + label;
+  const auto suffix = static_cast<std::uint32_t>(XXH3_64bits(identity.data(), identity.size()));
+  return fmt::format("shardId-{:020}-{:08x}", std::llround(created * 1000), suffix);
+}
+
+std::string format_sequence(std::uint64_t sequence) {
+  return fmt::format("1{:0{}}", sequence, kSequenceDigits);
+}
+
+std::optional<std::uint64_t> parse_sequence(std::string_view text) {
+  if (text.size() != kSequenceDigits + 1 || text[0] != '1') return std::nullopt;
+  std::uint64_t v = 0;
+  for (char c : text.substr(1)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const std::uint64_t digit = static_cast<std::uint64_t>(c - '0');
+    if (v > (UINT64_MAX - digit) / 10) return std::nullopt;
+    v = v * 10 + digit;
+  }
+  return v;
+}
+
+ChangeStreams::ChangeStreams(storage::Storage& storage) : storage_(storage) {
+  next_sequence_ = static_cast<std::uint64_t>(storage_.get_counter(kSequenceKey)) + 1;
+  std::string lower(kStreamPrefix);
+  auto it = storage_.iterator(lower, codec::prefix_end(lower));
+  for (it->seek_to_first(); it->valid(); it->next()) {
+    Item record;
+    if (!codec::decode_item(it->value(), &record)) {
+      throw storage::StorageError("corrupt stream record: " + std::string(it->key()));
+    }
+    StreamInfo stream = from_record(record);
+    const std::string key = meta_key(stream);
+    if (stream.open()) open_[stream.table_id] = key;
+    streams_.emplace(key, std::move(stream));
+  }
+}
+
+std::string ChangeStreams::meta_key(const StreamInfo& stream) {
+  return std::string(kStreamPrefix) + stream.table_name + "/" + stream.label;
+}
+
+void ChangeStreams::store(const StreamInfo& stream, storage::WriteBatch* batch) const {
+  batch->put(meta_key(stream), codec::encode_item(to_record(stream)));
+}
+
+const StreamInfo* ChangeStreams::active(std::uint32_t table_id) const {
+  auto it = open_.find(table_id);
+  return it == open_.end() ? nullptr : &streams_.at(it->second);
+}
+
+void ChangeStreams::open(const TableDefinition& table, double now) {
+  close(table.id, now);
+  StreamInfo stream;
+  stream.table_name = table.name;
+  stream.table_id = table.id;
+  stream.label = table.latest_stream_label;
+  stream.view_type = table.stream->view_type;
+  stream.key_schema = table.key_schema;
+  stream.created = now;
+  stream.start = next_sequence_;
+  stream.trimmed_before = stream.start;
+  storage::WriteBatch batch;
+  store(stream, &batch);
+  storage_.write(batch);
+  const std::string key = meta_key(stream);
+  streams_[key] = std::move(stream);
+  open_[table.id] = key;
+}
+
+void ChangeStreams::close(std::uint32_t table_id, double now) {
+  auto it = open_.find(table_id);
+  if (it == open_.end()) return;
+  StreamInfo& stream = streams_.at(it->second);
+  storage::WriteBatch batch;
+  // Every record of the stream is committed: records are written under the mutex. A
+  // stream that got none still ends at its start, and that number is used up, so that a
+  // later stream of the table never overlaps it.
+  if (next_sequence_ == stream.start) {
+    ++next_sequence_;
+    batch.add_counter(std::string(kSequenceKey), 1);
+  }
+  stream.end = next_sequence_ - 1;
+  stream.closed_at = now;
+  store(stream, &batch);
+  storage_.write(batch);
+  open_.erase(it);
+}
+
+void ChangeStreams::add_record(const StreamInfo& stream, const KeySchema& key,
+                               const std::optional<Item>& old_item,
+                               const std::optional<Item>& new_item, bool by_service,
+                               storage::WriteBatch* batch) {
+  if (!old_item && !new_item) return;
+  if (old_item && new_item && *old_item == *new_item) return;  // nothing changed
+  StreamRecord r;
+  r.event = !old_item   ? StreamEvent::kInsert
+            : !new_item ? StreamEvent::kRemove
+                        : StreamEvent::kModify;
+  r.by_service = by_service;
+  r.created_ms = now_ms();
+  r.keys = keys_of(key, new_item ? *new_item : *old_item);
+  const std::string& view = stream.view_type;
+  if (new_item && (view == "NEW_IMAGE" || view == "NEW_AND_OLD_IMAGES")) r.new_image = *new_item;
+  if (old_item && (view == "OLD_IMAGE" || view == "NEW_AND_OLD_IMAGES")) r.old_image = *old_item;
+  batch->put(record_key(stream.table_id, next_sequence_++), encode_record(r));
+  batch->add_counter(std::string(kSequenceKey), 1);
+}
+
+std::vector<StreamInfo> ChangeStreams::list(std::optional<std::string_view> table_name) const {
+  std::lock_guard lock(mutex_);
+  std::vector<StreamInfo> out;
+  for (const auto& [key, stream] : streams_) {
+    if (!table_name || stream.table_name == *table_name) out.push_back(stream);
+  }
+  return out;
+}
+
+std::optional<StreamInfo> ChangeStreams::find(std::string_view table_name,
+                                              std::string_view label) const {
+  std::lock_guard lock(mutex_);
+  auto it = streams_.find(std::string(kStreamPrefix) + std::string(table_name) + "/" +
+                          std::string(label));
+  if (it == streams_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::uint64_t ChangeStreams::next_sequence() const {
+  std::lock_guard lock(mutex_);
+  return next_sequence_;
+}
+
+StreamPage ChangeStreams::read(const StreamInfo& stream, std::uint64_t from, std::size_t limit,
+                               std::size_t max_bytes) const {
+  StreamPage page;
+  page.next = from;
+  const std::uint64_t last = stream.end ? *stream.end : UINT64_MAX - 1;
+  if (from > last) return page;
+  auto it =
+      storage_.iterator(record_key(stream.table_id, from), record_key(stream.table_id, last + 1));
+  std::size_t bytes = 0;
+  for (it->seek_to_first(); it->valid() && page.records.size() < limit && bytes < max_bytes;
+       it->next()) {
+    StreamRecord r;
+    if (!decode_record(it->value(), &r)) {
+      throw storage::StorageError("corrupt stream record of table " + stream.table_name);
+    }
+    std::string_view key = it->key();
+    r.sequence = codec::read_u64(key.substr(key.size() - 8));
+    r.view_type = stream.view_type;
+    bytes += r.size_bytes;
+    page.next = r.sequence + 1;
+    page.records.push_back(std::move(r));
+  }
+  return page;
+}
+
+void ChangeStreams::trim(double now, double retention) {
+  const auto cutoff_ms = static_cast<std::int64_t>((now - retention) * 1000);
+  std::lock_guard lock(mutex_);
+  std::map<std::uint32_t, std::uint64_t> trimmed_through;  // table id → last sequence deleted
+  std::vector<std::uint32_t> tables;
+  for (const auto& [key, stream] : streams_) {
+    if (tables.empty() || tables.back() != stream.table_id) tables.push_back(stream.table_id);
+  }
+  for (std::uint32_t table_id : tables) {
+    const std::string prefix = codec::space_prefix(table_id, codec::Space::kStream);
+    for (;;) {
+      storage::WriteBatch batch;
+      {
+        auto it = storage_.iterator(prefix, codec::prefix_end(prefix));
+        for (it->seek_to_first(); it->valid() && batch.ops().size() < 1000; it->next()) {
+          StreamRecord r;
+          if (decode_record(it->value(), &r) && r.created_ms >= cutoff_ms) break;
+          std::string_view key = it->key();
+          trimmed_through[table_id] = codec::read_u64(key.substr(key.size() - 8));
+          batch.del(std::string(key));
+        }
+      }
+      if (batch.empty()) break;
+      storage_.write(batch);
+    }
+  }
+  storage::WriteBatch batch;
+  for (auto it = streams_.begin(); it != streams_.end();) {
+    StreamInfo& stream = it->second;
+    if (!stream.open() && stream.closed_at < now - retention) {
+      batch.del(it->first);
+      it = streams_.erase(it);
+      continue;
+    }
+    auto through = trimmed_through.find(stream.table_id);
+    if (through != trimmed_through.end() && through->second >= stream.trimmed_before) {
+      std::uint64_t horizon = through->second + 1;
+      if (stream.end) horizon = std::min(horizon, *stream.end + 1);
+      if (horizon > stream.trimmed_before) {
+        stream.trimmed_before = horizon;
+        store(stream, &batch);
+      }
+    }
+    ++it;
+  }
+  if (!batch.empty()) storage_.write(batch);
+}
+
+}  // namespace kumo::engine

@@ -1,0 +1,116 @@
+// Change streams (DynamoDB Streams, dynamodb-contract.md §10.2–10.4). While a table's
+// stream is enabled, every change of one of its items is logged as a record in the same
+// write batch as the change, under a sequence number that increases in commit order.
+//
+// Storage: records at [table id][kStream][u64 sequence]; the streams themselves (one per
+// enable, kept until retention ends after they close) at meta/stream/<table>/<label>; the
+// last sequence number handed out in the counter meta/stream_sequence. Sequence numbers
+// are global, so the streams of one table occupy disjoint ranges of its record space.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/attribute_value.h"
+#include "model/table.h"
+#include "storage/storage.h"
+
+namespace kumo::engine {
+
+enum class StreamEvent : std::uint8_t { kInsert = 1, kModify = 2, kRemove = 3 };
+
+struct StreamRecord {
+  std::uint64_t sequence = 0;
+  StreamEvent event = StreamEvent::kInsert;
+  bool by_service = false;  // a TTL deletion
+  std::int64_t created_ms = 0;
+  std::string view_type;
+  Item keys;
+  std::optional<Item> new_image;
+  std::optional<Item> old_image;
+  std::size_t size_bytes = 0;  // keys plus images
+};
+
+// One stream of one table: created when the stream is enabled, closed when it is disabled
+// or the table is deleted. It has a single shard spanning [start, end].
+struct StreamInfo {
+  std::string table_name;
+  std::uint32_t table_id = 0;
+  std::string label;  // creation time, "2026-11-22T01:02:03.456"
+  std::string view_type;
+  std::vector<KeySchemaElement> key_schema;
+  double created = 0;                // epoch seconds
+  std::uint64_t start = 0;           // first sequence number the stream can hold
+  std::optional<std::uint64_t> end;  // last one, once closed
+  double closed_at = 0;
+  std::uint64_t trimmed_before = 0;  // records below this sequence were trimmed
+
+  bool open() const { return !end.has_value(); }
+  // "shardId-<creation ms, 20 digits>-<8 hex digits>".
+  std::string shard_id() const;
+};
+
+// What a reader gets from one position of a stream's shard.
+struct StreamPage {
+  std::vector<StreamRecord> records;
+  std::uint64_t next = 0;  // where the next read starts
+};
+
+// Sequence numbers as DynamoDB writes them: decimal strings of 21 digits.
+std::string format_sequence(std::uint64_t sequence);
+// nullopt unless `text` is a sequence number format_sequence can produce.
+std::optional<std::uint64_t> parse_sequence(std::string_view text);
+
+class ChangeStreams {
+ public:
+  // Loads the streams stored in `storage` (which must outlive this).
+  explicit ChangeStreams(storage::Storage& storage);
+
+  // Guards the set of open streams and the order of sequence numbers: held from choosing
+  // a write's records until its batch is committed, so commit order is sequence order.
+  std::mutex& mutex() { return mutex_; }
+
+  // Everything below marked "locked" requires mutex() held.
+
+  // The open stream of table `table_id`, or null (locked).
+  const StreamInfo* active(std::uint32_t table_id) const;
+  // Opens a new stream for `table` (its latest label and view type) (locked).
+  void open(const TableDefinition& table, double now);
+  // Closes the open stream of table `table_id`, if any (locked).
+  void close(std::uint32_t table_id, double now);
+  // Adds to `batch` the record of a change of one item of the table whose open stream is
+  // `stream`; nothing when the item did not change (locked).
+  void add_record(const StreamInfo& stream, const KeySchema& key,
+                  const std::optional<Item>& old_item, const std::optional<Item>& new_item,
+                  bool by_service, storage::WriteBatch* batch);
+
+  // Streams not yet expired, ordered by table name then label; only `table_name`'s when
+  // given.
+  std::vector<StreamInfo> list(std::optional<std::string_view> table_name) const;
+  std::optional<StreamInfo> find(std::string_view table_name, std::string_view label) const;
+  // The sequence number the next record will get.
+  std::uint64_t next_sequence() const;
+  // Records of `stream` from sequence `from` on: at most `limit`, stopping once `max_bytes`
+  // of records were read.
+  StreamPage read(const StreamInfo& stream, std::uint64_t from, std::size_t limit,
+                  std::size_t max_bytes) const;
+  // Deletes records older than `retention` seconds and forgets streams closed longer ago.
+  void trim(double now, double retention);
+
+ private:
+  void store(const StreamInfo& stream, storage::WriteBatch* batch) const;
+  static std::string meta_key(const StreamInfo& stream);
+
+  storage::Storage& storage_;
+  mutable std::mutex mutex_;
+  std::map<std::string, StreamInfo> streams_;  // by meta_key
+  std::map<std::uint32_t, std::string> open_;  // table id → meta_key of its open stream
+  std::uint64_t next_sequence_ = 1;
+};
+
+}  // namespace kumo::engine

@@ -1,0 +1,226 @@
+// Table lifecycle (create, update, delete) with the change streams and the TTL schedule
+// kept in step, the TTL reaper, and the background loop that runs it and trims streams.
+//
+// TTL schedule: [table id][kTtl][enc(expiry)][item key] → the item's key attributes, one
+// entry per item whose TTL attribute is a number, written in the item's own batch. The
+// reaper reads the schedule up to now instead of scanning the table.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "codec/item_codec.h"
+#include "codec/key_codec.h"
+#include "engine/engine.h"
+#include "model/clock.h"
+
+namespace kumo::engine {
+namespace {
+
+// Items whose TTL lies more than five years in the past are never deleted (§10.1): the
+// value is taken for a mistake (milliseconds, or not a time at all).
+constexpr double kTtlPastLimitSeconds = 5 * 365 * 24 * 3600.0;
+
+// The schedule entry of `item` (stored under `storage_key`), or nullopt when its TTL
+// attribute is absent or not a number.
+std::optional<std::string> expiry_key(const TableDefinition& table, const Item& item,
+                                      const std::string& storage_key) {
+  auto it = item.find(table.ttl_attribute);
+  if (it == item.end() || it->second.type() != AttrType::N) return std::nullopt;
+  std::string key = codec::space_prefix(table.id, codec::Space::kTtl);
+  codec::append_key_value(&key, it->second);
+  key.append(storage_key);
+  return key;
+}
+
+Item key_attributes(const TableDefinition& table, const Item& item) {
+  Item key;
+  key.emplace(table.key.hash.name, item.at(table.key.hash.name));
+  if (table.key.range) key.emplace(table.key.range->name, item.at(table.key.range->name));
+  return key;
+}
+
+AttributeValue seconds_value(double seconds) {
+  return AttributeValue::number(Decimal::from_int(static_cast<long long>(std::floor(seconds))));
+}
+
+// Whether `item`'s TTL attribute says it is expired at `now` and may be deleted.
+bool is_expired(const TableDefinition& table, const Item& item, double now) {
+  auto it = item.find(table.ttl_attribute);
+  if (it == item.end() || it->second.type() != AttrType::N) return false;
+  const Decimal& expiry = it->second.as_number();
+  return expiry < seconds_value(now).as_number() &&
+         !(expiry < seconds_value(now - kTtlPastLimitSeconds).as_number());
+}
+
+}  // namespace
+
+void Engine::update_ttl_schedule(const TableDefinition& table, const std::string& storage_key,
+                                 const WriteResult& result, storage::WriteBatch* batch) const {
+  if (!table.ttl_enabled) return;
+  std::optional<std::string> old_entry, new_entry;
+  if (result.old_item) old_entry = expiry_key(table, *result.old_item, storage_key);
+  if (result.new_item) new_entry = expiry_key(table, *result.new_item, storage_key);
+  if (old_entry == new_entry) return;
+  if (old_entry) batch->del(*old_entry);
+  if (new_entry) {
+    batch->put(*new_entry, codec::encode_item(key_attributes(table, *result.new_item)));
+  }
+}
+
+TablePtr Engine::create_table(TableDefinition definition) {
+  std::lock_guard lock(streams_.mutex());
+  TablePtr table = catalog_.create(std::move(definition));
+  if (table->stream && table->stream->enabled) streams_.open(*table, table->creation_date_time);
+  return table;
+}
+
+TablePtr Engine::update_table(std::string_view name,
+                              const std::function<void(TableDefinition&)>& change) {
+  TablePtr before, after;
+  {
+    std::lock_guard lock(streams_.mutex());
+    before = catalog_.find(name);
+    after = catalog_.update(name, change);
+    const bool was_enabled = before && before->stream && before->stream->enabled;
+    const bool is_enabled = after->stream && after->stream->enabled;
+    if (was_enabled && (!is_enabled || before->latest_stream_label != after->latest_stream_label)) {
+      streams_.close(after->id, now_seconds());
+    }
+    if (is_enabled && (!was_enabled || before->latest_stream_label != after->latest_stream_label)) {
+      streams_.open(*after, now_seconds());
+    }
+  }
+  const bool ttl_was = before && before->ttl_enabled;
+  if (after->ttl_enabled && !ttl_was) {
+    start_ttl_scheduling(after->name);
+  } else if (!after->ttl_enabled && ttl_was) {
+    const std::string prefix = codec::space_prefix(after->id, codec::Space::kTtl);
+    storage::erase_range(*storage_, prefix, codec::prefix_end(prefix));
+  }
+  return after;
+}
+
+TablePtr Engine::delete_table(std::string_view name) {
+  std::lock_guard lock(streams_.mutex());
+  TablePtr table = catalog_.remove(name);
+  if (table) streams_.close(table->id, now_seconds());
+  return table;
+}
+
+void Engine::start_ttl_scheduling(const std::string& table_name) {
+  std::lock_guard lock(workers_mutex_);
+  workers_.emplace_back([this, table_name] {
+    try {
+      TablePtr table = catalog_.find(table_name);
+      if (!table) return;
+      const std::string attribute = table->ttl_attribute;
+      const bool done =
+          walk_items(table_name, table->id,
+                     [&](const TableDefinition& t, const std::string& key, const Item& item) {
+                       if (!t.ttl_enabled || t.ttl_attribute != attribute) return false;
+                       std::optional<std::string> entry = expiry_key(t, item, key);
+                       if (!entry) return true;
+                       storage::WriteBatch batch;
+                       batch.put(*entry, codec::encode_item(key_attributes(t, item)));
+                       storage_->write(batch);
+                       return true;
+                     });
+      if (!done) return;
+      catalog_.update(table_name, [&](TableDefinition& t) {
+        if (t.id == table->id && t.ttl_attribute == attribute) t.ttl_scheduling = false;
+      });
+    } catch (const std::exception&) {
+      // The table was deleted meanwhile, or storage failed: scheduling resumes at the next
+      // start.
+    }
+  });
+}
+
+bool Engine::expire_item(const TableDefinition& table, const Item& key, const std::string& entry,
+                         double now) {
+  const std::string storage_key = key_of(table, key);
+  auto guard = locks_.lock(storage_key);
+  TablePtr latest = current(table);
+  if (!latest || !latest->ttl_enabled) return false;
+  WriteResult result;
+  result.old_item = read_current(*latest, storage_key);
+  storage::WriteBatch batch;
+  if (!result.old_item || !is_expired(*latest, *result.old_item, now)) {
+    // Written again since it was scheduled: its write moved the entry, unless this one is
+    // left over from an earlier TTL setting.
+    if (!result.old_item || expiry_key(*latest, *result.old_item, storage_key) != entry) {
+      batch.del(entry);
+      storage_->write(batch);
+    }
+    return false;
+  }
+  result.old_size = item_size(*result.old_item);
+  Change change = add_write(*latest, storage_key, result, &batch);
+  change.by_service = true;
+  commit(batch, {change});
+  return true;
+}
+
+std::size_t Engine::expire_items(double now) {
+  std::size_t expired = 0;
+  bool more = false;
+  for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
+    TablePtr table = catalog_.find(name);
+    if (!table || !table->ttl_enabled) continue;
+    const std::string prefix = codec::space_prefix(table->id, codec::Space::kTtl);
+    std::string past_limit = prefix, upper = prefix;
+    codec::append_key_value(&past_limit, seconds_value(now - kTtlPastLimitSeconds));
+    codec::append_key_value(&upper, seconds_value(now));
+    // Entries too far in the past will never be due: drop them from the schedule.
+    storage::erase_range(*storage_, prefix, past_limit);
+    std::string next = past_limit;
+    while (!stopping_) {
+      std::vector<std::pair<std::string, Item>> due;
+      {
+        auto it = storage_->iterator(next, upper);
+        for (it->seek_to_first(); it->valid() && due.size() < 1000; it->next()) {
+          Item key;
+          if (!codec::decode_item(it->value(), &key)) continue;
+          due.emplace_back(std::string(it->key()), std::move(key));
+        }
+      }
+      if (due.empty()) break;
+      for (const auto& [entry, key] : due) {
+        if (expire_item(*table, key, entry, now)) ++expired;
+      }
+      next = due.back().first + '\0';
+    }
+  }
+  return expired;
+}
+
+void Engine::maintain() {
+  const double retention = options_.stream_retention;
+  const double ttl_interval = std::clamp(options_.ttl_interval, 0.01, 3600.0);
+  const double trim_interval = std::clamp(retention / 4, 0.05, 60.0);
+  double next_expire = 0, next_trim = 0;
+  std::unique_lock lock(maintenance_mutex_);
+  while (!stopping_) {
+    const double wait = std::max(0.0, std::min(next_expire, next_trim) - now_seconds());
+    maintenance_wake_.wait_for(lock, std::chrono::duration<double>(wait),
+                               [this] { return stopping_.load(); });
+    if (stopping_) break;
+    lock.unlock();
+    try {
+      const double now = now_seconds();
+      if (now >= next_expire) {
+        expire_items(now);
+        next_expire = now + ttl_interval;
+      }
+      if (now >= next_trim) {
+        streams_.trim(now, retention);
+        next_trim = now + trim_interval;
+      }
+    } catch (const std::exception&) {
+      // Storage failed; the next pass tries again.
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace kumo::engine

@@ -1,0 +1,20 @@
+#include "storage/storage.h"
+
+namespace kumo::storage {
+
+void erase_range(Storage& storage, const std::string& lower, const std::string& upper) {
+  constexpr std::size_t kBatchKeys = 1000;
+  for (;;) {
+    WriteBatch batch;
+    {
+      auto it = storage.iterator(lower, upper);
+      for (it->seek_to_first(); it->valid() && batch.ops().size() < kBatchKeys; it->next()) {
+        batch.del(std::string(it->key()));
+      }
+    }
+    if (batch.empty()) return;
+    storage.write(batch);
+  }
+}
+
+}  // namespace kumo::storage
