@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Smoke test with Debian's AWS CLI v2: starts `kumo serve --in-memory` on a free port,
-# then creates a table, writes, reads and deletes an item and deletes the table, checking
-# every response. Exits non-zero on the first mismatch.
+# then creates a table, writes, reads and deletes an item, turns on Time to Live, reads
+# the table's stream and deletes the table, checking every response. Exits non-zero on the
+# first mismatch.
 #   KUMO_BIN  server binary (default: build/kumo)
 #   AWS_CLI   AWS CLI v2 executable (default: /usr/bin/aws)
 set -euo pipefail
@@ -37,15 +38,23 @@ export AWS_SHARED_CREDENTIALS_FILE="$work/aws-credentials"
 export AWS_EC2_METADATA_DISABLED=true
 unset AWS_PROFILE AWS_DEFAULT_PROFILE AWS_SESSION_TOKEN AWS_ENDPOINT_URL AWS_REGION
 
-# ddb OP ARGS... : runs `aws dynamodb OP`, output in $work/out.json; fails on error.
-ddb() {
-  local op=$1
-  shift
-  if ! "$aws_cli" dynamodb "$op" --endpoint-url "$endpoint" --output json "$@" \
+# call SERVICE OP ARGS... : runs `aws SERVICE OP`, output in $work/out.json; fails on error.
+call() {
+  local service=$1 op=$2
+  shift 2
+  if ! "$aws_cli" "$service" "$op" --endpoint-url "$endpoint" --output json "$@" \
       >"$work/out.json" 2>"$work/err.txt"; then
     cat "$work/err.txt" >&2
-    fail "aws dynamodb $op failed"
+    fail "aws $service $op failed"
   fi
+}
+ddb() { call dynamodb "$@"; }
+streams() { call dynamodbstreams "$@"; }
+
+# json EXPR : prints a value taken from the output of the last call (`r`).
+json() {
+  "$python" -c 'import json, sys; r = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
+    "$work/out.json" "$1"
 }
 
 # check DESCRIPTION PYTHON_EXPR [JSON] : evaluates the expression with `r` bound to the
@@ -84,7 +93,8 @@ item='{
 ddb create-table --table-name "$table" \
   --attribute-definitions AttributeName=pk,AttributeType=S AttributeName=sk,AttributeType=N \
   --key-schema AttributeName=pk,KeyType=HASH AttributeName=sk,KeyType=RANGE \
-  --billing-mode PAY_PER_REQUEST
+  --billing-mode PAY_PER_REQUEST \
+  --stream-specification StreamEnabled=true,StreamViewType=NEW_AND_OLD_IMAGES
 check "create-table returns the table description" \
   "r['TableDescription']['TableName'] == '$table' and r['TableDescription']['TableStatus'] in ('CREATING', 'ACTIVE') and sorted((k['AttributeName'], k['KeyType']) for k in r['TableDescription']['KeySchema']) == [('pk', 'HASH'), ('sk', 'RANGE')]"
 
@@ -110,6 +120,37 @@ check "delete-item returns no attributes" "'Attributes' not in r"
 
 ddb get-item --table-name "$table" --key "$key" --consistent-read
 check "get-item after delete-item returns no item" "'Item' not in r"
+
+ddb update-time-to-live --table-name "$table" \
+  --time-to-live-specification Enabled=true,AttributeName=expires
+check "update-time-to-live echoes the specification" \
+  "r == {'TimeToLiveSpecification': {'Enabled': True, 'AttributeName': 'expires'}}"
+
+ddb describe-time-to-live --table-name "$table"
+check "describe-time-to-live shows TTL enabled" \
+  "r == {'TimeToLiveDescription': {'TimeToLiveStatus': 'ENABLED', 'AttributeName': 'expires'}}"
+
+streams list-streams --table-name "$table"
+check "list-streams lists the table's stream" \
+  "len(r['Streams']) == 1 and r['Streams'][0]['TableName'] == '$table'"
+stream_arn=$(json "r['Streams'][0]['StreamArn']")
+
+streams describe-stream --stream-arn "$stream_arn"
+check "describe-stream shows one open shard" \
+  "r['StreamDescription']['StreamStatus'] == 'ENABLED' and len(r['StreamDescription']['Shards']) == 1 and 'EndingSequenceNumber' not in r['StreamDescription']['Shards'][0]['SequenceNumberRange']"
+shard_id=$(json "r['StreamDescription']['Shards'][0]['ShardId']")
+
+streams get-shard-iterator --stream-arn "$stream_arn" --shard-id "$shard_id" \
+  --shard-iterator-type TRIM_HORIZON
+iterator=$(json "r['ShardIterator']")
+
+streams get-records --shard-iterator "$iterator"
+check "get-records returns the INSERT and the REMOVE with their images" "(
+[x['eventName'] for x in r['Records']] == ['INSERT', 'REMOVE']
+and r['Records'][0]['dynamodb']['NewImage']['name'] == {'S': 'Ada 雲'}
+and r['Records'][1]['dynamodb']['OldImage']['big'] == {'N': '12345678901234567890123456789012345678'}
+and r['Records'][1]['dynamodb']['Keys'] == {'pk': {'S': 'user#1'}, 'sk': {'N': '42'}}
+and int(r['Records'][0]['dynamodb']['SequenceNumber']) < int(r['Records'][1]['dynamodb']['SequenceNumber']))"
 
 ddb delete-table --table-name "$table"
 check "delete-table returns the table description" \

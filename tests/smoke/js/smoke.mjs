@@ -1,18 +1,28 @@
 // Smoke test of a running Kumo server with the AWS SDK for JavaScript v3.
 // Usage: node smoke.mjs http://127.0.0.1:PORT
-// Creates a table, writes, reads and deletes an item, deletes the table, and checks every
-// response. Exits non-zero on the first mismatch.
+// Creates a table, writes, reads and deletes an item, turns on Time to Live, reads the
+// table's stream, deletes the table, and checks every response. Exits non-zero on the
+// first mismatch.
 import assert from "node:assert/strict";
 import {
   CreateTableCommand,
   DeleteItemCommand,
   DeleteTableCommand,
   DescribeTableCommand,
+  DescribeTimeToLiveCommand,
   DynamoDBClient,
   GetItemCommand,
   ListTablesCommand,
   PutItemCommand,
+  UpdateTimeToLiveCommand,
 } from "@aws-sdk/client-dynamodb";
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  ListStreamsCommand,
+} from "@aws-sdk/client-dynamodb-streams";
 
 const endpoint = process.argv[2];
 if (!endpoint) {
@@ -20,12 +30,14 @@ if (!endpoint) {
   process.exit(2);
 }
 
-const client = new DynamoDBClient({
+const clientOptions = {
   endpoint,
   region: "us-east-1",
   credentials: { accessKeyId: "smokeAccessKey", secretAccessKey: "smokeSecretKey" },
   maxAttempts: 1,
-});
+};
+const client = new DynamoDBClient(clientOptions);
+const streams = new DynamoDBStreamsClient(clientOptions);
 
 const table = "kumo_smoke_js";
 const key = { pk: { S: "user#1" }, sk: { N: "42" } };
@@ -76,10 +88,12 @@ async function main() {
           { AttributeName: "sk", KeyType: "RANGE" },
         ],
         BillingMode: "PAY_PER_REQUEST",
+        StreamSpecification: { StreamEnabled: true, StreamViewType: "NEW_AND_OLD_IMAGES" },
       }),
     );
     assert.equal(r.TableDescription.TableName, table);
     assert.ok(["CREATING", "ACTIVE"].includes(r.TableDescription.TableStatus));
+    assert.match(r.TableDescription.LatestStreamArn, new RegExp(`:table/${table}/stream/`));
   });
 
   await step("DescribeTable shows the table ACTIVE", async () => {
@@ -123,6 +137,48 @@ async function main() {
     assert.equal(r.Item, undefined);
   });
 
+  await step("UpdateTimeToLive and DescribeTimeToLive", async () => {
+    const r = await client.send(
+      new UpdateTimeToLiveCommand({
+        TableName: table,
+        TimeToLiveSpecification: { Enabled: true, AttributeName: "expires" },
+      }),
+    );
+    assert.deepEqual(r.TimeToLiveSpecification, { Enabled: true, AttributeName: "expires" });
+    const d = await client.send(new DescribeTimeToLiveCommand({ TableName: table }));
+    assert.deepEqual(d.TimeToLiveDescription, {
+      TimeToLiveStatus: "ENABLED",
+      AttributeName: "expires",
+    });
+  });
+
+  await step("the stream holds the INSERT and REMOVE records, in order", async () => {
+    const list = await streams.send(new ListStreamsCommand({ TableName: table }));
+    assert.equal(list.Streams.length, 1);
+    const arn = list.Streams[0].StreamArn;
+    const d = await streams.send(new DescribeStreamCommand({ StreamArn: arn }));
+    assert.equal(d.StreamDescription.StreamStatus, "ENABLED");
+    assert.equal(d.StreamDescription.StreamViewType, "NEW_AND_OLD_IMAGES");
+    const shard = d.StreamDescription.Shards[0].ShardId;
+    const it = await streams.send(
+      new GetShardIteratorCommand({
+        StreamArn: arn,
+        ShardId: shard,
+        ShardIteratorType: "TRIM_HORIZON",
+      }),
+    );
+    const r = await streams.send(new GetRecordsCommand({ ShardIterator: it.ShardIterator }));
+    assert.deepEqual(
+      r.Records.map((rec) => rec.eventName),
+      ["INSERT", "REMOVE"],
+    );
+    assert.deepEqual(normalize(r.Records[0].dynamodb.NewImage), normalize(item));
+    assert.deepEqual(normalize(r.Records[1].dynamodb.OldImage), normalize(item));
+    assert.deepEqual(r.Records[1].dynamodb.Keys, key);
+    assert.ok(BigInt(r.Records[0].dynamodb.SequenceNumber) < BigInt(r.Records[1].dynamodb.SequenceNumber));
+    assert.ok(r.NextShardIterator, "an open shard always has a next iterator");
+  });
+
   await step("DeleteTable returns the table description", async () => {
     const r = await client.send(new DeleteTableCommand({ TableName: table }));
     assert.equal(r.TableDescription.TableName, table);
@@ -143,4 +199,5 @@ try {
   process.exitCode = 1;
 } finally {
   client.destroy();
+  streams.destroy();
 }
