@@ -105,6 +105,7 @@ class Engine {
   Catalog& catalog() { return catalog_; }
   TransactionTokens& transaction_tokens() { return tokens_; }
   const Catalog& catalog() const { return catalog_; }
+  ChangeStreams& streams() { return streams_; }
   const ChangeStreams& streams() const { return streams_; }
   const EngineOptions& options() const { return options_; }
 

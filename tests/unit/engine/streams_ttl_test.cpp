@@ -1,0 +1,171 @@
+#include <gtest/gtest.h>
+
+#include "engine/engine.h"
+#include "model/clock.h"
+
+namespace kumo::engine {
+namespace {
+
+AttributeValue num(long long v) {
+  return AttributeValue::number(Decimal::from_int(v));
+}
+AttributeValue str(std::string s) {
+  return AttributeValue::string(std::move(s));
+}
+
+TEST(SequenceNumbers, FormatIsTwentyOneDigitsAndRoundTrips) {
+  EXPECT_EQ(format_sequence(1), "100000000000000000001");
+  EXPECT_EQ(format_sequence(UINT64_MAX), "118446744073709551615");
+  for (std::uint64_t v : {std::uint64_t{0}, std::uint64_t{42}, UINT64_MAX}) {
+    EXPECT_EQ(parse_sequence(format_sequence(v)), v);
+  }
+  // Numeric order is string order.
+  EXPECT_LT(format_sequence(9), format_sequence(10));
+}
+
+TEST(SequenceNumbers, ParseRejectsWhatFormatNeverWrites) {
+  EXPECT_EQ(parse_sequence(""), std::nullopt);
+  EXPECT_EQ(parse_sequence("1"), std::nullopt);
+  EXPECT_EQ(parse_sequence("200000000000000000001"), std::nullopt);
+  EXPECT_EQ(parse_sequence("10000000000000000000a"), std::nullopt);
+  EXPECT_EQ(parse_sequence("1000000000000000000001"), std::nullopt);  // 22 digits
+  EXPECT_EQ(parse_sequence("199999999999999999999"), std::nullopt);   // beyond 64 bits
+}
+
+class StreamsTtlTest : public ::testing::Test {
+ protected:
+  StreamsTtlTest() : engine_(storage::open_memory(), options()) {
+    TableDefinition def;
+    def.name = "events";
+    def.attribute_definitions = {{"pk", ScalarType::S}};
+    def.key_schema = {{"pk", KeyType::HASH}};
+    def.key = {{"pk", ScalarType::S}, std::nullopt};
+    def.stream = StreamSpecification{true, "NEW_AND_OLD_IMAGES"};
+    def.latest_stream_label = "2026-11-22T00:00:00.000";
+    table_ = engine_.create_table(def);
+  }
+
+  static EngineOptions options() {
+    EngineOptions o;
+    o.ttl_interval = 3600;  // the tests call expire_items themselves
+    return o;
+  }
+
+  StreamInfo stream() { return engine_.streams().list("events").back(); }
+
+  std::vector<StreamRecord> records(const StreamInfo& s) {
+    return engine_.streams().read(s, s.start, 1000, 1 << 20).records;
+  }
+
+  Engine engine_;
+  TablePtr table_;
+};
+
+TEST_F(StreamsTtlTest, EveryChangeIsOneRecordInCommitOrder) {
+  engine_.put_item(*table_, {{"pk", str("a")}, {"v", num(1)}});
+  engine_.put_item(*table_, {{"pk", str("a")}, {"v", num(1)}});  // no change: no record
+  engine_.put_item(*table_, {{"pk", str("a")}, {"v", num(2)}});
+  engine_.delete_item(*table_, {{"pk", str("a")}});
+  engine_.delete_item(*table_, {{"pk", str("a")}});  // nothing to delete: no record
+  std::vector<StreamRecord> r = records(stream());
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].event, StreamEvent::kInsert);
+  EXPECT_EQ(r[1].event, StreamEvent::kModify);
+  EXPECT_EQ(r[2].event, StreamEvent::kRemove);
+  EXPECT_FALSE(r[0].old_image.has_value());
+  EXPECT_EQ(r[1].old_image->at("v"), num(1));
+  EXPECT_EQ(r[1].new_image->at("v"), num(2));
+  EXPECT_FALSE(r[2].new_image.has_value());
+  EXPECT_LT(r[0].sequence, r[1].sequence);
+  EXPECT_LT(r[1].sequence, r[2].sequence);
+  EXPECT_EQ(r[2].keys, (Item{{"pk", str("a")}}));
+}
+
+TEST_F(StreamsTtlTest, DisablingClosesTheStreamAndANewOneStartsAfterIt) {
+  engine_.put_item(*table_, {{"pk", str("a")}});
+  const StreamInfo first = stream();
+  engine_.update_table("events", [](TableDefinition& t) { t.stream->enabled = false; });
+  engine_.put_item(*table_, {{"pk", str("b")}});  // no stream: no record
+  engine_.update_table("events", [](TableDefinition& t) {
+    t.stream = StreamSpecification{true, "KEYS_ONLY"};
+    t.latest_stream_label = "2026-11-22T00:00:01.000";
+  });
+  engine_.put_item(*table_, {{"pk", str("c")}});
+
+  std::vector<StreamInfo> all = engine_.streams().list("events");
+  ASSERT_EQ(all.size(), 2u);
+  const StreamInfo closed = all[0], open = all[1];
+  EXPECT_EQ(closed.label, first.label);
+  ASSERT_TRUE(closed.end.has_value());
+  EXPECT_TRUE(open.open());
+  EXPECT_GT(open.start, *closed.end);
+  std::vector<StreamRecord> old_records = records(closed);
+  ASSERT_EQ(old_records.size(), 1u);
+  EXPECT_EQ(old_records[0].keys.at("pk"), str("a"));
+  std::vector<StreamRecord> new_records = records(open);
+  ASSERT_EQ(new_records.size(), 1u);
+  EXPECT_EQ(new_records[0].keys.at("pk"), str("c"));
+  EXPECT_FALSE(new_records[0].new_image.has_value());  // KEYS_ONLY
+}
+
+TEST_F(StreamsTtlTest, AStreamClosedWithoutRecordsNeverOverlapsTheNextOne) {
+  engine_.update_table("events", [](TableDefinition& t) { t.stream->enabled = false; });
+  engine_.update_table("events", [](TableDefinition& t) {
+    t.stream = StreamSpecification{true, "NEW_IMAGE"};
+    t.latest_stream_label = "2026-11-22T00:00:01.000";
+  });
+  engine_.put_item(*table_, {{"pk", str("a")}});
+  std::vector<StreamInfo> all = engine_.streams().list("events");
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_TRUE(records(all[0]).empty());
+  EXPECT_EQ(records(all[1]).size(), 1u);
+}
+
+TEST_F(StreamsTtlTest, TrimDeletesRecordsOlderThanRetention) {
+  engine_.put_item(*table_, {{"pk", str("a")}});
+  engine_.put_item(*table_, {{"pk", str("b")}});
+  const double now = now_seconds();
+  engine_.streams().trim(now + 10, 5);
+  const StreamInfo s = stream();
+  EXPECT_TRUE(records(s).empty());
+  EXPECT_EQ(s.trimmed_before, engine_.streams().next_sequence());
+}
+
+TEST_F(StreamsTtlTest, ExpireItemsDeletesOnlyPastNumbersWithinFiveYears) {
+  engine_.update_table("events", [](TableDefinition& t) {
+    t.ttl_enabled = true;
+    t.ttl_attribute = "exp";
+  });
+  const auto now = static_cast<long long>(now_seconds());
+  engine_.put_item(*table_, {{"pk", str("past")}, {"exp", num(now - 10)}});
+  engine_.put_item(*table_, {{"pk", str("future")}, {"exp", num(now + 3600)}});
+  engine_.put_item(*table_, {{"pk", str("string")}, {"exp", str("1")}});
+  engine_.put_item(*table_, {{"pk", str("ancient")}, {"exp", num(now - 6LL * 365 * 86400)}});
+  engine_.put_item(*table_, {{"pk", str("none")}});
+  EXPECT_EQ(engine_.expire_items(static_cast<double>(now)), 1u);
+  EXPECT_FALSE(engine_.get_item(*table_, {{"pk", str("past")}}).has_value());
+  for (const char* kept : {"future", "string", "ancient", "none"}) {
+    EXPECT_TRUE(engine_.get_item(*table_, {{"pk", str(kept)}}).has_value()) << kept;
+  }
+  std::vector<StreamRecord> r = records(stream());
+  ASSERT_FALSE(r.empty());
+  EXPECT_EQ(r.back().event, StreamEvent::kRemove);
+  EXPECT_TRUE(r.back().by_service);
+  EXPECT_EQ(r.back().keys.at("pk"), str("past"));
+}
+
+TEST_F(StreamsTtlTest, AnUpdateThatMovesTheTtlIsHonoured) {
+  engine_.update_table("events", [](TableDefinition& t) {
+    t.ttl_enabled = true;
+    t.ttl_attribute = "exp";
+  });
+  const auto now = static_cast<long long>(now_seconds());
+  engine_.put_item(*table_, {{"pk", str("a")}, {"exp", num(now - 10)}});
+  engine_.put_item(*table_, {{"pk", str("a")}, {"exp", num(now + 3600)}});
+  EXPECT_EQ(engine_.expire_items(static_cast<double>(now)), 0u);
+  EXPECT_TRUE(engine_.get_item(*table_, {{"pk", str("a")}}).has_value());
+  EXPECT_EQ(engine_.expire_items(static_cast<double>(now + 7200)), 1u);
+}
+
+}  // namespace
+}  // namespace kumo::engine
