@@ -359,26 +359,25 @@ TablePtr Catalog::update(std::string_view name,
 }
 
 TablePtr Catalog::remove(std::string_view name) {
-  TablePtr table;
-  {
-    std::unique_lock lock(mutex_);
-    auto it = tables_.find(name);
-    if (it == tables_.end()) return nullptr;
-    table = it->second;
-    storage::WriteBatch batch;
-    batch.del(std::string(kTablePrefix) + table->name);
-    storage_.write(batch);
-    tables_.erase(it);
-  }
-  // The table is gone from the catalog; now drop its data. Its id is never reused, so a
-  // write that raced with the removal cannot reappear in a new table. Its stream records
-  // stay readable until their retention ends (ChangeStreams::trim removes them).
-  const std::string prefix = codec::table_prefix(table->id);
-  storage::erase_range(storage_, prefix, codec::space_prefix(table->id, codec::Space::kStream));
-  storage::erase_range(storage_,
-                       codec::prefix_end(codec::space_prefix(table->id, codec::Space::kStream)),
-                       codec::prefix_end(prefix));
+  std::unique_lock lock(mutex_);
+  auto it = tables_.find(name);
+  if (it == tables_.end()) return nullptr;
+  TablePtr table = it->second;
+  storage::WriteBatch batch;
+  batch.del(std::string(kTablePrefix) + table->name);
+  storage_.write(batch);
+  tables_.erase(it);
   return table;
+}
+
+void Catalog::drop_data(const TableDefinition& table) {
+  // The table's id is never reused, so a write that raced with the removal cannot
+  // reappear in a new table. Its stream records stay readable until their retention ends
+  // (ChangeStreams::trim removes them).
+  const std::string prefix = codec::table_prefix(table.id);
+  const std::string stream = codec::space_prefix(table.id, codec::Space::kStream);
+  storage::erase_range(storage_, prefix, stream);
+  storage::erase_range(storage_, codec::prefix_end(stream), codec::prefix_end(prefix));
 }
 
 std::vector<std::string> Catalog::list(std::string_view exclusive_start, std::size_t limit,

@@ -36,8 +36,10 @@ class Catalog {
   // ApiError to refuse; nothing is stored then. Throws ResourceNotFound when absent.
   TablePtr update(std::string_view name, const std::function<void(TableDefinition&)>& change);
 
-  // Removes the table and all its data. Returns the definition it had, or null if absent.
+  // Removes the table from the catalog. Returns the definition it had, or null if absent.
   TablePtr remove(std::string_view name);
+  // Deletes the data of a removed table, except its stream records.
+  void drop_data(const TableDefinition& table);
 
   // Table names in ascending byte order, starting after `exclusive_start` (empty: from the
   // first), at most `limit` of them. *more tells whether names remain after the page.

@@ -101,9 +101,14 @@ TablePtr Engine::update_table(std::string_view name,
 }
 
 TablePtr Engine::delete_table(std::string_view name) {
-  std::lock_guard lock(streams_.mutex());
-  TablePtr table = catalog_.remove(name);
-  if (table) streams_.close(table->id, now_seconds());
+  TablePtr table;
+  {
+    std::lock_guard lock(streams_.mutex());
+    table = catalog_.remove(name);
+    if (!table) return nullptr;
+    streams_.close(table->id, now_seconds());
+  }
+  catalog_.drop_data(*table);
   return table;
 }
 
