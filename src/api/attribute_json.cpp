@@ -165,15 +165,11 @@ AttributeValue decode_at(element json, Validation& v, int depth) {
       result = AttributeValue::binary(base64_decode(as_string(member)));
     } else if (key == "BOOL") {
       bool b = false;
-      if (!coerce_bool(member, &b)) {
-        throw ApiError::serialization("Unexpected token received from parser");
-      }
+      if (!coerce_bool(member, &b)) throw_not_boolean(member);
       result = AttributeValue::boolean(b);
     } else if (key == "NULL") {
       bool b = false;
-      if (!coerce_bool(member, &b)) {
-        throw ApiError::serialization("Unexpected token received from parser");
-      }
+      if (!coerce_bool(member, &b)) throw_not_boolean(member);
       if (!b)
         v.fail(std::string(kInvalid) + "Null attribute value types must have the value of true");
       result = AttributeValue::null();

@@ -50,6 +50,18 @@ void check_mixing(const JsonObject& request) {
 }  // namespace
 
 void RequestExpressions::read_maps(const JsonObject& request, Validation& validation) {
+  // JSON types come before every semantic check, the mixing rule included (§1.2).
+  for (auto m : kExpressionMembers) request.string(m);
+  for (auto m : {"AttributeUpdates", "QueryFilter", "ScanFilter", "Expected", "KeyConditions"}) {
+    if (auto conditions = request.object(m)) {
+      for (auto [name, condition] : conditions->raw()) {
+        if (condition.type() == simdjson::dom::element_type::NULL_VALUE) continue;
+        if (condition.type() != simdjson::dom::element_type::OBJECT) throw_not_object(condition);
+      }
+    }
+  }
+  request.string("ConditionalOperator");
+  if (auto names = request.array("AttributesToGet")) names->strings();
   if (auto names = request.object("ExpressionAttributeNames")) {
     names_json_ = request.element("ExpressionAttributeNames");
     for (auto [key, value] : names->raw()) {

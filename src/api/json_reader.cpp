@@ -50,6 +50,13 @@ void throw_not_string(element value) {
   }
 }
 
+void throw_not_boolean(element value) {
+  if (value.type() == element_type::OBJECT) {
+    throw ApiError::serialization("Start of structure or map found where not expected");
+  }
+  throw ApiError::serialization("Unexpected token received from parser");
+}
+
 void throw_not_object(element value) {
   if (value.type() == element_type::ARRAY) {
     throw ApiError::serialization("Start of list found where not expected");
@@ -116,7 +123,7 @@ std::optional<bool> JsonObject::boolean(std::string_view key) const {
     if (s == "true" || s == "1" || s == "yes") return true;
     if (s == "false" || s == "0" || s == "no") return false;
   }
-  throw ApiError::serialization("Unexpected token received from parser");
+  throw_not_boolean(*e);
 }
 
 std::optional<JsonObject> JsonObject::object(std::string_view key) const {

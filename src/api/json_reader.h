@@ -56,10 +56,11 @@ class JsonArray {
   simdjson::dom::array array_;
 };
 
-// JSON type errors for a value expected to be a string / integer / structure / list.
+// JSON type errors for a value expected to be a string / structure / boolean / list.
 // Throw ApiError::serialization with DynamoDB's text.
 [[noreturn]] void throw_not_string(simdjson::dom::element value);
 [[noreturn]] void throw_not_object(simdjson::dom::element value);
+[[noreturn]] void throw_not_boolean(simdjson::dom::element value);
 [[noreturn]] void throw_not_array(simdjson::dom::element value);
 
 // Collects model-constraint violations and reports them as one ValidationException:

@@ -5,6 +5,7 @@
 #include <xxhash.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "api/operations.h"
 #include "model/api_error.h"
@@ -40,7 +41,10 @@ std::optional<StreamName> parse_stream_arn(std::string_view arn) {
 engine::StreamInfo find_stream(const Context& ctx, std::string_view arn) {
   std::optional<StreamName> name = parse_stream_arn(arn);
   std::optional<engine::StreamInfo> stream;
-  if (name) stream = ctx.engine.streams().find(name->table, name->label);
+  // Only the ARN this server hands out names the stream (not another region's or account's).
+  if (name && arn == stream_arn(ctx, name->table, name->label)) {
+    stream = ctx.engine.streams().find(name->table, name->label);
+  }
   if (!stream) {
     throw ApiError::resource_not_found(
         fmt::format("Requested resource not found: Stream: {} not found", arn));
@@ -215,15 +219,18 @@ std::string list_streams(const Context& ctx, const JsonObject& request) {
   w.StartArray();
   const auto max = static_cast<std::size_t>(limit.value_or(100));
   std::size_t written = 0;
-  bool skipping = start.has_value();
+  // Resume after the place of ExclusiveStartStreamArn in the order, whether or not that
+  // stream is still listed (it may have expired meanwhile).
+  std::optional<StreamName> after;
+  if (start) after = parse_stream_arn(*start);
   std::string last;
   bool more = false;
   for (const auto& stream : streams) {
-    const std::string arn = stream_arn(ctx, stream.table_name, stream.label);
-    if (skipping) {
-      if (arn == *start) skipping = false;
+    if (after &&
+        std::tie(stream.table_name, stream.label) <= std::tie(after->table, after->label)) {
       continue;
     }
+    const std::string arn = stream_arn(ctx, stream.table_name, stream.label);
     if (written == max) {
       more = true;
       break;

@@ -231,6 +231,24 @@ std::string render_key_schema_element(const std::optional<std::string_view>& nam
                      type.value_or("null"));
 }
 
+// Reads the members Kumo accepts without acting on them, so that a member of the wrong
+// JSON type still gets its SerializationException (§1.2 step 9).
+void read_unused_members(const JsonObject& request, const std::optional<JsonObject>& sse) {
+  request.string("ResourcePolicy");
+  if (auto on_demand = request.object("OnDemandThroughput")) {
+    on_demand->integer("MaxReadRequestUnits", "Long");
+    on_demand->integer("MaxWriteRequestUnits", "Long");
+  }
+  if (auto warm = request.object("WarmThroughput")) {
+    warm->integer("ReadUnitsPerSecond", "Long");
+    warm->integer("WriteUnitsPerSecond", "Long");
+  }
+  if (sse) {
+    sse->string("SSEType");
+    sse->string("KMSMasterKeyId");
+  }
+}
+
 }  // namespace
 
 std::string create_table(const Context& ctx, const JsonObject& request) {
@@ -247,6 +265,7 @@ std::string create_table(const Context& ctx, const JsonObject& request) {
   auto sse = request.object("SSESpecification");
   auto lsis = request.array("LocalSecondaryIndexes");
   auto gsis = request.array("GlobalSecondaryIndexes");
+  read_unused_members(request, sse);
 
   // Model constraints, reported together.
   struct RawDefinition {

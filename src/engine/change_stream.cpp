@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <tuple>
 
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
@@ -266,6 +268,10 @@ std::vector<StreamInfo> ChangeStreams::list(std::optional<std::string_view> tabl
   for (const auto& [key, stream] : streams_) {
     if (!table_name || stream.table_name == *table_name) out.push_back(stream);
   }
+  // By table name, then label ("a-b" sorts after "a" although their keys sort the other way).
+  std::sort(out.begin(), out.end(), [](const StreamInfo& a, const StreamInfo& b) {
+    return std::tie(a.table_name, a.label) < std::tie(b.table_name, b.label);
+  });
   return out;
 }
 
@@ -292,12 +298,13 @@ StreamPage ChangeStreams::read(const StreamInfo& stream, std::uint64_t from, std
   auto it =
       storage_.iterator(record_key(stream.table_id, from), record_key(stream.table_id, last + 1));
   std::size_t bytes = 0;
-  for (it->seek_to_first(); it->valid() && page.records.size() < limit && bytes < max_bytes;
-       it->next()) {
+  for (it->seek_to_first(); it->valid() && page.records.size() < limit; it->next()) {
     StreamRecord r;
     if (!decode_record(it->value(), &r)) {
       throw storage::StorageError("corrupt stream record of table " + stream.table_name);
     }
+    // A page holds at least one record, and never passes max_bytes with a second one.
+    if (!page.records.empty() && bytes + r.size_bytes > max_bytes) return page;
     std::string_view key = it->key();
     r.sequence = codec::read_u64(key.substr(key.size() - 8));
     r.view_type = stream.view_type;
@@ -305,6 +312,9 @@ StreamPage ChangeStreams::read(const StreamInfo& stream, std::uint64_t from, std
     page.next = r.sequence + 1;
     page.records.push_back(std::move(r));
   }
+  // Every record of a closed shard is read: the reader is past its end (the last numbers
+  // of the range may belong to other tables).
+  if (!it->valid() && stream.end) page.next = *stream.end + 1;
   return page;
 }
 

@@ -222,6 +222,15 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
     content_type_ = find_header(headers_, "content-type").value_or(std::string_view{});
     has_origin_ = find_header(headers_, "origin").has_value();
 
+    // RFC 9112 §6.3: a Transfer-Encoding must end in chunked and comes without a
+    // Content-Length; a request framed any other way cannot be delimited safely (its body
+    // could be read as a second, smuggled request), so it is refused and the connection
+    // closed.
+    if (find_header(headers_, "transfer-encoding") &&
+        (!parser_->chunked() || find_header(headers_, "content-length"))) {
+      keep_alive_ = false;
+      return send(400, kTextPlain, kBadRequestBody);
+    }
     const auto length = parser_->content_length();
     const bool has_body = length ? *length > 0 : parser_->chunked();
     route_ = route_for(has_body);

@@ -1,0 +1,251 @@
+"""Helpers for the DynamoDB Streams tests (contract §10.2–10.4): raw signed calls to the
+`DynamoDBStreams_20120810.*` targets, a boto3 `dynamodbstreams` client, stream tables,
+reading a shard to its end and checking the shape of records."""
+
+import re
+import time
+
+import pytest
+
+from kumo_testlib import (
+    NS_DYNAMODB,
+    REGION,
+    create_table_args,
+    make_client,
+    normalize_item,
+    signed_request,
+    table_arn,
+    unique_name,
+    wait_table_active,
+)
+
+STREAMS_PREFIX = "DynamoDBStreams_20120810."
+VIEW_TYPES = ["KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES"]
+EXPIRED_ITERATOR = NS_DYNAMODB + "ExpiredIteratorException"
+TRIMMED = NS_DYNAMODB + "TrimmedDataAccessException"
+EXPIRED_MESSAGE = "The provided iterator exceeds the maximum age allowed."
+TRIMMED_MESSAGE = "The data you are trying to access has been trimmed."
+
+LABEL_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$")
+SHARD_ID_RE = re.compile(r"^shardId-\d{20}-[0-9a-f]{8}$")
+SEQUENCE_RE = re.compile(r"^\d{21,40}$")
+EVENT_ID_RE = re.compile(r"^[0-9a-f]{32}$")
+
+
+def S(v):
+    return {"S": v}
+
+
+def N(v):
+    return {"N": str(v)}
+
+
+# --------------------------------------------------------------------------- raw calls
+
+
+class StreamsApi:
+    """Raw, signed DynamoDB Streams JSON calls against one server."""
+
+    def __init__(self, port):
+        self.port = port
+
+    def __call__(self, operation, body=None, **kwargs):
+        return signed_request(self.port, STREAMS_PREFIX + operation,
+                              {} if body is None else body, **kwargs)
+
+    def ok(self, operation, body=None, **kwargs):
+        resp = self(operation, body, **kwargs)
+        assert resp.status == 200, f"{operation} failed: {resp!r}"
+        return resp.json
+
+
+def streams_api_for(srv):
+    return StreamsApi(srv.port)
+
+
+@pytest.fixture(scope="session")
+def streams(server):
+    """Raw Streams calls on the shared server: streams("GetRecords", {...}) → Response."""
+    return StreamsApi(server.port)
+
+
+@pytest.fixture(scope="session")
+def streams_client(server):
+    """A boto3 `dynamodbstreams` client on the shared server."""
+    return make_client(server.endpoint, service="dynamodbstreams")
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def stream_spec(view_type):
+    return {"StreamEnabled": True, "StreamViewType": view_type}
+
+
+def stream_table(make_table, api, view_type="NEW_AND_OLD_IMAGES", hash_key=("pk", "S"),
+                 range_key=None, **extra):
+    """Creates a table with a stream on the shared server; returns (name, stream arn)."""
+    name = make_table(hash_key=hash_key, range_key=range_key,
+                      StreamSpecification=stream_spec(view_type), **extra)
+    return name, latest_arn_of(api, name)
+
+
+def describe_table(api, name):
+    return api.ok("DescribeTable", {"TableName": name})["Table"]
+
+
+def latest_arn_of(api, name):
+    return describe_table(api, name)["LatestStreamArn"]
+
+
+def create_stream_table(api, client, view_type="NEW_AND_OLD_IMAGES", hash_key=("pk", "S"),
+                        range_key=None, name=None, **extra):
+    """CreateTable with a stream on a server of one's own; returns (name, arn)."""
+    name = name or unique_name("st")
+    api.ok("CreateTable", create_table_args(name, hash_key, range_key,
+                                            StreamSpecification=stream_spec(view_type),
+                                            **extra))
+    wait_table_active(client, name)
+    return name, latest_arn_of(api, name)
+
+
+def set_stream(api, name, view_type):
+    """Enables (view_type given) or disables (None) the stream of `name` with UpdateTable;
+    returns the table description."""
+    spec = {"StreamEnabled": False} if view_type is None else stream_spec(view_type)
+    return api.ok("UpdateTable", {"TableName": name,
+                                  "StreamSpecification": spec})["TableDescription"]
+
+
+def stream_arn(name, label):
+    return f"{table_arn(name)}/stream/{label}"
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def describe_stream(streams, arn):
+    return streams.ok("DescribeStream", {"StreamArn": arn})["StreamDescription"]
+
+
+def shard_of(streams, arn):
+    """The single shard of a stream."""
+    shards = describe_stream(streams, arn)["Shards"]
+    assert len(shards) == 1, shards
+    return shards[0]
+
+
+def shard_iterator(streams, arn, kind="TRIM_HORIZON", sequence=None, shard_id=None):
+    shard_id = shard_id or shard_of(streams, arn)["ShardId"]
+    body = {"StreamArn": arn, "ShardId": shard_id, "ShardIteratorType": kind}
+    if sequence is not None:
+        body["SequenceNumber"] = sequence
+    return streams.ok("GetShardIterator", body)["ShardIterator"]
+
+
+def get_records(streams, iterator, limit=None):
+    body = {"ShardIterator": iterator}
+    if limit is not None:
+        body["Limit"] = limit
+    return streams.ok("GetRecords", body)
+
+
+def drain(streams, iterator, limit=None, max_pages=10000):
+    """Reads from `iterator` until a page comes back empty (open shard) or without a
+    NextShardIterator (closed shard read to its end). Returns (records, pages, last
+    response); `pages` holds the record count of every page, the final one included."""
+    records, pages = [], []
+    for _ in range(max_pages):
+        out = get_records(streams, iterator, limit)
+        records.extend(out["Records"])
+        pages.append(len(out["Records"]))
+        if "NextShardIterator" not in out or not out["Records"]:
+            return records, pages, out
+        iterator = out["NextShardIterator"]
+    raise AssertionError(f"shard not drained after {max_pages} pages")
+
+
+def read_stream(streams, arn, kind="TRIM_HORIZON", sequence=None, limit=None):
+    """Every record from the given position to the current end of the stream's shard."""
+    return drain(streams, shard_iterator(streams, arn, kind, sequence), limit)[0]
+
+
+# --------------------------------------------------------------------------- checking
+
+
+def change(event, keys, old=None, new=None):
+    """An expected change: event INSERT/MODIFY/REMOVE, its keys, the item before and after."""
+    return {"event": event, "keys": keys, "old": old, "new": new}
+
+
+def expected_view(ch, view_type):
+    """What a record of `view_type` shows of change `ch`: (eventName, Keys, NewImage, OldImage),
+    normalized, None for an image that must be absent."""
+    new = ch["new"] if view_type in ("NEW_IMAGE", "NEW_AND_OLD_IMAGES") else None
+    old = ch["old"] if view_type in ("OLD_IMAGE", "NEW_AND_OLD_IMAGES") else None
+    return (ch["event"], normalize_item(ch["keys"]),
+            None if new is None else normalize_item(new),
+            None if old is None else normalize_item(old))
+
+
+def record_view(rec):
+    d = rec["dynamodb"]
+    return (rec["eventName"], normalize_item(d["Keys"]),
+            normalize_item(d["NewImage"]) if "NewImage" in d else None,
+            normalize_item(d["OldImage"]) if "OldImage" in d else None)
+
+
+def check_record_shape(rec, view_type, not_before=None, not_after=None):
+    """Every member a user-made record has, with the right types and formats."""
+    assert set(rec) == {"eventID", "eventName", "eventVersion", "eventSource", "awsRegion",
+                        "dynamodb"}, rec
+    assert EVENT_ID_RE.match(rec["eventID"]), rec["eventID"]
+    assert rec["eventName"] in ("INSERT", "MODIFY", "REMOVE")
+    assert rec["eventVersion"] == "1.1"
+    assert rec["eventSource"] == "aws:dynamodb"
+    assert rec["awsRegion"] == REGION
+    d = rec["dynamodb"]
+    allowed = {"ApproximateCreationDateTime", "Keys", "NewImage", "OldImage", "SequenceNumber",
+               "SizeBytes", "StreamViewType"}
+    assert set(d) <= allowed and {"ApproximateCreationDateTime", "Keys", "SequenceNumber",
+                                  "SizeBytes", "StreamViewType"} <= set(d), d
+    assert d["StreamViewType"] == view_type
+    ts = d["ApproximateCreationDateTime"]
+    assert isinstance(ts, int) and not isinstance(ts, bool), f"not whole epoch seconds: {ts!r}"
+    if not_before is not None:
+        assert int(not_before) - 1 <= ts <= int(not_after) + 1, (not_before, ts, not_after)
+    assert SEQUENCE_RE.match(d["SequenceNumber"]), d["SequenceNumber"]
+    assert isinstance(d["SizeBytes"], int) and d["SizeBytes"] > 0, d["SizeBytes"]
+
+
+def check_records(records, expected, view_type, not_before=None, not_after=None,
+                  unordered_groups=()):
+    """`records` show exactly the changes `expected`, in order, as `view_type` shows them.
+    `unordered_groups` lists (start, stop) index ranges of `expected` whose records may come
+    in any order among themselves (one BatchWriteItem or transaction)."""
+    for rec in records:
+        check_record_shape(rec, view_type, not_before, not_after)
+    seqs = [int(r["dynamodb"]["SequenceNumber"]) for r in records]
+    assert seqs == sorted(set(seqs)), f"sequence numbers not strictly increasing: {seqs}"
+    ids = [r["eventID"] for r in records]
+    assert len(set(ids)) == len(ids), "duplicate eventIDs"
+    got = [record_view(r) for r in records]
+    want = [expected_view(ch, view_type) for ch in expected]
+    assert len(got) == len(want), (f"{len(got)} records, {len(want)} expected:\n"
+                                   + "\n".join(map(repr, got)))
+    for start, stop in unordered_groups:
+        got[start:stop] = sorted(got[start:stop], key=repr)
+        want[start:stop] = sorted(want[start:stop], key=repr)
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert g == w, f"record {i}:\n  got  {g}\n  want {w}"
+
+
+def wait_for(predicate, timeout, interval=0.1, what="condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not reached within {timeout}s")
+        time.sleep(interval)
