@@ -11,6 +11,8 @@ namespace {
 constexpr std::string_view kGetItem = "DynamoDB_20120810.GetItem";
 constexpr std::string_view kPutItem = "DynamoDB_20120810.PutItem";
 constexpr std::string_view kQuery = "DynamoDB_20120810.Query";
+constexpr std::string_view kUpdateItem = "DynamoDB_20120810.UpdateItem";
+constexpr std::string_view kBatchWriteItem = "DynamoDB_20120810.BatchWriteItem";
 
 std::uint64_t splitmix64(std::uint64_t& state) {
   std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
@@ -73,6 +75,20 @@ void make_get(const WorkloadConfig& config, std::uint64_t index, Operation& op) 
   op.body.append(R"(","Key":{"pk":{"S":")").append(op.key).append(R"("}}})");
 }
 
+// UpdateItem of item `index`: adds 1 to its score, on condition that the item exists
+// (a read-modify-write under the item's lock, with a condition to evaluate).
+void make_update(const WorkloadConfig& config, std::uint64_t index, Operation& op) {
+  op.target = kUpdateItem;
+  op.expect = Expect::kEmptyObject;
+  op.body.clear();
+  op.body.append(R"({"TableName":")").append(config.table);
+  op.body.append(R"(","Key":{"pk":{"S":")");
+  append_key(op.body, index);
+  op.body.append(R"x("}},"UpdateExpression":"SET score = score + :one",)x"
+                 R"x("ConditionExpression":"attribute_exists(pk)",)x"
+                 R"x("ExpressionAttributeValues":{":one":{"N":"1"}}})x");
+}
+
 std::string create_items_table(const WorkloadConfig& config) {
   return fmt::format(
       R"({{"TableName":"{}","AttributeDefinitions":[{{"AttributeName":"pk","AttributeType":"S"}}],)"
@@ -130,15 +146,42 @@ void putitem(const WorkloadConfig& config, Rng& rng, Operation& op) {
   make_put(config, rng.below(config.items), rng.below(1000000), op);
 }
 
-// Half GetItem, half PutItem, over the same random keys.
+// Conditional UpdateItem of a random preloaded key; the answer must be "{}".
+void updateitem(const WorkloadConfig& config, Rng& rng, Operation& op) {
+  make_update(config, rng.below(config.items), op);
+}
+
+// Half GetItem, half conditional UpdateItem, over the same random keys.
 void mixed(const WorkloadConfig& config, Rng& rng, Operation& op) {
   const std::uint64_t draw = rng.next();
   const std::uint64_t index = (draw >> 1) % config.items;
   if (draw & 1) {
     make_get(config, index, op);
   } else {
-    make_put(config, index, (draw >> 32) % 1000000, op);
+    make_update(config, index, op);
   }
+}
+
+// BatchWriteItem of 25 PutRequests (~200-byte items) over 25 consecutive keys from a
+// random start, so no key repeats within a batch; every write must be processed.
+void batch_write(const WorkloadConfig& config, Rng& rng, Operation& op) {
+  constexpr std::uint64_t kBatch = 25;
+  const std::uint64_t first = config.items > kBatch ? rng.below(config.items - kBatch + 1) : 0;
+  Operation put;
+  std::string items;
+  for (std::uint64_t i = 0; i < kBatch; ++i) {
+    make_put(config, (first + i) % std::max<std::uint64_t>(config.items, kBatch),
+             rng.below(1000000), put);
+    // make_put's body is {"TableName":"…","Item":{…}}: keep the {"Item":…} part only.
+    const auto item = put.body.find(R"("Item":)");
+    if (i) items.push_back(',');
+    items.append(R"({"PutRequest":{)").append(put.body.substr(item)).append("}");
+  }
+  op.target = kBatchWriteItem;
+  op.expect = Expect::kAllProcessed;
+  op.body.clear();
+  fmt::format_to(std::back_inserter(op.body), R"({{"RequestItems":{{"{}":[{}]}}}})", config.table,
+                 items);
 }
 
 // A random run of 10 consecutive sort keys of the one partition (needs items >= 10).
@@ -186,7 +229,11 @@ void health(const WorkloadConfig&, Rng&, Operation& op) {
 constexpr std::array kWorkloads{
     Workload{"getitem", "GetItem of a random preloaded key", &kItems, getitem},
     Workload{"putitem", "PutItem (~200-byte item) overwriting a random key", &kItems, putitem},
-    Workload{"mixed", "50% GetItem, 50% PutItem on random keys", &kItems, mixed},
+    Workload{"updateitem", "UpdateItem (SET score = score + 1) with a condition", &kItems,
+             updateitem},
+    Workload{"mixed", "50% GetItem, 50% conditional UpdateItem on random keys", &kItems, mixed},
+    Workload{"batch-write", "BatchWriteItem of 25 PutRequests (~200-byte items)", &kItems,
+             batch_write},
     Workload{"query", "Query of 10 items from a partition of --items", &kPartition, query10},
     Workload{"gsi-query", "Query of 10 entries of a 2+2 multi-attribute GSI", &kPartition,
              gsi_query10},
@@ -259,6 +306,9 @@ std::string_view check_body(const Operation& op, std::string_view body) {
         }
       }
       return "wrong item";
+    case Expect::kAllProcessed:
+      return body.find(R"("UnprocessedItems":{})") == std::string_view::npos ? "unprocessed items"
+                                                                             : "";
     case Expect::kCount10:
       return body.find("\"Count\":10,") == std::string_view::npos ? "not 10 items" : "";
   }

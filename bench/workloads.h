@@ -1,9 +1,8 @@
 // The requests the load generator sends, and how each response is judged.
 //
 // A workload is one function that fills in the next request, plus the data set it needs
-// loaded first. Adding one (Query of 10 items, a GSI Query, BatchWriteItem, a conditional
-// UpdateItem) means writing its make function, and a data set if none fits, and listing
-// it in workloads().
+// loaded first. Adding one means writing its make function, and a data set if none fits,
+// and listing it in workloads().
 #pragma once
 
 #include <cstdint>
@@ -27,10 +26,11 @@ class Rng {
 
 // What a response must look like, besides HTTP status 200 (always required).
 enum class Expect : std::uint8_t {
-  kAnyBody,      // the health check; anything answered with 200
-  kEmptyObject,  // "{}": a write without ReturnValues
-  kItem,         // an "Item" carrying the requested key: GetItem of a preloaded key
-  kCount10,      // a Query page of exactly 10 items ("Count":10)
+  kAnyBody,       // the health check; anything answered with 200
+  kEmptyObject,   // "{}": a write without ReturnValues
+  kItem,          // an "Item" carrying the requested key: GetItem of a preloaded key
+  kCount10,       // a Query page of exactly 10 items ("Count":10)
+  kAllProcessed,  // a BatchWriteItem answer with no UnprocessedItems left
 };
 
 // One request. Buffers are reused from request to request.
