@@ -1,6 +1,7 @@
-"""Helpers for the DynamoDB Streams tests (contract §10.2–10.4): raw signed calls to the
-`DynamoDBStreams_20120810.*` targets, a boto3 `dynamodbstreams` client, stream tables,
-reading a shard to its end and checking the shape of records."""
+"""Helpers for the DynamoDB Streams tests (contract §10.2–10.4; test_streams_*.py): raw
+signed calls to the `DynamoDBStreams_20120810.*` targets, a boto3 `dynamodbstreams` client,
+stream tables, the small writes the tests make (k<i> items, composite k<i>/<i> items),
+reading a shard to its end (open or closed) and checking the shape of records."""
 
 import re
 import time
@@ -25,6 +26,7 @@ EXPIRED_ITERATOR = NS_DYNAMODB + "ExpiredIteratorException"
 TRIMMED = NS_DYNAMODB + "TrimmedDataAccessException"
 EXPIRED_MESSAGE = "The provided iterator exceeds the maximum age allowed."
 TRIMMED_MESSAGE = "The data you are trying to access has been trimmed."
+RNF = NS_DYNAMODB + "ResourceNotFoundException"
 
 LABEL_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$")
 SHARD_ID_RE = re.compile(r"^shardId-\d{20}-[0-9a-f]{8}$")
@@ -121,6 +123,45 @@ def stream_arn(name, label):
     return f"{table_arn(name)}/stream/{label}"
 
 
+# --------------------------------------------------------------------------- writing
+
+
+def put(api, t, item, **kw):
+    return api.ok("PutItem", dict({"TableName": t, "Item": item}, **kw))
+
+
+def update(api, t, key, expr, values=None, **kw):
+    body = {"TableName": t, "Key": key, "UpdateExpression": expr}
+    if values:
+        body["ExpressionAttributeValues"] = values
+    body.update(kw)
+    return api.ok("UpdateItem", body)
+
+
+def delete(api, t, key, **kw):
+    return api.ok("DeleteItem", dict({"TableName": t, "Key": key}, **kw))
+
+
+def pk_item(i, **attrs):
+    return dict({"pk": S(f"k{i}")}, **attrs)
+
+
+def write_n(api, t, n, start=0):
+    """n PutItems of new items k<start>…; returns the items."""
+    items = [pk_item(i, v=N(i)) for i in range(start, start + n)]
+    for it in items:
+        put(api, t, it)
+    return items
+
+
+def ck(i):
+    return {"pk": S(f"k{i}"), "sk": N(i)}
+
+
+def citem(i, **attrs):
+    return dict(ck(i), **attrs)
+
+
 # --------------------------------------------------------------------------- reading
 
 
@@ -168,6 +209,29 @@ def drain(streams, iterator, limit=None, max_pages=10000):
 def read_stream(streams, arn, kind="TRIM_HORIZON", sequence=None, limit=None):
     """Every record from the given position to the current end of the stream's shard."""
     return drain(streams, shard_iterator(streams, arn, kind, sequence), limit)[0]
+
+
+def read_closed(streams, iterator, limit=None, max_pages=50):
+    """Reads a closed shard until a response comes without NextShardIterator; returns
+    (records, record count per page)."""
+    records, pages = [], []
+    for _ in range(max_pages):
+        out = get_records(streams, iterator, limit)
+        records.extend(out["Records"])
+        pages.append(len(out["Records"]))
+        if "NextShardIterator" not in out:
+            return records, pages
+        iterator = out["NextShardIterator"]
+    raise AssertionError(f"closed shard still gives a NextShardIterator after {max_pages} "
+                         f"pages ({pages})")
+
+
+def seq(rec):
+    return rec["dynamodb"]["SequenceNumber"]
+
+
+def seqs(records):
+    return [seq(r) for r in records]
 
 
 # --------------------------------------------------------------------------- checking

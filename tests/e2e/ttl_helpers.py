@@ -1,13 +1,28 @@
-"""Helpers for test_ttl.py: epoch values, polling with a deadline, reading a table's keys
-and a table's whole stream."""
+"""Helpers for the Time to Live tests (test_ttl_*.py): epoch values, polling with a
+deadline, reading a table's keys and a table's whole stream, UpdateTimeToLive /
+DescribeTimeToLive shapes, and the fixtures of the reaper server (`ttl_server`, started with
+`--ttl-interval 0.2`, one per test module, with the `_ttl_server_guard` that a module using it
+imports as well)."""
 
 import math
 import time
 
-from kumo_testlib import create_table_args, unique_name, wait_table_active
+import pytest
+
+from kumo_testlib import (
+    KumoServer,
+    create_table_args,
+    make_client,
+    unique_name,
+    wait_table_active,
+)
 
 DAY = 86400
 FIVE_YEARS = 5 * 365 * DAY
+
+INTERVAL = 0.2     # --ttl-interval of the reaper server
+SETTLE = 0.6       # three reaper passes after a control item went
+DEADLINE = 5.0     # upper bound for an expired item to disappear
 
 
 def S(x):
@@ -105,3 +120,81 @@ def stream_records(streams, stream_arn):
             if not out["Records"] or it is None:
                 break
     return records
+
+
+# --------------------------------------------------------------------------- TTL settings
+
+
+def spec(enabled, attr):
+    return {"Enabled": enabled, "AttributeName": attr}
+
+
+def describe_ttl(api, table):
+    return api.ok("DescribeTimeToLive", {"TableName": table})
+
+
+ENABLED = lambda attr: {"TimeToLiveDescription": {"TimeToLiveStatus": "ENABLED",  # noqa: E731
+                                                  "AttributeName": attr}}
+DISABLED = {"TimeToLiveDescription": {"TimeToLiveStatus": "DISABLED"}}
+
+
+# --------------------------------------------------------------------------- servers
+
+
+@pytest.fixture(scope="module")
+def ttl_server(kumo_bin, tmp_path_factory):
+    """In-memory server whose reaper runs every 0.2 s. The small item-collection limit only
+    concerns tables with an LSI (test_deletion_frees_item_collection_space in
+    test_ttl_deletion.py)."""
+    srv = KumoServer(kumo_bin, str(tmp_path_factory.mktemp("kumo-ttl")),
+                     extra_args=["--ttl-interval", str(INTERVAL),
+                                 "--item-collection-limit", "4000"])
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(autouse=True)
+def _ttl_server_guard(request):
+    """Fails the test during which the reaper server died, and restarts it."""
+    yield
+    if "ttl_server" not in request.fixturenames:
+        return
+    srv = request.getfixturevalue("ttl_server")
+    if not srv.alive():
+        status, log, tail = srv.proc.returncode, srv.log_path, srv.log_tail()
+        srv.start()
+        pytest.fail(f"kumo (--ttl-interval {INTERVAL}) died during this test (exit status "
+                    f"{status}); log {log}:\n{tail}", pytrace=False)
+
+
+@pytest.fixture
+def tapi(ttl_server):
+    return ttl_server.api()
+
+
+@pytest.fixture
+def tddb(ttl_server):
+    return ttl_server.client()
+
+
+@pytest.fixture
+def streams(ttl_server):
+    return make_client(ttl_server.endpoint, service="dynamodbstreams")
+
+
+@pytest.fixture
+def ttl_table(tapi, tddb):
+    """ttl_table(hash_key=("pk","S"), range_key=None, ttl="exp", **CreateTable args) → name
+    of a table on the reaper server with TTL enabled on `ttl` (None: disabled)."""
+    created = []
+
+    def _make(*args, **kwargs):
+        name = create_table(tapi, tddb, *args, **kwargs)
+        created.append(name)
+        return name
+
+    yield _make
+    for name in created:
+        tapi("DeleteTable", {"TableName": name})
+
