@@ -183,7 +183,9 @@ struct Measured {
   RunResult result;
   double window_s = 0;
   std::optional<double> server_cpu_s;
-  std::uint64_t server_rss_kib = 0;
+  std::uint64_t server_rss_kib = 0;        // at the end
+  std::uint64_t server_rss_start_kib = 0;  // when the measured window opened
+  std::uint64_t server_rss_max_kib = 0;    // highest of the samples, one a second
   double client_cpu_s = 0;
   double machine_cpu_s = 0;  // all cores, everything that ran
 
@@ -222,6 +224,16 @@ Measured measure(const Settings& settings, const Endpoint& endpoint, const Workl
     const auto client_before = own_cpu_time();
     const auto machine_before = machine_busy_time();
     const auto from = Clock::now();
+    if (!server.empty()) {
+      // RSS once a second through the window: a soak shows whether memory stays flat.
+      measured.server_rss_start_kib = rss_kib(server);
+      measured.server_rss_max_kib = measured.server_rss_start_kib;
+      for (auto next = from + milliseconds(1000); next < options.measure_until;
+           next += milliseconds(1000)) {
+        std::this_thread::sleep_until(next);
+        measured.server_rss_max_kib = std::max(measured.server_rss_max_kib, rss_kib(server));
+      }
+    }
     std::this_thread::sleep_until(options.measure_until);
     const auto server_after = cpu_time(server);
     const auto client_after = own_cpu_time();
@@ -239,7 +251,10 @@ Measured measure(const Settings& settings, const Endpoint& endpoint, const Workl
       },
       [](unsigned) { return std::uint64_t{0}; });
   sampler.join();
-  if (!server.empty()) measured.server_rss_kib = rss_kib(process_tree(settings.server_pid));
+  if (!server.empty()) {
+    measured.server_rss_kib = rss_kib(process_tree(settings.server_pid));
+    measured.server_rss_max_kib = std::max(measured.server_rss_max_kib, measured.server_rss_kib);
+  }
   return measured;
 }
 
@@ -267,10 +282,15 @@ void print_human(const Settings& settings, const Measured& m) {
   for (const auto& [kind, count] : r.error_kinds) fmt::print("    {:>8}  {}\n", count, kind);
   for (const auto& sample : r.error_samples) fmt::print("    e.g. {}\n", sample);
   if (m.server_cpu_s) {
-    fmt::print("  server CPU  {:.1f}% of a core, {:.1f} us per answer, RSS {:.1f} MiB\n",
+    fmt::print("  server CPU  {:.1f}% of a core, {:.1f} us per answer\n",
                100 * *m.server_cpu_s / m.window_s,
-               r.ok ? 1e6 * *m.server_cpu_s / static_cast<double>(r.ok) : 0.0,
-               static_cast<double>(m.server_rss_kib) / 1024);
+               r.ok ? 1e6 * *m.server_cpu_s / static_cast<double>(r.ok) : 0.0);
+    fmt::print(
+        "  server RSS  {:.1f} MiB at the start of the window, {:.1f} MiB at its end, "
+        "{:.1f} MiB at most\n",
+        static_cast<double>(m.server_rss_start_kib) / 1024,
+        static_cast<double>(m.server_rss_kib) / 1024,
+        static_cast<double>(m.server_rss_max_kib) / 1024);
   }
   if (m.server_cpu_s) {
     fmt::print("  others CPU  {:.1f}% of a core used by other processes meanwhile{}\n",
@@ -346,6 +366,8 @@ void print_json(const Settings& settings, const Measured& m) {
     num("server_cpu_pct", 100 * *m.server_cpu_s / m.window_s);
     num("server_cpu_us_per_op", r.ok ? 1e6 * *m.server_cpu_s / static_cast<double>(r.ok) : 0);
     u64("server_rss_kib", m.server_rss_kib);
+    u64("server_rss_start_kib", m.server_rss_start_kib);
+    u64("server_rss_max_kib", m.server_rss_max_kib);
     num("others_cpu_pct", 100 * m.others_cpu_s() / m.window_s);
   }
   num("client_cpu_pct", 100 * m.client_cpu_s / m.window_s);
