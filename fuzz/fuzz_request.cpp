@@ -34,8 +34,9 @@ using namespace kumo;
 // DynamoDB accepts bodies up to 16 MiB, but nothing deeper is reached past a few KiB.
 constexpr std::size_t kMaxBody = 64 << 10;
 
-// The service's operations (api/service.cpp), then an unknown one and a missing target.
-constexpr std::array<std::string_view, 22> kTargets{
+// The service's operations (api/service.cpp), the Streams API's, then an unknown one and a
+// missing target.
+constexpr std::array<std::string_view, 28> kTargets{
     "DynamoDB_20120810.BatchGetItem",
     "DynamoDB_20120810.BatchWriteItem",
     "DynamoDB_20120810.CreateTable",
@@ -56,15 +57,23 @@ constexpr std::array<std::string_view, 22> kTargets{
     "DynamoDB_20120810.UntagResource",
     "DynamoDB_20120810.UpdateItem",
     "DynamoDB_20120810.UpdateTable",
+    "DynamoDB_20120810.UpdateTimeToLive",
+    "DynamoDB_20120810.DescribeTimeToLive",
+    "DynamoDBStreams_20120810.ListStreams",
+    "DynamoDBStreams_20120810.DescribeStream",
+    "DynamoDBStreams_20120810.GetShardIterator",
+    "DynamoDBStreams_20120810.GetRecords",
     "DynamoDB_20120810.ListBackups",
     "",
 };
 
 // Requests that build the database every run starts from.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kSetup{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 9> kSetup{{
     {"CreateTable", R"({"TableName":"hash","BillingMode":"PAY_PER_REQUEST",)"
                     R"("AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}],)"
-                    R"("KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}]})"},
+                    R"("KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],)"
+                    R"("StreamSpecification":{"StreamEnabled":true,)"
+                    R"("StreamViewType":"NEW_AND_OLD_IMAGES"}})"},
     {"CreateTable",
      R"({"TableName":"range","BillingMode":"PROVISIONED",)"
      R"("ProvisionedThroughput":{"ReadCapacityUnits":5,"WriteCapacityUnits":5},)"
@@ -95,6 +104,8 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kSetup{{
      R"("bs":{"BS":["AA==","AQ=="]}}})"},
     {"TagResource", R"({"ResourceArn":"arn:aws:dynamodb:us-east-1:000000000000:table/hash",)"
                     R"("Tags":[{"Key":"k","Value":"v"}]})"},
+    {"UpdateTimeToLive", R"({"TableName":"range",)"
+                         R"("TimeToLiveSpecification":{"Enabled":true,"AttributeName":"c"}})"},
 }};
 
 // The database every run starts from. Writes made through a Recorder are applied to it
