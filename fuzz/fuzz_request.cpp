@@ -200,10 +200,17 @@ void check_response(std::string_view target, std::string_view body, const api::R
   }
 }
 
+// No background thread: a run does only what its request does, so it is repeatable.
+engine::EngineOptions engine_options() {
+  engine::EngineOptions options;
+  options.background_maintenance = false;
+  return options;
+}
+
 Baseline& baseline() {
   static Baseline* const baseline = [] {
     auto* b = new Baseline;
-    engine::Engine engine(std::make_unique<Recorder>(*b));
+    engine::Engine engine(std::make_unique<Recorder>(*b), engine_options());
     const api::Service service(engine, api::ServiceOptions{});
     const AllowAll auth;
     for (const auto& [operation, request] : kSetup) {
@@ -229,7 +236,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Baseline& base = baseline();
   expr::expression_cache().clear();
   {
-    engine::Engine engine(std::make_unique<Recorder>(base));
+    engine::Engine engine(std::make_unique<Recorder>(base), engine_options());
     const api::Service service(engine, api::ServiceOptions{});
     const std::string_view target = kTargets[data[0] % kTargets.size()];
     const std::string_view body(reinterpret_cast<const char*>(data + 1), size - 1);

@@ -48,7 +48,7 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
     }
     if (table->ttl_enabled && table->ttl_scheduling) start_ttl_scheduling(name);
   }
-  maintenance_ = std::thread([this] { maintain(); });
+  if (options_.background_maintenance) maintenance_ = std::thread([this] { maintain(); });
 }
 
 Engine::~Engine() {
@@ -57,7 +57,7 @@ Engine::~Engine() {
     stopping_ = true;
   }
   maintenance_wake_.notify_all();
-  maintenance_.join();
+  if (maintenance_.joinable()) maintenance_.join();
   std::lock_guard lock(workers_mutex_);
   for (auto& worker : workers_) worker.join();
 }

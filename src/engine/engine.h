@@ -93,6 +93,9 @@ struct EngineOptions {
   double ttl_interval = 1.0;
   // Seconds a stream record is kept, and a closed stream listed (DynamoDB: 24 hours).
   double stream_retention = 86400;
+  // Runs the TTL reaper and stream trimming in a background thread. Off (tests, fuzzing):
+  // nothing happens unless the caller calls expire_items() or streams().trim().
+  bool background_maintenance = true;
 };
 
 class Engine {

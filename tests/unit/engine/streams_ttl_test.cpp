@@ -47,7 +47,7 @@ class StreamsTtlTest : public ::testing::Test {
 
   static EngineOptions options() {
     EngineOptions o;
-    o.ttl_interval = 3600;  // the tests call expire_items themselves
+    o.background_maintenance = false;  // the tests call expire_items and trim themselves
     return o;
   }
 
