@@ -1,8 +1,6 @@
 // CreateTable, DescribeTable, UpdateTable, DeleteTable, ListTables, DescribeLimits,
 // DescribeEndpoints (dynamodb-contract.md §3).
 #include <chrono>
-#include <cmath>
-#include <ctime>
 #include <set>
 
 #include <fmt/format.h>
@@ -23,17 +21,6 @@ constexpr std::int64_t kTableMaxCapacity = 40'000;
 
 std::string_view billing_mode_name(BillingMode mode) {
   return mode == BillingMode::PAY_PER_REQUEST ? "PAY_PER_REQUEST" : "PROVISIONED";
-}
-
-// "2026-11-22T01:02:03.456": a stream label is its creation time (§3.3).
-std::string stream_label(double epoch_seconds) {
-  std::time_t secs = static_cast<std::time_t>(epoch_seconds);
-  int millis = static_cast<int>(std::llround((epoch_seconds - static_cast<double>(secs)) * 1000));
-  if (millis >= 1000) millis = 999;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
 }
 
 // ---- Request parsing ------------------------------------------------------------------
@@ -425,7 +412,7 @@ std::string create_table(const Context& ctx, const JsonObject& request) {
   def.creation_date_time = now_seconds();
   if (stream && *stream->enabled) {
     def.stream = StreamSpecification{true, std::string(*stream->view_type)};
-    def.latest_stream_label = stream_label(def.creation_date_time);
+    def.latest_stream_label = engine::stream_label(def.creation_date_time);
   }
   if (table_class) {
     def.table_class = std::string(*table_class);
@@ -591,7 +578,7 @@ std::string update_table(const Context& ctx, const JsonObject& request) {
                                      "If stream is being enabled then UpdateViewType is required");
         }
         t.stream = StreamSpecification{true, std::string(*stream->view_type)};
-        t.latest_stream_label = stream_label(now);
+        t.latest_stream_label = engine::stream_label(now);
       } else {
         if (stream->view_type) {
           throw ApiError::validation(std::string(kInvalid) +

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <ctime>
 #include <tuple>
 
 #include "codec/item_codec.h"
@@ -159,6 +161,15 @@ std::string StreamInfo::shard_id() const {
   return fmt::format("shardId-{:020}-{:08x}", std::llround(created * 1000), suffix);
 }
 
+std::string stream_label(double epoch_seconds) {
+  const auto ms = static_cast<std::int64_t>(std::llround(epoch_seconds * 1000));
+  const std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms % 1000);
+}
+
 std::string format_sequence(std::uint64_t sequence) {
   return fmt::format("1{:0{}}", sequence, kSequenceDigits);
 }
@@ -202,6 +213,24 @@ void ChangeStreams::store(const StreamInfo& stream, storage::WriteBatch* batch) 
 const StreamInfo* ChangeStreams::active(std::uint32_t table_id) const {
   auto it = open_.find(table_id);
   return it == open_.end() ? nullptr : &streams_.at(it->second);
+}
+
+std::string ChangeStreams::free_label(std::string_view table_name, std::string label) const {
+  auto taken = [&](const std::string& l) {
+    return streams_.count(std::string(kStreamPrefix) + std::string(table_name) + "/" + l) > 0;
+  };
+  while (taken(label)) {
+    std::tm tm{};
+    int ms = 0;
+    if (std::sscanf(label.c_str(), "%d-%d-%dT%d:%d:%d.%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                    &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7) {
+      break;  // not a label this code wrote
+    }
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    label = stream_label(static_cast<double>(timegm(&tm)) + (ms + 1) / 1000.0);
+  }
+  return label;
 }
 
 void ChangeStreams::open(const TableDefinition& table, double now) {

@@ -61,6 +61,9 @@ struct StreamPage {
   std::uint64_t next = 0;  // where the next read starts
 };
 
+// "2026-11-22T01:02:03.456": a stream's label is its creation time (§10.2).
+std::string stream_label(double epoch_seconds);
+
 // Sequence numbers as DynamoDB writes them: decimal strings of 21 digits.
 std::string format_sequence(std::uint64_t sequence);
 // nullopt unless `text` is a sequence number format_sequence can produce.
@@ -79,6 +82,9 @@ class ChangeStreams {
 
   // The open stream of table `table_id`, or null (locked).
   const StreamInfo* active(std::uint32_t table_id) const;
+  // `label`, or the first millisecond after it that no stream of `table_name` has taken:
+  // two streams enabled within one millisecond must still get labels of their own (locked).
+  std::string free_label(std::string_view table_name, std::string label) const;
   // Opens a new stream for `table` (its latest label and view type) (locked).
   void open(const TableDefinition& table, double now);
   // Closes the open stream of table `table_id`, if any (locked).

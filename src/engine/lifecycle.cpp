@@ -69,6 +69,10 @@ void Engine::update_ttl_schedule(const TableDefinition& table, const std::string
 
 TablePtr Engine::create_table(TableDefinition definition) {
   std::lock_guard lock(streams_.mutex());
+  if (definition.stream && definition.stream->enabled) {
+    definition.latest_stream_label =
+        streams_.free_label(definition.name, definition.latest_stream_label);
+  }
   TablePtr table = catalog_.create(std::move(definition));
   if (table->stream && table->stream->enabled) streams_.open(*table, table->creation_date_time);
   return table;
@@ -80,7 +84,14 @@ TablePtr Engine::update_table(std::string_view name,
   {
     std::lock_guard lock(streams_.mutex());
     before = catalog_.find(name);
-    after = catalog_.update(name, change);
+    after = catalog_.update(name, [&](TableDefinition& t) {
+      const bool was_enabled = t.stream && t.stream->enabled;
+      const std::string old_label = t.latest_stream_label;
+      change(t);
+      if (t.stream && t.stream->enabled && (!was_enabled || t.latest_stream_label != old_label)) {
+        t.latest_stream_label = streams_.free_label(t.name, t.latest_stream_label);
+      }
+    });
     const bool was_enabled = before && before->stream && before->stream->enabled;
     const bool is_enabled = after->stream && after->stream->enabled;
     if (was_enabled && (!is_enabled || before->latest_stream_label != after->latest_stream_label)) {

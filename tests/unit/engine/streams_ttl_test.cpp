@@ -121,6 +121,25 @@ TEST_F(StreamsTtlTest, AStreamClosedWithoutRecordsNeverOverlapsTheNextOne) {
   EXPECT_EQ(records(all[1]).size(), 1u);
 }
 
+TEST_F(StreamsTtlTest, StreamsEnabledWithinOneMillisecondGetLabelsOfTheirOwn) {
+  engine_.update_table("events", [](TableDefinition& t) { t.stream->enabled = false; });
+  engine_.update_table("events", [](TableDefinition& t) {
+    t.stream = StreamSpecification{true, "NEW_IMAGE"};
+    t.latest_stream_label = "2026-11-22T00:00:00.000";  // the first stream's label again
+  });
+  std::vector<StreamInfo> all = engine_.streams().list("events");
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].label, "2026-11-22T00:00:00.000");
+  EXPECT_EQ(all[1].label, "2026-11-22T00:00:00.001");
+  EXPECT_EQ(engine_.catalog().find("events")->latest_stream_label, "2026-11-22T00:00:00.001");
+}
+
+TEST(StreamLabels, AreTheCreationTimeInMilliseconds) {
+  EXPECT_EQ(stream_label(0), "1970-01-01T00:00:00.000");
+  EXPECT_EQ(stream_label(1795319832.672), "2026-11-22T03:57:12.672");
+  EXPECT_EQ(stream_label(59.9996), "1970-01-01T00:01:00.000");
+}
+
 TEST_F(StreamsTtlTest, TrimDeletesRecordsOlderThanRetention) {
   engine_.put_item(*table_, {{"pk", str("a")}});
   engine_.put_item(*table_, {{"pk", str("b")}});
