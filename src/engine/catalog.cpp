@@ -79,6 +79,8 @@ std::vector<AttributeDefinition> definitions_from(const Item& m, std::string_vie
   return out;
 }
 
+}  // namespace
+
 AttributeValue key_schema_value(const std::vector<KeySchemaElement>& schema) {
   AttributeList keys;
   for (const auto& k : schema) {
@@ -98,6 +100,8 @@ std::vector<KeySchemaElement> key_schema_from(const Item& m) {
   }
   return out;
 }
+
+namespace {
 
 AttributeValue strings_value(const std::vector<std::string>& strings) {
   AttributeList list;
@@ -164,12 +168,7 @@ Item to_record(const TableDefinition& t) {
         {{"name", str(d.name)}, {"type", str(std::string(scalar_type_name(d.type)))}}));
   }
   r["attribute_definitions"] = AttributeValue::list(std::move(defs));
-  AttributeList keys;
-  for (const auto& k : t.key_schema) {
-    keys.push_back(AttributeValue::map(
-        {{"name", str(k.name)}, {"type", str(k.type == KeyType::HASH ? "HASH" : "RANGE")}}));
-  }
-  r["key_schema"] = AttributeValue::list(std::move(keys));
+  r["key_schema"] = key_schema_value(t.key_schema);
   r["billing_mode"] =
       str(t.billing_mode == BillingMode::PAY_PER_REQUEST ? "PAY_PER_REQUEST" : "PROVISIONED");
   r["billing_mode_given"] = flag(t.billing_mode_given);
@@ -218,13 +217,7 @@ TableDefinition from_record(const Item& r) {
           {get_str(d.as_map(), "name"), parse_scalar(get_str(d.as_map(), "type"))});
     }
   }
-  if (const AttributeValue* keys = field(r, "key_schema")) {
-    for (const auto& k : keys->as_list()) {
-      t.key_schema.push_back({get_str(k.as_map(), "name"), get_str(k.as_map(), "type") == "HASH"
-                                                               ? KeyType::HASH
-                                                               : KeyType::RANGE});
-    }
-  }
+  t.key_schema = key_schema_from(r);
   auto definition_of = [&](const std::string& name) {
     for (const auto& d : t.attribute_definitions) {
       if (d.name == name) return d;

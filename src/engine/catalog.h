@@ -20,6 +20,11 @@ namespace kumo::engine {
 
 using TablePtr = std::shared_ptr<const TableDefinition>;
 
+// A key schema in stored records (the catalog's and the change streams'): a list of
+// {"name", "type": "HASH"|"RANGE"} maps under the member "key_schema".
+AttributeValue key_schema_value(const std::vector<KeySchemaElement>& schema);
+std::vector<KeySchemaElement> key_schema_from(const Item& record);
+
 class Catalog {
  public:
   // Loads every table stored in `storage` (which must outlive the catalog).

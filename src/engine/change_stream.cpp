@@ -12,6 +12,7 @@
 
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
+#include "engine/catalog.h"
 
 namespace kumo::engine {
 namespace {
@@ -107,12 +108,7 @@ Item to_record(const StreamInfo& s) {
   r["table_id"] = num(s.table_id);
   r["label"] = str(s.label);
   r["view_type"] = str(s.view_type);
-  AttributeList keys;
-  for (const auto& k : s.key_schema) {
-    keys.push_back(AttributeValue::map(
-        {{"name", str(k.name)}, {"type", str(k.type == KeyType::HASH ? "HASH" : "RANGE")}}));
-  }
-  r["key_schema"] = AttributeValue::list(std::move(keys));
+  r["key_schema"] = key_schema_value(s.key_schema);
   r["created_ms"] = num(static_cast<std::uint64_t>(std::llround(s.created * 1000)));
   r["start"] = num(s.start);
   if (s.end) {
@@ -129,13 +125,7 @@ StreamInfo from_record(const Item& r) {
   s.table_id = static_cast<std::uint32_t>(get_u64(r, "table_id"));
   s.label = get_str(r, "label");
   s.view_type = get_str(r, "view_type");
-  if (auto it = r.find("key_schema"); it != r.end()) {
-    for (const auto& k : it->second.as_list()) {
-      s.key_schema.push_back({get_str(k.as_map(), "name"), get_str(k.as_map(), "type") == "HASH"
-                                                               ? KeyType::HASH
-                                                               : KeyType::RANGE});
-    }
-  }
+  s.key_schema = key_schema_from(r);
   s.created = static_cast<double>(get_u64(r, "created_ms")) / 1000;
   s.start = get_u64(r, "start");
   if (r.count("end")) {

@@ -407,6 +407,18 @@ def normalize_item(item):
     return {k: normalize(v) for k, v in item.items()}
 
 
+def wait_until(predicate, timeout=5.0, step=0.05, what="condition"):
+    """Calls predicate() until it returns a truthy value (returned) or `timeout` passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} still false after {timeout}s (last value {value!r})")
+        time.sleep(step)
+
+
 def wait_table_active(client, name, timeout=10.0):
     deadline = time.monotonic() + timeout
     while True:

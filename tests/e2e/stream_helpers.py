@@ -4,7 +4,6 @@ stream tables, the small writes the tests make (k<i> items, composite k<i>/<i> i
 reading a shard to its end (open or closed) and checking the shape of records."""
 
 import re
-import time
 
 import pytest
 
@@ -18,6 +17,7 @@ from kumo_testlib import (
     table_arn,
     unique_name,
     wait_table_active,
+    wait_until,
 )
 
 STREAMS_PREFIX = "DynamoDBStreams_20120810."
@@ -305,11 +305,4 @@ def check_records(records, expected, view_type, not_before=None, not_after=None,
 
 
 def wait_for(predicate, timeout, interval=0.1, what="condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not reached within {timeout}s")
-        time.sleep(interval)
+    return wait_until(predicate, timeout=timeout, step=interval, what=what)

@@ -9,12 +9,13 @@ import time
 
 import pytest
 
-from kumo_testlib import (
+from kumo_testlib import (  # noqa: F401 (wait_until is re-exported for the TTL tests)
     KumoServer,
     create_table_args,
     make_client,
     unique_name,
     wait_table_active,
+    wait_until,
 )
 
 DAY = 86400
@@ -40,18 +41,6 @@ def due_soon(min_delay=0.3):
     t = time.time() + min_delay
     due = math.floor(t) + 0.95
     return due if due >= t else due + 1
-
-
-def wait_until(predicate, timeout=5.0, step=0.05, what="condition"):
-    """Calls predicate() until it returns a truthy value (returned) or `timeout` passes."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} still false after {timeout}s (last value {value!r})")
-        time.sleep(step)
 
 
 def scan_all(api, table, index=None):
