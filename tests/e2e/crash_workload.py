@@ -22,7 +22,7 @@ import json
 import random
 import threading
 
-from kumo_testlib import create_table_args
+from kumo_testlib import N, S, create_table_args
 
 TABLE_A = "crash-a"
 TABLE_B = "crash-b"
@@ -35,12 +35,6 @@ KEYS_B = 20        # per worker
 INDEX_ATTRS = ("g1", "g2", "r1", "lv")
 
 
-def S(v):
-    return {"S": v}
-
-
-def N(v):
-    return {"N": str(v)}
 
 
 def create_tables(api):

@@ -2,17 +2,11 @@
 test_index_queries.py, test_index_updates.py): attribute values, key schemas, index and attribute
 definitions, and paging through Query and Scan."""
 
-from kumo_testlib import b64
+from kumo_testlib import N, S, b64
 
 INVALID = "One or more parameter values were invalid: "
 
 
-def S(x):
-    return {"S": x}
-
-
-def N(x):
-    return {"N": str(x)}
 
 
 def B(x):

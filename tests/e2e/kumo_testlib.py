@@ -383,6 +383,26 @@ def client_error(excinfo, code, message=None, message_prefix=None, status=400):
 # --------------------------------------------------------------------------- data helpers
 
 
+def S(value):
+    """A string AttributeValue."""
+    return {"S": value}
+
+
+def N(value):
+    """A number AttributeValue; `value` may be an int, a float or the number's text."""
+    return {"N": str(value)}
+
+
+def sized(key, size, **attrs):
+    """`key` (an item key) plus `attrs` plus a padding attribute `pad`, exactly `size` bytes."""
+    item = dict(key, **attrs)
+    base = item_size(item) + len("pad")
+    assert size >= base
+    item["pad"] = S("x" * (size - base))
+    assert item_size(item) == size
+    return item
+
+
 def b64(data):
     return base64.b64encode(data).decode()
 

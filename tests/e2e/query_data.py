@@ -8,6 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
 from kumo_testlib import (
+    N,
+    S,
     TARGET_PREFIX,
     b64,
     item_size,
@@ -20,12 +22,6 @@ START_OUTSIDE = "The provided starting key is outside query boundaries based on 
 START_PREDICATE = "The provided starting key does not match the range key predicate"
 
 
-def S(x):
-    return {"S": x}
-
-
-def N(x):
-    return {"N": str(x)}
 
 
 def B(x):

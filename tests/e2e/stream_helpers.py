@@ -8,8 +8,10 @@ import re
 import pytest
 
 from kumo_testlib import (
+    N,
     NS_DYNAMODB,
     REGION,
+    S,
     create_table_args,
     make_client,
     normalize_item,
@@ -34,12 +36,6 @@ SEQUENCE_RE = re.compile(r"^\d{21,40}$")
 EVENT_ID_RE = re.compile(r"^[0-9a-f]{32}$")
 
 
-def S(v):
-    return {"S": v}
-
-
-def N(v):
-    return {"N": str(v)}
 
 
 # --------------------------------------------------------------------------- raw calls

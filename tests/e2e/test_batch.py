@@ -9,12 +9,15 @@ import pytest
 
 from kumo_testlib import (
     COR_PREFIX,
+    N,
+    S,
     VALIDATION,
     assert_error,
     assert_not_found,
     assert_validation,
     item_size,
     normalize_item,
+    sized,
     table_arn,
 )
 
@@ -35,22 +38,8 @@ TABLE_NAME_CONSTRAINT = ("at 'requestItems' failed to satisfy constraint: Map ke
                          "expression pattern: [a-zA-Z0-9_.-]+]")
 
 
-def S(x):
-    return {"S": x}
 
 
-def N(x):
-    return {"N": str(x)}
-
-
-def sized(key, size, **attrs):
-    """`key` (an item key) plus `attrs` plus a padding attribute `pad`, exactly `size` bytes."""
-    item = dict(key, **attrs)
-    base = item_size(item) + len("pad")
-    assert size >= base
-    item["pad"] = S("x" * (size - base))
-    assert item_size(item) == size
-    return item
 
 
 def write_units(size):

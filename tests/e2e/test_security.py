@@ -91,8 +91,8 @@ def test_a_signed_header_may_not_be_removed(secure_server):
     hdrs = signed_headers_for(secure_server.port, LIST_TABLES, extra={"X-Amz-Meta": "one"})
     del hdrs["X-Amz-Meta"]
     resp = http_request(secure_server.port, "POST", "/", body=b"{}", headers=hdrs)
-    assert resp.status == 400
-    assert resp.json["__type"] in (INVALID_SIG, NS_COR_SERVICE + "IncompleteSignatureException")
+    # The canonical request then has an empty value for the header: the signature differs.
+    assert_error(resp, 400, INVALID_SIG, message_prefix=SIG_MISMATCH_PREFIX)
 
 
 @pytest.mark.parametrize("minutes, accepted", [(-20, False), (-14, True), (14, True),

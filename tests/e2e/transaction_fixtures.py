@@ -9,12 +9,15 @@ import pytest
 
 from kumo_testlib import (
     COR_PREFIX,
+    N,
     NS_DYNAMODB,
+    S,
     assert_error,
     assert_not_found,
     assert_validation,
     item_size,
     normalize_item,
+    sized,
     table_arn,
 )
 
@@ -28,20 +31,8 @@ CCF = {"Code": "ConditionalCheckFailed", "Message": "The conditional request fai
 NONE = {"Code": "None"}
 
 
-def S(x):
-    return {"S": x}
 
 
-def N(x):
-    return {"N": str(x)}
-
-
-def sized(key, size, **attrs):
-    item = dict(key, **attrs)
-    base = item_size(item) + len("pad")
-    item["pad"] = S("x" * (size - base))
-    assert item_size(item) == size
-    return item
 
 
 def vreason(message):
