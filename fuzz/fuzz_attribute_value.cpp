@@ -32,19 +32,17 @@ constexpr std::size_t kMaxInput = 64 << 10;
 }
 
 std::string to_json(const AttributeValue& value) {
-  std::string out;
-  api::StringOut stream{&out};
-  api::JsonWriter w(stream);
+  api::JsonOut out;
+  api::JsonWriter w(out);
   api::write_value(w, value);
-  return out;
+  return api::json_text(out);
 }
 
 std::string to_json(const Item& item) {
-  std::string out;
-  api::StringOut stream{&out};
-  api::JsonWriter w(stream);
+  api::JsonOut out;
+  api::JsonWriter w(out);
   api::write_item(w, item);
-  return out;
+  return api::json_text(out);
 }
 
 simdjson::dom::element parse_own_output(simdjson::dom::parser& parser, const std::string& json) {
@@ -97,6 +95,20 @@ void check_item(const Item& item) {
   Item decoded;
   if (!codec::decode_item(binary, &decoded)) fail("binary item does not decode", json);
   if (decoded != item) fail("binary round trip changed the item", json);
+
+  // A response written straight from the stored form is the same JSON, and the stored
+  // form measures the same size.
+  api::JsonOut stored_json;
+  api::JsonWriter w(stored_json);
+  api::JsonValueWriter writer(w);
+  w.StartObject();
+  if (!codec::walk_item(binary, writer)) fail("binary item does not walk", json);
+  w.EndObject();
+  if (api::json_text(stored_json) != json) fail("JSON from the stored form differs", json);
+  SizeCounter size;
+  if (!codec::walk_item(binary, size) || size.size() != item_size(item)) {
+    fail("size from the stored form differs", json);
+  }
 }
 
 }  // namespace

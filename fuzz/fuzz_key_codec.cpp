@@ -90,9 +90,13 @@ void fuzz_key_values(ScalarType type, std::string_view bytes) {
 }
 
 void fuzz_item(std::string_view bytes) {
+  SizeCounter size;
+  const bool walks = codec::walk_item(bytes, size);
   Item item;
   if (!codec::decode_item(bytes, &item)) return;
-  item_size(item);
+  if (!walks || !size.valid() || size.size() != item_size(item)) {
+    fail("a decodable item does not walk to its size");
+  }
   const std::string encoded = codec::encode_item(item);
   Item again;
   if (!codec::decode_item(encoded, &again)) fail("encoded item does not decode");

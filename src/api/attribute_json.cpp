@@ -229,58 +229,64 @@ std::string base64_encode(std::string_view bytes) {
   return out;
 }
 
-void write_value(JsonWriter& w, const AttributeValue& value) {
-  w.StartObject();
-  write_key(w, type_name(value.type()));
-  switch (value.type()) {
-    case AttrType::S:
-      write_string(w, value.as_string());
-      break;
-    case AttrType::N:
-      write_string(w, value.as_number().to_string());
-      break;
-    case AttrType::B:
-      write_string(w, base64_encode(value.as_string()));
-      break;
-    case AttrType::BOOL:
-      w.Bool(value.as_bool());
-      break;
-    case AttrType::NUL:
-      w.Bool(true);
-      break;
-    case AttrType::M:
-      write_item(w, value.as_map());
-      break;
-    case AttrType::L:
-      w.StartArray();
-      for (const auto& e : value.as_list()) write_value(w, e);
-      w.EndArray();
-      break;
-    case AttrType::SS:
-      w.StartArray();
-      for (const auto& s : value.as_string_set()) write_string(w, s);
-      w.EndArray();
-      break;
-    case AttrType::NS:
-      w.StartArray();
-      for (const auto& d : value.as_number_set()) write_string(w, d.to_string());
-      w.EndArray();
-      break;
-    case AttrType::BS:
-      w.StartArray();
-      for (const auto& s : value.as_string_set()) write_string(w, base64_encode(s));
-      w.EndArray();
-      break;
+void JsonValueWriter::scalar(AttrType type, std::string_view text) {
+  w_.StartObject();
+  write_key(w_, type_name(type));
+  write_string(w_, type == AttrType::B ? std::string_view(base64_encode(text)) : text);
+  w_.EndObject();
+}
+
+void JsonValueWriter::boolean(bool value) {
+  w_.StartObject();
+  write_key(w_, "BOOL");
+  w_.Bool(value);
+  w_.EndObject();
+}
+
+void JsonValueWriter::null() {
+  w_.StartObject();
+  write_key(w_, "NULL");
+  w_.Bool(true);
+  w_.EndObject();
+}
+
+void JsonValueWriter::begin(AttrType type, std::size_t) {
+  w_.StartObject();
+  write_key(w_, type_name(type));
+  if (type == AttrType::M) {
+    w_.StartObject();
+  } else {
+    w_.StartArray();
+    binary_members_ = type == AttrType::BS;
   }
-  w.EndObject();
+}
+
+void JsonValueWriter::member(std::string_view text) {
+  if (binary_members_) {
+    write_string(w_, base64_encode(text));
+  } else {
+    write_string(w_, text);
+  }
+}
+
+void JsonValueWriter::end(AttrType type) {
+  if (type == AttrType::M) {
+    w_.EndObject();
+  } else {
+    w_.EndArray();
+  }
+  w_.EndObject();
+}
+
+void write_value(JsonWriter& w, const AttributeValue& value) {
+  JsonValueWriter writer(w);
+  visit_value(value, writer);
 }
 
 void write_item(JsonWriter& w, const Item& item) {
+  JsonValueWriter writer(w);
   w.StartObject();
-  for (const auto& [name, value] : item) {
-    write_key(w, name);
-    write_value(w, value);
-  }
+  visit_item(item, writer);
   w.EndObject();
 }
 

@@ -8,12 +8,14 @@
 #include <optional>
 #include <string>
 
+#include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include <simdjson.h>
 
 #include "api/json_reader.h"
 #include "model/api_error.h"
 #include "model/attribute_value.h"
+#include "model/value_visitor.h"
 
 namespace kumo::api {
 
@@ -39,14 +41,34 @@ AttributeValue decode_value(simdjson::dom::element json, Validation& validation)
 // Decodes an attribute map ({"name": {"S": ...}, ...}).
 Item decode_item(simdjson::dom::element json, Validation& validation);
 
-// Output stream appending to a std::string, for rapidjson::Writer.
-struct StringOut {
-  using Ch = char;
-  std::string* out;
-  void Put(char c) { out->push_back(c); }
-  void Flush() {}
+// A JSON document being written. rapidjson's own buffer, so that its Writer reserves room
+// once per string and scans strings for characters to escape 16 bytes at a time
+// (RAPIDJSON_SSE2, set for every user of this header by the build).
+using JsonOut = rapidjson::StringBuffer;
+using JsonWriter = rapidjson::Writer<JsonOut>;
+inline std::string json_text(const JsonOut& out) {
+  return {out.GetString(), out.GetSize()};
+}
+
+// Writes what it visits as DynamoDB JSON: a value as {"S": "..."} and so on, a key as a
+// member name. An item is its keys and values inside StartObject/EndObject.
+class JsonValueWriter final : public ValueVisitor {
+ public:
+  explicit JsonValueWriter(JsonWriter& w) : w_(w) {}
+  void key(std::string_view name) override {
+    w_.Key(name.data(), static_cast<rapidjson::SizeType>(name.size()));
+  }
+  void scalar(AttrType type, std::string_view text) override;
+  void boolean(bool value) override;
+  void null() override;
+  void begin(AttrType type, std::size_t count) override;
+  void member(std::string_view text) override;
+  void end(AttrType type) override;
+
+ private:
+  JsonWriter& w_;
+  bool binary_members_ = false;
 };
-using JsonWriter = rapidjson::Writer<StringOut>;
 
 void write_value(JsonWriter& w, const AttributeValue& value);
 void write_item(JsonWriter& w, const Item& item);

@@ -169,8 +169,7 @@ std::string batch_write_item(const Context& ctx, const JsonObject& request) {
     c.add_indexes(result.index_units);
     add_capacity(capacity, c);
   }
-  std::string body;
-  StringOut out{&body};
+  JsonOut out;
   JsonWriter w(out);
   w.StartObject();
   write_key(w, "UnprocessedItems");
@@ -179,7 +178,7 @@ std::string batch_write_item(const Context& ctx, const JsonObject& request) {
   write_consumed_capacity(w, capacity_mode, capacity);
   write_item_collection_metrics(w, collections);
   w.EndObject();
-  return body;
+  return json_text(out);
 }
 
 std::string batch_get_item(const Context& ctx, const JsonObject& request) {
@@ -236,8 +235,7 @@ std::string batch_get_item(const Context& ctx, const JsonObject& request) {
     }
   }
 
-  std::string body;
-  StringOut out{&body};
+  JsonOut out;
   JsonWriter w(out);
   std::vector<ConsumedCapacity> capacity;
   // Keys left for UnprocessedKeys once the response reaches its size cap.
@@ -311,7 +309,7 @@ std::string batch_get_item(const Context& ctx, const JsonObject& request) {
   w.EndObject();
   write_consumed_capacity(w, capacity_mode, capacity);
   w.EndObject();
-  return body;
+  return json_text(out);
 }
 
 }  // namespace kumo::api

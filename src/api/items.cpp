@@ -139,8 +139,7 @@ std::string write_response(const JsonObject& request, std::string_view table_nam
                             write_capacity_units(std::max(result.old_size, result.new_size)),
                             {}};
   capacity.add_indexes(result.index_units);
-  std::string body;
-  StringOut out{&body};
+  JsonOut out;
   JsonWriter w(out);
   w.StartObject();
   if (attributes) {
@@ -166,7 +165,7 @@ std::string write_response(const JsonObject& request, std::string_view table_nam
     w.EndObject();
   }
   w.EndObject();
-  return body;
+  return json_text(out);
 }
 
 }  // namespace
@@ -263,8 +262,7 @@ std::string get_item(const Context& ctx, const JsonObject& request) {
 
   std::optional<Item> item = ctx.engine.get_item(*table, key);
   const double units = read_capacity_units(item ? item_size(*item) : 0, consistent);
-  std::string body;
-  StringOut out{&body};
+  JsonOut out;
   JsonWriter w(out);
   w.StartObject();
   if (item) {
@@ -273,7 +271,7 @@ std::string get_item(const Context& ctx, const JsonObject& request) {
   }
   write_consumed_capacity(w, capacity_mode, ConsumedCapacity{std::string(*table_name), units, {}});
   w.EndObject();
-  return body;
+  return json_text(out);
 }
 
 std::string delete_item(const Context& ctx, const JsonObject& request) {

@@ -174,24 +174,41 @@ const IndexDefinition* read_index(const TableDefinition& table, const ReadReques
   return index;
 }
 
-// On an LSI whose projection is partial, ALL_ATTRIBUTES (or a projection) reads the items
-// from the table (§6.3). Returns the bytes read from the table, which it pays for (§9.2).
-std::size_t fetch_from_table(const Context& ctx, const TableDefinition& table,
-                             const IndexDefinition* index, const ReadRequest& r,
-                             const RequestExpressions& expressions, engine::Page& page) {
-  if (!index || index->global || index->projection.type == ProjectionType::ALL) return 0;
-  if (r.select != "ALL_ATTRIBUTES" && !expressions.projects()) return 0;
-  std::size_t bytes = 0;
-  for (auto& entry : page.items) {
+// Whether the page's items must be built: to filter or project them, or to replace LSI
+// entries with the table's items (on an LSI whose projection is partial, ALL_ATTRIBUTES or
+// a projection reads the items from the table, §6.3). Otherwise the response is written
+// straight from the stored items.
+bool fetches_from_table(const IndexDefinition* index, const ReadRequest& r,
+                        const RequestExpressions& expressions) {
+  return index && !index->global && index->projection.type != ProjectionType::ALL &&
+         (r.select == "ALL_ATTRIBUTES" || expressions.projects());
+}
+
+struct BuiltItems {
+  std::vector<Item> items;
+  std::size_t table_bytes = 0;  // bytes read from the table, which the read pays for (§9.2)
+};
+
+std::optional<BuiltItems> build_items(const Context& ctx, const TableDefinition& table,
+                                      const IndexDefinition* index, const ReadRequest& r,
+                                      const RequestExpressions& expressions,
+                                      const engine::Page& page) {
+  const bool fetch = fetches_from_table(index, r, expressions);
+  if (!fetch && !expressions.filter && !expressions.projects()) return std::nullopt;
+  BuiltItems built;
+  built.items.reserve(page.items.size());
+  for (const auto& stored : page.items) built.items.push_back(stored.decode());
+  if (!fetch) return built;
+  for (auto& entry : built.items) {
     Item key;
     key.emplace(table.key.hash.name, entry.at(table.key.hash.name));
     if (table.key.range) key.emplace(table.key.range->name, entry.at(table.key.range->name));
     if (std::optional<Item> item = ctx.engine.get_item(table, key)) {
-      bytes += item_size(*item);
+      built.table_bytes += item_size(*item);
       entry = std::move(*item);
     }
   }
-  return bytes;
+  return built;
 }
 
 // What a page cost (§9.2, §9.3): the sizes read summed and rounded up once; a GSI read is
@@ -251,23 +268,35 @@ std::vector<std::string> key_names(const TableDefinition& table) {
   return names;
 }
 
+// The response to a page: from the built items when there are (filter, projection),
+// else straight from the stored ones.
 std::string page_response(const ReadRequest& r, const RequestExpressions& expressions,
-                          const engine::Page& page, const ConsumedCapacity& capacity) {
-  std::string body;
-  StringOut out{&body};
+                          const engine::Page& page, const std::optional<BuiltItems>& built,
+                          const ConsumedCapacity& capacity) {
+  JsonOut out;
   JsonWriter w(out);
   w.StartObject();
   std::size_t count = 0;
   const bool count_only = r.select == "COUNT";
-  static const Item kNoItem;
   if (!count_only) {
     write_key(w, "Items");
     w.StartArray();
   }
-  for (const auto& item : page.items) {
-    if (expressions.filter && !expressions.filter->matches(item)) continue;
-    ++count;
-    if (!count_only) write_item(w, expressions.projects() ? expressions.project(item) : item);
+  if (built) {
+    for (const auto& item : built->items) {
+      if (expressions.filter && !expressions.filter->matches(item)) continue;
+      ++count;
+      if (!count_only) write_item(w, expressions.projects() ? expressions.project(item) : item);
+    }
+  } else {
+    count = page.items.size();
+    JsonValueWriter writer(w);
+    for (const auto& stored : page.items) {
+      if (count_only) break;
+      w.StartObject();
+      stored.visit(writer);
+      w.EndObject();
+    }
   }
   if (!count_only) w.EndArray();
   write_key(w, "Count");
@@ -280,7 +309,7 @@ std::string page_response(const ReadRequest& r, const RequestExpressions& expres
   }
   write_consumed_capacity(w, r.capacity_mode, capacity);
   w.EndObject();
-  return body;
+  return json_text(out);
 }
 
 engine::PageOptions page_options(const ReadRequest& r) {
@@ -393,8 +422,9 @@ std::string query(const Context& ctx, const JsonObject& request) {
   engine::Page page =
       index ? ctx.engine.query_index(*table, *index, hash, range_equal, sort, page_options(r))
             : ctx.engine.query(*table, hash.front(), sort, page_options(r));
-  const std::size_t table_bytes = fetch_from_table(ctx, *table, index, r, expressions, page);
-  return page_response(r, expressions, page, page_capacity(r, index, page, table_bytes));
+  const auto built = build_items(ctx, *table, index, r, expressions, page);
+  const std::size_t table_bytes = built ? built->table_bytes : 0;
+  return page_response(r, expressions, page, built, page_capacity(r, index, page, table_bytes));
 }
 
 std::string scan(const Context& ctx, const JsonObject& request) {
@@ -419,8 +449,9 @@ std::string scan(const Context& ctx, const JsonObject& request) {
   }
   engine::Page page = index ? ctx.engine.scan_index(*table, *index, segment, total, page_options(r))
                             : ctx.engine.scan(*table, segment, total, page_options(r));
-  const std::size_t table_bytes = fetch_from_table(ctx, *table, index, r, expressions, page);
-  return page_response(r, expressions, page, page_capacity(r, index, page, table_bytes));
+  const auto built = build_items(ctx, *table, index, r, expressions, page);
+  const std::size_t table_bytes = built ? built->table_bytes : 0;
+  return page_response(r, expressions, page, built, page_capacity(r, index, page, table_bytes));
 }
 
 }  // namespace kumo::api

@@ -106,7 +106,7 @@ Response Service::handle(std::string_view target, std::string_view body,
 Response error_response(const ApiError& error) {
   Response response;
   response.status = error.http_status();
-  StringOut out{&response.body};
+  JsonOut out;
   JsonWriter w(out);
   w.StartObject();
   write_key(w, "__type");
@@ -139,6 +139,7 @@ Response error_response(const ApiError& error) {
     w.EndArray();
   }
   w.EndObject();
+  response.body = json_text(out);
   return response;
 }
 

@@ -211,8 +211,7 @@ std::string list_streams(const Context& ctx, const JsonObject& request) {
   coral.throw_if_any();
   std::vector<engine::StreamInfo> streams = ctx.engine.streams().list(table_name);
   if (table_name && streams.empty()) control_table(ctx, *table_name);
-  std::string body;
-  StringOut out{&body};
+  JsonOut out;
   JsonWriter w(out);
   w.StartObject();
   write_key(w, "Streams");
@@ -252,7 +251,7 @@ std::string list_streams(const Context& ctx, const JsonObject& request) {
     write_string(w, last);
   }
   w.EndObject();
-  return body;
+  return json_text(out);
 }
 
 std::string describe_stream(const Context& ctx, const JsonObject& request) {
@@ -277,8 +276,7 @@ std::string describe_stream(const Context& ctx, const JsonObject& request) {
   // The single shard of a stream has no parent, so no shard is anyone's child.
   const bool list_shard = !filter && (!start || *start != shard_id);
 
-  std::string body;
-  StringOut out{&body};
+  JsonOut out;
   JsonWriter w(out);
   w.StartObject();
   write_key(w, "StreamDescription");
@@ -303,7 +301,7 @@ std::string describe_stream(const Context& ctx, const JsonObject& request) {
   w.EndArray();
   w.EndObject();
   w.EndObject();
-  return body;
+  return json_text(out);
 }
 
 std::string get_shard_iterator(const Context& ctx, const JsonObject& request) {
@@ -343,14 +341,13 @@ std::string get_shard_iterator(const Context& ctx, const JsonObject& request) {
     if (*number < stream.trimmed_before) throw ApiError::trimmed_data_access();
     position = *type == "AT_SEQUENCE_NUMBER" ? *number : *number + 1;
   }
-  std::string body;
-  StringOut out{&body};
+  JsonOut out;
   JsonWriter w(out);
   w.StartObject();
   write_key(w, "ShardIterator");
   write_string(w, make_iterator(*arn, *shard_id, position));
   w.EndObject();
-  return body;
+  return json_text(out);
 }
 
 std::string get_records(const Context& ctx, const JsonObject& request) {
@@ -371,8 +368,7 @@ std::string get_records(const Context& ctx, const JsonObject& request) {
   engine::StreamPage page =
       ctx.engine.streams().read(stream, iterator->position,
                                 static_cast<std::size_t>(limit.value_or(1000)), kRecordsPageBytes);
-  std::string body;
-  StringOut out{&body};
+  JsonOut out;
   JsonWriter w(out);
   w.StartObject();
   write_key(w, "Records");
@@ -385,7 +381,7 @@ std::string get_records(const Context& ctx, const JsonObject& request) {
     write_string(w, make_iterator(iterator->arn, iterator->shard_id, page.next));
   }
   w.EndObject();
-  return body;
+  return json_text(out);
 }
 
 }  // namespace kumo::api

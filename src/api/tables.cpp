@@ -200,14 +200,13 @@ void write_description(JsonWriter& w, const Context& ctx, const TableDefinition&
 
 std::string table_description_response(const Context& ctx, const TableDefinition& t,
                                        std::string_view member, std::string_view status) {
-  std::string body;
-  StringOut out{&body};
+  JsonOut out;
   JsonWriter w(out);
   w.StartObject();
   write_key(w, member);
   write_description(w, ctx, t, status);
   w.EndObject();
-  return body;
+  return json_text(out);
 }
 
 // ---- CreateTable ----------------------------------------------------------------------
@@ -623,8 +622,7 @@ std::string list_tables(const Context& ctx, const JsonObject& request) {
   bool more = false;
   std::vector<std::string> names = ctx.engine.catalog().list(
       start.value_or(""), static_cast<std::size_t>(limit.value_or(100)), &more);
-  std::string body;
-  StringOut out{&body};
+  JsonOut out;
   JsonWriter w(out);
   w.StartObject();
   if (more && !names.empty()) {
@@ -636,7 +634,7 @@ std::string list_tables(const Context& ctx, const JsonObject& request) {
   for (const auto& n : names) write_string(w, n);
   w.EndArray();
   w.EndObject();
-  return body;
+  return json_text(out);
 }
 
 std::string describe_limits(const Context&, const JsonObject&) {
@@ -645,8 +643,7 @@ std::string describe_limits(const Context&, const JsonObject&) {
 }
 
 std::string describe_endpoints(const Context& ctx, const JsonObject&) {
-  std::string body;
-  StringOut out{&body};
+  JsonOut out;
   JsonWriter w(out);
   w.StartObject();
   write_key(w, "Endpoints");
@@ -659,7 +656,7 @@ std::string describe_endpoints(const Context& ctx, const JsonObject&) {
   w.EndObject();
   w.EndArray();
   w.EndObject();
-  return body;
+  return json_text(out);
 }
 
 }  // namespace kumo::api

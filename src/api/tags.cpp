@@ -199,8 +199,7 @@ std::string list_tags_of_resource(const Context& ctx, const JsonObject& request)
       throw ApiError::validation("Invalid NextToken provided: " + std::string(*next_token));
     }
   }
-  std::string body;
-  StringOut out{&body};
+  JsonOut out;
   JsonWriter w(out);
   w.StartObject();
   write_key(w, "Tags");
@@ -215,7 +214,7 @@ std::string list_tags_of_resource(const Context& ctx, const JsonObject& request)
   }
   w.EndArray();
   w.EndObject();
-  return body;
+  return json_text(out);
 }
 
 }  // namespace kumo::api

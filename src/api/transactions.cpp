@@ -280,14 +280,13 @@ std::string transact_write_items(const Context& ctx, const JsonObject& request) 
       }
     }
     auto response = [&](const std::vector<ConsumedCapacity>& units) {
-      std::string body;
-      StringOut out{&body};
+      JsonOut out;
       JsonWriter w(out);
       w.StartObject();
       write_consumed_capacity(w, capacity_mode, units);
       write_item_collection_metrics(w, collections);
       w.EndObject();
-      return body;
+      return json_text(out);
     };
     if (token) tokens.complete(token_key, response(replay_capacity));
     return response(capacity);
@@ -350,8 +349,7 @@ std::string transact_get_items(const Context& ctx, const JsonObject& request) {
   }
   std::vector<std::optional<Item>> items = ctx.engine.transact_get(reads);
   std::vector<ConsumedCapacity> capacity;
-  std::string body;
-  StringOut out{&body};
+  JsonOut out;
   JsonWriter w(out);
   w.StartObject();
   write_key(w, "Responses");
@@ -371,7 +369,7 @@ std::string transact_get_items(const Context& ctx, const JsonObject& request) {
   w.EndArray();
   write_consumed_capacity(w, capacity_mode, capacity);
   w.EndObject();
-  return body;
+  return json_text(out);
 }
 
 }  // namespace kumo::api

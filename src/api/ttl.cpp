@@ -42,8 +42,7 @@ std::string update_time_to_live(const Context& ctx, const JsonObject& request) {
     t.ttl_updated = now;
     t.ttl_scheduling = *enabled;
   });
-  std::string body;
-  StringOut out{&body};
+  JsonOut out;
   JsonWriter w(out);
   w.StartObject();
   write_key(w, "TimeToLiveSpecification");
@@ -54,7 +53,7 @@ std::string update_time_to_live(const Context& ctx, const JsonObject& request) {
   write_string(w, *attribute);
   w.EndObject();
   w.EndObject();
-  return body;
+  return json_text(out);
 }
 
 std::string describe_time_to_live(const Context& ctx, const JsonObject& request) {
@@ -63,8 +62,7 @@ std::string describe_time_to_live(const Context& ctx, const JsonObject& request)
   check_table_name_or_arn(coral, name, "tableName");
   coral.throw_if_any();
   engine::TablePtr table = control_table(ctx, *name);
-  std::string body;
-  StringOut out{&body};
+  JsonOut out;
   JsonWriter w(out);
   w.StartObject();
   write_key(w, "TimeToLiveDescription");
@@ -77,7 +75,7 @@ std::string describe_time_to_live(const Context& ctx, const JsonObject& request)
   }
   w.EndObject();
   w.EndObject();
-  return body;
+  return json_text(out);
 }
 
 }  // namespace kumo::api

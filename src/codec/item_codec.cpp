@@ -196,7 +196,80 @@ bool decode(std::string_view* in, AttributeValue* out, int depth) {
   return false;
 }
 
+bool walk(std::string_view* in, ValueVisitor& visitor, int depth);
+
+bool walk_members(std::string_view* in, ValueVisitor& visitor, int depth) {
+  std::uint64_t count = 0;
+  if (!read_count(in, &count)) return false;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::string_view name;
+    if (!read_bytes(in, &name)) return false;
+    visitor.key(name);
+    if (!walk(in, visitor, depth + 1)) return false;
+  }
+  return true;
+}
+
+bool walk(std::string_view* in, ValueVisitor& visitor, int depth) {
+  if (depth > kMaxDepth || in->empty()) return false;
+  const auto type = static_cast<AttrType>(in->front());
+  in->remove_prefix(1);
+  std::string_view bytes;
+  std::uint64_t count = 0;
+  switch (type) {
+    case AttrType::S:
+    case AttrType::B:
+    case AttrType::N:
+      if (!read_bytes(in, &bytes)) return false;
+      visitor.scalar(type, bytes);
+      return true;
+    case AttrType::BOOL: {
+      if (in->empty()) return false;
+      const char b = in->front();
+      if (b != 0 && b != 1) return false;
+      in->remove_prefix(1);
+      visitor.boolean(b == 1);
+      return true;
+    }
+    case AttrType::NUL:
+      visitor.null();
+      return true;
+    case AttrType::M: {
+      std::string_view rest = *in;
+      if (!read_count(&rest, &count)) return false;
+      visitor.begin(type, count);
+      if (!walk_members(in, visitor, depth)) return false;
+      break;
+    }
+    case AttrType::L:
+      if (!read_count(in, &count)) return false;
+      visitor.begin(type, count);
+      for (std::uint64_t i = 0; i < count; ++i) {
+        if (!walk(in, visitor, depth + 1)) return false;
+      }
+      break;
+    case AttrType::SS:
+    case AttrType::NS:
+    case AttrType::BS:
+      if (!read_count(in, &count)) return false;
+      visitor.begin(type, count);
+      for (std::uint64_t i = 0; i < count; ++i) {
+        if (!read_bytes(in, &bytes)) return false;
+        visitor.member(bytes);
+      }
+      break;
+    default:
+      return false;
+  }
+  visitor.end(type);
+  return true;
+}
+
 }  // namespace
+
+bool walk_item(std::string_view in, ValueVisitor& visitor) {
+  return walk_members(&in, visitor, 0) && in.empty();
+}
 
 void encode_item(const Item& item, std::string* out) {
   append_varint(out, item.size());

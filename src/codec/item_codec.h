@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "model/attribute_value.h"
+#include "model/value_visitor.h"
 
 namespace kumo::codec {
 
@@ -16,6 +17,11 @@ std::string encode_item(const Item& item);
 // Decodes a value written by encode_item. Returns false on malformed input (never reads
 // past `in`).
 bool decode_item(std::string_view in, Item* out);
+
+// Reads a value written by encode_item without building it: makes the calls visit_item
+// makes for the decoded item (numbers as stored, in canonical text). Returns false on
+// malformed input, which the visitor may have seen a part of.
+bool walk_item(std::string_view in, ValueVisitor& visitor);
 
 // The same format for one value, used for catalog records and nested data.
 void encode_value(const AttributeValue& value, std::string* out);

@@ -20,6 +20,7 @@
 #include "engine/transaction_tokens.h"
 #include "model/attribute_value.h"
 #include "model/table.h"
+#include "model/value_visitor.h"
 #include "storage/storage.h"
 
 namespace kumo::engine {
@@ -60,11 +61,27 @@ struct PageOptions {
   std::optional<Item> exclusive_start_key;
 };
 
+// An item (or index entry) as storage holds it, with its size. It can be read without
+// being built (visit: the calls visit_item makes), which is what a response needs, or
+// built (decode). Both throw storage::StorageError if the stored bytes are corrupt.
+class StoredItem {
+ public:
+  StoredItem(std::string bytes, std::size_t size) : bytes_(std::move(bytes)), size_(size) {}
+  Item decode() const;
+  void visit(ValueVisitor& visitor) const;
+  // The item's size as DynamoDB counts it (item_size).
+  std::size_t size() const { return size_; }
+
+ private:
+  std::string bytes_;
+  std::size_t size_;
+};
+
 // One page of a Query or Scan, read from one storage snapshot. `items` are every item
 // evaluated, before any filter; `last_evaluated_key` is set when the page stopped early
 // (Limit or the 1 MB page size), as DynamoDB sets it without looking ahead.
 struct Page {
-  std::vector<Item> items;
+  std::vector<StoredItem> items;
   std::size_t bytes_read = 0;  // Σ item sizes, for capacity
   std::optional<Item> last_evaluated_key;
 };

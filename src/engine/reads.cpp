@@ -6,6 +6,17 @@
 #include "engine/index_keys.h"
 
 namespace kumo::engine {
+
+Item StoredItem::decode() const {
+  Item item;
+  if (!codec::decode_item(bytes_, &item)) throw storage::StorageError("corrupt stored item");
+  return item;
+}
+
+void StoredItem::visit(ValueVisitor& visitor) const {
+  if (!codec::walk_item(bytes_, visitor)) throw storage::StorageError("corrupt stored item");
+}
+
 namespace {
 
 // DynamoDB stops a Query or Scan page once it has read 1 MB of items (§6.2).
@@ -58,25 +69,27 @@ Page Engine::read_range(const TableDefinition& table, const IndexDefinition* ind
   }
   Page page;
   if (!upper.empty() && lower >= upper) return page;
-  auto snapshot = storage_->snapshot();
-  auto it = storage_->iterator(lower, upper, snapshot.get());
-  if (options.forward) {
-    it->seek_to_first();
-  } else {
-    it->seek_to_last();
-  }
-  for (; it->valid(); options.forward ? it->next() : it->prev()) {
-    Item item;
-    if (!codec::decode_item(it->value(), &item)) {
-      throw storage::StorageError("corrupt item in table " + table.name);
-    }
-    page.bytes_read += item_size(item);
-    page.items.push_back(std::move(item));
-    if ((options.limit && page.items.size() >= options.limit) || page.bytes_read >= kPageBytes) {
-      page.last_evaluated_key = index ? index_entry_position(table, *index, page.items.back())
-                                      : key_of_item(table, page.items.back());
-      break;
-    }
+  // Items are copied out as stored and measured without being built: a response renders
+  // them from their binary form.
+  bool corrupt = false, stopped = false;
+  storage_->visit_range(std::move(lower), std::move(upper), options.forward,
+                        [&](std::string_view, std::string_view value) {
+                          SizeCounter size;
+                          if (!codec::walk_item(value, size) || !size.valid()) {
+                            corrupt = true;
+                            return false;
+                          }
+                          page.bytes_read += size.size();
+                          page.items.emplace_back(std::string(value), size.size());
+                          stopped = (options.limit && page.items.size() >= options.limit) ||
+                                    page.bytes_read >= kPageBytes;
+                          return !stopped;
+                        });
+  if (corrupt) throw storage::StorageError("corrupt item in table " + table.name);
+  if (stopped) {
+    const Item last = page.items.back().decode();
+    page.last_evaluated_key =
+        index ? index_entry_position(table, *index, last) : key_of_item(table, last);
   }
   return page;
 }

@@ -76,13 +76,13 @@ std::size_t value_size(const AttributeValue& value) {
       return n;
     }
     case AttrType::L: {
-      std::size_t n = 3;
-      for (const auto& v : value.as_list()) n += 1 + value_size(v);
+      std::size_t n = kContainerBytes;
+      for (const auto& v : value.as_list()) n += kMemberBytes + value_size(v);
       return n;
     }
     case AttrType::M: {
-      std::size_t n = 3;
-      for (const auto& [k, v] : value.as_map()) n += 1 + k.size() + value_size(v);
+      std::size_t n = kContainerBytes;
+      for (const auto& [k, v] : value.as_map()) n += kMemberBytes + k.size() + value_size(v);
       return n;
     }
   }

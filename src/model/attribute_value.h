@@ -79,6 +79,8 @@ class AttributeValue {
 
 // Size DynamoDB counts for a value (§2.4): S UTF-8 bytes, B bytes, N per Decimal, BOOL and
 // NULL 1, sets the sum of members, L 3 + Σ(1 + element), M 3 + Σ(1 + key + element).
+constexpr std::size_t kContainerBytes = 3;  // an L or M
+constexpr std::size_t kMemberBytes = 1;     // each element of an L or member of an M
 std::size_t value_size(const AttributeValue& value);
 // Item size: Σ over top-level attributes of name bytes + value size. Limit 409,600.
 std::size_t item_size(const Item& item);

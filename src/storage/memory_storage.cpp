@@ -122,6 +122,32 @@ class MemoryStorage : public Storage {
   std::unique_ptr<Iterator> iterator(std::string lower, std::string upper,
                                      const Snapshot* snapshot) override;
 
+  // One shared lock for the whole walk, and nothing copied: versions change only under
+  // the exclusive lock, so the views stay good while `visit` runs.
+  void visit_range(std::string lower, std::string upper, bool forward, const EntryVisitor& visit,
+                   const Snapshot* snapshot) override {
+    if (!upper.empty() && lower >= upper) return;
+    std::shared_lock lock(mu_);
+    const std::uint64_t seq = snapshot ? seq_of(snapshot) : last_seq_;
+    auto offer = [&](VersionMap::const_iterator it) {
+      const std::string* value = visible(it->second, seq);
+      return value == nullptr || visit(it->first, *value);
+    };
+    // One search of the map, at the end the walk starts from: each search is a dozen or
+    // more cache misses in a large map, a bound check on each step is not.
+    if (forward) {
+      for (auto it = map_.lower_bound(lower); it != map_.end(); ++it) {
+        if (!upper.empty() && it->first >= upper) return;
+        if (!offer(it)) return;
+      }
+    } else {
+      for (auto it = upper.empty() ? map_.end() : map_.lower_bound(upper); it != map_.begin();) {
+        if (--it; it->first < lower) return;
+        if (!offer(it)) return;
+      }
+    }
+  }
+
   // Registers a reader at the latest committed sequence; pair with release().
   std::uint64_t acquire() {
     std::shared_lock lock(mu_);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -99,6 +100,13 @@ class Storage {
   // no upper bound.
   virtual std::unique_ptr<Iterator> iterator(std::string lower, std::string upper,
                                              const Snapshot* snapshot = nullptr) = 0;
+  // Calls `visit(key, value)` for each key of [lower, upper) (no upper bound when empty)
+  // at `snapshot` (latest when null), in order (`forward`) or reverse, until it returns
+  // false. The views are good during the call only, and `visit` must not call into the
+  // storage: a back end may hold a lock meanwhile. By default, through an iterator.
+  using EntryVisitor = std::function<bool(std::string_view key, std::string_view value)>;
+  virtual void visit_range(std::string lower, std::string upper, bool forward,
+                           const EntryVisitor& visit, const Snapshot* snapshot = nullptr);
 };
 
 // Deletes every key in [lower, upper), in batches of bounded size (so not atomically).

@@ -29,11 +29,10 @@ AttributeValue decode(std::string_view json) {
 }
 
 std::string encode(const AttributeValue& value) {
-  std::string out;
-  StringOut stream{&out};
-  JsonWriter w(stream);
+  JsonOut out;
+  JsonWriter w(out);
   write_value(w, value);
-  return out;
+  return json_text(out);
 }
 
 TEST(AttributeJson, RoundTripsEveryType) {

@@ -117,6 +117,54 @@ TEST(ItemCodec, RejectsEveryTruncation) {
   }
 }
 
+// Records what a visitor sees, as text.
+class Recorder : public ValueVisitor {
+ public:
+  std::string log;
+  void key(std::string_view name) override { log += "k:" + std::string(name) + ";"; }
+  void scalar(AttrType type, std::string_view text) override {
+    log += std::string(type_name(type)) + ":" + std::string(text) + ";";
+  }
+  void boolean(bool value) override { log += value ? "true;" : "false;"; }
+  void null() override { log += "null;"; }
+  void begin(AttrType type, std::size_t count) override {
+    log += "begin " + std::string(type_name(type)) + " " + std::to_string(count) + ";";
+  }
+  void member(std::string_view text) override { log += "m:" + std::string(text) + ";"; }
+  void end(AttrType type) override { log += "end " + std::string(type_name(type)) + ";"; }
+};
+
+// Walking the encoding sees exactly what visiting the decoded item sees, and measures it
+// as item_size does.
+TEST(ItemCodec, WalkMatchesVisitAndSize) {
+  for (const Item& item : {sample_item(), Item{}, Item{{"a", N("-0.000123")}}}) {
+    const std::string bytes = encode_item(item);
+    Recorder walked, visited;
+    ASSERT_TRUE(walk_item(bytes, walked));
+    visit_item(item, visited);
+    EXPECT_EQ(walked.log, visited.log);
+    SizeCounter size;
+    ASSERT_TRUE(walk_item(bytes, size));
+    EXPECT_TRUE(size.valid());
+    EXPECT_EQ(size.size(), item_size(item));
+  }
+  Recorder small;
+  ASSERT_TRUE(walk_item(encode_item(Item{{"l", AttributeValue::list({N("1.50"), S("x")})},
+                                         {"ns", AttributeValue::number_set({num("2")})}}),
+                        small));
+  EXPECT_EQ(small.log, "k:l;begin L 2;N:1.5;S:x;end L;k:ns;begin NS 1;m:2;end NS;");
+}
+
+TEST(ItemCodec, WalkRejectsEveryTruncation) {
+  const std::string bytes = encode_item(sample_item());
+  for (std::size_t len = 0; len < bytes.size(); ++len) {
+    Recorder r;
+    EXPECT_FALSE(walk_item(std::string_view(bytes).substr(0, len), r)) << len;
+  }
+  Recorder r;
+  EXPECT_FALSE(walk_item(bytes + "x", r)) << "trailing bytes";
+}
+
 TEST(ItemCodec, RejectsMalformedFields) {
   Item out;
   // Unknown type byte.

@@ -33,7 +33,9 @@ class ReadsTest : public ::testing::Test {
 
   std::vector<std::string> sort_keys(const Page& page) {
     std::vector<std::string> out;
-    for (const auto& item : page.items) out.push_back(item.at("sk").as_number().to_string());
+    for (const auto& stored : page.items) {
+      out.push_back(stored.decode().at("sk").as_number().to_string());
+    }
     return out;
   }
 
@@ -93,7 +95,9 @@ TEST_F(ReadsTest, ScanSegmentsCoverEveryItemOnce) {
     std::multiset<std::string> seen;
     for (std::uint32_t segment = 0; segment < total; ++segment) {
       Page page = engine_.scan(*table_, segment, total, {});
-      for (const auto& item : page.items) {
+      for (const auto& stored : page.items) {
+        const Item item = stored.decode();
+        EXPECT_EQ(item_size(item), stored.size());
         EXPECT_EQ(engine_.segment_of(*table_, item, total), segment);
         seen.insert(item.at("pk").as_string() + "/" + item.at("sk").as_number().to_string());
       }
@@ -114,7 +118,7 @@ TEST_F(ReadsTest, BeginsWithOnStrings) {
   }
   Page page = engine_.query(*t, str("p"), {Op::kBeginsWith, str("ab"), {}}, {});
   std::vector<std::string> got;
-  for (const auto& item : page.items) got.push_back(item.at("sk").as_string());
+  for (const auto& stored : page.items) got.push_back(stored.decode().at("sk").as_string());
   EXPECT_EQ(got, (std::vector<std::string>{"ab", std::string("ab\0z", 4), "abc", "abd"}));
 }
 

@@ -219,6 +219,45 @@ TYPED_TEST(StorageTest, IteratorForwardBackwardAndBounds) {
   EXPECT_EQ(all->key(), "d");
 }
 
+// visit_range: the same keys as an iterator, both ways, stopping when asked, at a
+// snapshot, skipping deleted keys.
+TYPED_TEST(StorageTest, VisitRangeMatchesIterator) {
+  auto& db = *this->db_;
+  for (const char* k : {"a", "b", "b1", "b2", "c", "d"}) this->put(k, std::string("v") + k);
+  auto visited = [&](std::string lower, std::string upper, bool forward, std::size_t stop_after,
+                     const Snapshot* snapshot = nullptr) {
+    std::vector<std::string> seen;
+    db.visit_range(
+        std::move(lower), std::move(upper), forward,
+        [&](std::string_view key, std::string_view value) {
+          EXPECT_EQ(value, "v" + std::string(key));
+          seen.emplace_back(key);
+          return seen.size() < stop_after;
+        },
+        snapshot);
+    return seen;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(visited("", "", true, 100), (V{"a", "b", "b1", "b2", "c", "d"}));
+  EXPECT_EQ(visited("", "", false, 100), (V{"d", "c", "b2", "b1", "b", "a"}));
+  EXPECT_EQ(visited("b", "c", true, 100), (V{"b", "b1", "b2"}));
+  EXPECT_EQ(visited("b", "c", false, 100), (V{"b2", "b1", "b"}));
+  EXPECT_EQ(visited("b0", "", false, 100), (V{"d", "c", "b2", "b1"}));
+  EXPECT_EQ(visited("b", "c", true, 2), (V{"b", "b1"}));
+  EXPECT_EQ(visited("a", "z", false, 1), (V{"d"}));
+  EXPECT_EQ(visited("c", "b", true, 100), V{});
+  EXPECT_EQ(visited("c", "b", false, 100), V{});
+  EXPECT_EQ(visited("x", "", false, 100), V{});
+
+  auto snap = db.snapshot();
+  WriteBatch batch;
+  batch.del("b1");
+  batch.put("b3", "vb3");
+  db.write(batch);
+  EXPECT_EQ(visited("b", "c", true, 100), (V{"b", "b2", "b3"}));
+  EXPECT_EQ(visited("b", "c", false, 100, snap.get()), (V{"b2", "b1", "b"}));
+}
+
 TYPED_TEST(StorageTest, SeekAndSeekForPrev) {
   auto& db = *this->db_;
   for (const char* k : {"a", "c", "e", "g", "i"}) this->put(k, k);

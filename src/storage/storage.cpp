@@ -17,4 +17,17 @@ void erase_range(Storage& storage, const std::string& lower, const std::string& 
   }
 }
 
+void Storage::visit_range(std::string lower, std::string upper, bool forward,
+                          const EntryVisitor& visit, const Snapshot* snapshot) {
+  auto it = iterator(std::move(lower), std::move(upper), snapshot);
+  if (forward) {
+    it->seek_to_first();
+  } else {
+    it->seek_to_last();
+  }
+  for (; it->valid(); forward ? it->next() : it->prev()) {
+    if (!visit(it->key(), it->value())) return;
+  }
+}
+
 }  // namespace kumo::storage
