@@ -2,11 +2,16 @@
 and a clean SIGTERM restart (architecture: "Atomicity and concurrency")."""
 
 import concurrent.futures
+import os
+import shutil
+import subprocess
 
 import pytest
 
 from kumo_testlib import (
+    KumoServer,
     create_table_args,
+    free_port,
     normalize_item,
     table_arn,
     unique_name,
@@ -205,3 +210,43 @@ def test_concurrent_burst_then_sigkill(start_server, tmp_path):
             if got is None or got["payload"]["S"] != f"{t}-{i}-" + "x" * 200:
                 missing.append((t, i))
     assert not missing, f"{len(missing)} acknowledged writes lost, e.g. {missing[:5]}"
+
+
+def test_rocksdb_back_end_is_a_module_beside_the_binary(kumo_bin, tmp_path):
+    """The RocksDB back end is kumo-rocksdb.so, loaded from beside the executable when a data
+    directory is opened: without it a server in memory still runs, and one on a data
+    directory refuses to start with a message that says what is missing."""
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    binary = lone / "kumo"
+    shutil.copy2(kumo_bin, binary)
+
+    srv = KumoServer(str(binary), str(tmp_path))
+    srv.start()
+    try:
+        assert srv.client().list_tables()["TableNames"] == []
+    finally:
+        srv.kill()
+
+    data = tmp_path / "data"
+    done = subprocess.run([str(binary), "serve", "--port", str(free_port()), "--data-dir",
+                           str(data)], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1
+    assert (f"cannot open data directory {data}: cannot load the RocksDB back end "
+            "(kumo-rocksdb.so, built with kumo, belongs beside it): "
+            f"{lone / 'kumo-rocksdb.so'}: cannot open shared object file") in done.stderr
+
+    # Beside it, the module serves the same data directory.
+    shutil.copy2(os.path.join(os.path.dirname(kumo_bin), "kumo-rocksdb.so"), lone)
+    srv = KumoServer(str(binary), str(tmp_path), data_dir=data)
+    srv.start()
+    try:
+        srv.client().create_table(**create_table_args("kept"))
+        wait_table_active(srv.client(), "kept")
+    finally:
+        srv.kill()
+    srv.start()
+    try:
+        assert srv.client().list_tables()["TableNames"] == ["kept"]
+    finally:
+        srv.kill()

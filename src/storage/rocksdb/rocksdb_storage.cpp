@@ -1,4 +1,6 @@
-// The durable back end: one RocksDB instance per data directory, WAL always on.
+// The durable back end: one RocksDB instance per data directory, WAL always on. Built as
+// the module kumo-rocksdb.so, which open_rocksdb loads on first use (rocksdb_module.cpp):
+// a server in memory never maps RocksDB, nor runs its static initializers.
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
@@ -207,9 +209,9 @@ class RocksStorage : public Storage {
 };
 
 }  // namespace
-
-std::unique_ptr<Storage> open_rocksdb(const Options& options) {
-  return std::make_unique<RocksStorage>(options);
-}
-
 }  // namespace kumo::storage
+
+// The module's one exported symbol (kumo-rocksdb.map); the caller owns the result.
+extern "C" kumo::storage::Storage* kumo_open_rocksdb(const kumo::storage::Options& options) {
+  return new kumo::storage::RocksStorage(options);
+}
