@@ -260,14 +260,19 @@ std::string get_item(const Context& ctx, const JsonObject& request) {
   engine::TablePtr table = data_table(ctx, *table_name);
   check_key_parameter(*table, key);
 
-  std::optional<Item> item = ctx.engine.get_item(*table, key);
-  const double units = read_capacity_units(item ? item_size(*item) : 0, consistent);
+  // Written as stored unless a projection must look into it.
+  std::optional<engine::StoredItem> item = ctx.engine.get_stored(*table, key);
+  const double units = read_capacity_units(item ? item->size() : 0, consistent);
   JsonOut out;
   JsonWriter w(out);
   w.StartObject();
   if (item) {
     write_key(w, "Item");
-    write_item(w, expressions.projects() ? expressions.project(*item) : *item);
+    if (expressions.projects()) {
+      write_item(w, expressions.project(item->decode()));
+    } else {
+      write_item(w, *item);
+    }
   }
   write_consumed_capacity(w, capacity_mode, ConsumedCapacity{std::string(*table_name), units, {}});
   w.EndObject();

@@ -71,6 +71,14 @@ engine::TablePtr data_table(const Context& ctx, std::string_view name_or_arn);
 // not found: Table: <name> not found" when absent.
 engine::TablePtr control_table(const Context& ctx, std::string_view name_or_arn);
 
+// Writes an item as storage holds it, without building it (as write_item would write it).
+inline void write_item(JsonWriter& w, const engine::StoredItem& item) {
+  JsonValueWriter writer(w);
+  w.StartObject();
+  item.visit(writer);
+  w.EndObject();
+}
+
 // Writes a KeySchema list: [{"AttributeName", "KeyType"}, ...] in schema order.
 void write_key_schema(JsonWriter& w, const std::vector<KeySchemaElement>& schema);
 

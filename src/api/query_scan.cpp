@@ -290,12 +290,9 @@ std::string page_response(const ReadRequest& r, const RequestExpressions& expres
     }
   } else {
     count = page.items.size();
-    JsonValueWriter writer(w);
     for (const auto& stored : page.items) {
       if (count_only) break;
-      w.StartObject();
-      stored.visit(writer);
-      w.EndObject();
+      write_item(w, stored);
     }
   }
   if (!count_only) w.EndArray();

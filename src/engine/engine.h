@@ -66,13 +66,15 @@ struct PageOptions {
 // built (decode). Both throw storage::StorageError if the stored bytes are corrupt.
 class StoredItem {
  public:
-  StoredItem(std::string bytes, std::size_t size) : bytes_(std::move(bytes)), size_(size) {}
+  // The item stored as `bytes` (codec::encode_item), measured; nullopt if they are corrupt.
+  static std::optional<StoredItem> from_bytes(std::string_view bytes);
   Item decode() const;
   void visit(ValueVisitor& visitor) const;
   // The item's size as DynamoDB counts it (item_size).
   std::size_t size() const { return size_; }
 
  private:
+  StoredItem(std::string bytes, std::size_t size) : bytes_(std::move(bytes)), size_(size) {}
   std::string bytes_;
   std::size_t size_;
 };
@@ -160,6 +162,8 @@ class Engine {
   WriteResult put_item(const TableDefinition& table, Item item);
   // The item with `key` (exactly the table's key attributes), or nullopt.
   std::optional<Item> get_item(const TableDefinition& table, const Item& key) const;
+  // The same, as stored: for a response, which needs it written rather than built.
+  std::optional<StoredItem> get_stored(const TableDefinition& table, const Item& key) const;
   // Deletes the item with `key`; deleting an absent item succeeds.
   WriteResult delete_item(const TableDefinition& table, const Item& key);
 

@@ -7,6 +7,12 @@
 
 namespace kumo::engine {
 
+std::optional<StoredItem> StoredItem::from_bytes(std::string_view bytes) {
+  SizeCounter size;
+  if (!codec::walk_item(bytes, size) || !size.valid()) return std::nullopt;
+  return StoredItem(std::string(bytes), size.size());
+}
+
 Item StoredItem::decode() const {
   Item item;
   if (!codec::decode_item(bytes_, &item)) throw storage::StorageError("corrupt stored item");
@@ -48,6 +54,14 @@ Item key_of_item(const TableDefinition& table, const Item& item) {
 
 }  // namespace
 
+std::optional<StoredItem> Engine::get_stored(const TableDefinition& table, const Item& key) const {
+  std::optional<std::string> bytes = storage_->get(key_of(table, key));
+  if (!bytes) return std::nullopt;
+  std::optional<StoredItem> item = StoredItem::from_bytes(*bytes);
+  if (!item) throw storage::StorageError("corrupt item in table " + table.name);
+  return item;
+}
+
 Page Engine::read_range(const TableDefinition& table, const IndexDefinition* index,
                         std::string lower, std::string upper, const PageOptions& options) const {
   if (options.exclusive_start_key) {
@@ -72,19 +86,19 @@ Page Engine::read_range(const TableDefinition& table, const IndexDefinition* ind
   // Items are copied out as stored and measured without being built: a response renders
   // them from their binary form.
   bool corrupt = false, stopped = false;
-  storage_->visit_range(std::move(lower), std::move(upper), options.forward,
-                        [&](std::string_view, std::string_view value) {
-                          SizeCounter size;
-                          if (!codec::walk_item(value, size) || !size.valid()) {
-                            corrupt = true;
-                            return false;
-                          }
-                          page.bytes_read += size.size();
-                          page.items.emplace_back(std::string(value), size.size());
-                          stopped = (options.limit && page.items.size() >= options.limit) ||
-                                    page.bytes_read >= kPageBytes;
-                          return !stopped;
-                        });
+  auto add = [&](std::string_view, std::string_view value) {
+    std::optional<StoredItem> item = StoredItem::from_bytes(value);
+    if (!item) {
+      corrupt = true;
+      return false;
+    }
+    page.bytes_read += item->size();
+    page.items.push_back(std::move(*item));
+    stopped =
+        (options.limit && page.items.size() >= options.limit) || page.bytes_read >= kPageBytes;
+    return !stopped;
+  };
+  storage_->visit_range(std::move(lower), std::move(upper), options.forward, add);
   if (corrupt) throw storage::StorageError("corrupt item in table " + table.name);
   if (stopped) {
     const Item last = page.items.back().decode();
