@@ -11,6 +11,7 @@ measured; anything missing shows as "-", with the reason when one is known.
 """
 import json
 import re
+import statistics
 import sys
 
 SERVERS = [
@@ -56,6 +57,7 @@ ITEM_BYTES = 200  # kumo-bench's --item-bytes default
 class Results:
     def __init__(self, path):
         self.runs, self.startups, self.loaded = {}, {}, {}
+        self.startup_samples = {}
         self.failures, self.notes, self.config = {}, {}, {}
         self.skipped = {}  # label: why the server was not measured at all
         with open(path) as f:
@@ -68,7 +70,12 @@ class Results:
                 if kind == "run":
                     self.runs[(r["label"], r["workload"])] = r
                 elif kind == "startup":
-                    self.startups[r["label"]] = r
+                    # Several starts of one server: the last stayed up (its RSS counts);
+                    # the start-up time is the median of all.
+                    samples = self.startup_samples.setdefault(r["label"], [])
+                    samples.append(r["startup_ms"])
+                    self.startups[r["label"]] = dict(r, startup_ms=statistics.median(samples),
+                                                     startup_samples=list(samples))
                 elif kind == "loaded":
                     self.loaded[r["label"]] = r
                 elif kind == "failed" and r["workload"] == "start":
@@ -125,11 +132,18 @@ def fmt_share(value):
     return f"{value:.0%}"
 
 
+def fmt_duration_ms(ms):
+    return f"{ms:.1f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
+
+
 def fmt_startup(s):
     if not s:
         return "-"
-    ms = s["startup_ms"]
-    return f"{ms:.1f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
+    samples = s.get("startup_samples", [])
+    if len(samples) < 2:
+        return fmt_duration_ms(s["startup_ms"])
+    return (f"{fmt_duration_ms(s['startup_ms'])} (median of {len(samples)}: "
+            f"{fmt_duration_ms(min(samples))} – {fmt_duration_ms(max(samples))})")
 
 
 def fmt_mib(kib):
@@ -246,7 +260,8 @@ def print_startup(res):
     if rows:
         table(["server", "start-up", "idle RSS", "processes"], rows)
         print("Start-up: from starting the process to its first right answer (a signed "
-              "ListTables; `GET /` for nginx). Idle RSS: all its processes, 1 s later.")
+              "ListTables; `GET /` for nginx), the median of its starts (run-peers.sh "
+              "--startups). Idle RSS: all its processes, 1 s after the last start.")
         print()
     for label, why in res.skipped.items():
         print(f"- {label}: not run: {short_reason(why)}")

@@ -157,9 +157,6 @@ class Recorder final : public storage::Storage {
   std::optional<std::string> get(std::string_view key, const storage::Snapshot* snapshot) override {
     return baseline_.data().get(key, snapshot);
   }
-  std::int64_t get_counter(std::string_view key) override {
-    return baseline_.data().get_counter(key);
-  }
   void write(const storage::WriteBatch& batch) override { baseline_.write(batch); }
   std::unique_ptr<storage::Snapshot> snapshot() override { return baseline_.data().snapshot(); }
   std::unique_ptr<storage::Iterator> iterator(std::string lower, std::string upper,

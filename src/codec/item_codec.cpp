@@ -57,6 +57,13 @@ bool read_string(std::string_view* in, std::string* out) {
   return true;
 }
 
+bool read_bool(std::string_view* in, bool* out) {
+  if (in->empty() || (in->front() != 0 && in->front() != 1)) return false;
+  *out = in->front() == 1;
+  in->remove_prefix(1);
+  return true;
+}
+
 bool read_number(std::string_view* in, Decimal* out) {
   std::string_view text;
   return read_bytes(in, &text) && Decimal::parse(text, out) == Decimal::ParseError::kNone;
@@ -142,11 +149,9 @@ bool decode(std::string_view* in, AttributeValue* out, int depth) {
       return true;
     }
     case AttrType::BOOL: {
-      if (in->empty()) return false;
-      const char b = in->front();
-      if (b != 0 && b != 1) return false;
-      in->remove_prefix(1);
-      *out = AttributeValue::boolean(b == 1);
+      bool b = false;
+      if (!read_bool(in, &b)) return false;
+      *out = AttributeValue::boolean(b);
       return true;
     }
     case AttrType::NUL:
@@ -224,11 +229,9 @@ bool walk(std::string_view* in, ValueVisitor& visitor, int depth) {
       visitor.scalar(type, bytes);
       return true;
     case AttrType::BOOL: {
-      if (in->empty()) return false;
-      const char b = in->front();
-      if (b != 0 && b != 1) return false;
-      in->remove_prefix(1);
-      visitor.boolean(b == 1);
+      bool b = false;
+      if (!read_bool(in, &b)) return false;
+      visitor.boolean(b);
       return true;
     }
     case AttrType::NUL:

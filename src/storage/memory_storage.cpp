@@ -69,14 +69,6 @@ class MemoryStorage : public Storage {
     return *value;
   }
 
-  std::int64_t get_counter(std::string_view key) override {
-    std::optional<std::string> value = get(key, nullptr);
-    if (!value) return 0;
-    std::int64_t v = 0;
-    if (!decode_counter(*value, &v)) throw StorageError("counter value is not 8 bytes");
-    return v;
-  }
-
   void write(const WriteBatch& batch) override {
     if (batch.empty()) return;
     std::unique_lock lock(mu_);

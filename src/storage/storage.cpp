@@ -1,5 +1,7 @@
 #include "storage/storage.h"
 
+#include "storage/counter.h"
+
 namespace kumo::storage {
 
 void erase_range(Storage& storage, const std::string& lower, const std::string& upper) {
@@ -15,6 +17,14 @@ void erase_range(Storage& storage, const std::string& lower, const std::string& 
     if (batch.empty()) return;
     storage.write(batch);
   }
+}
+
+std::int64_t Storage::get_counter(std::string_view key) {
+  std::optional<std::string> value = get(key, nullptr);
+  if (!value) return 0;
+  std::int64_t v = 0;
+  if (!decode_counter(*value, &v)) throw StorageError("counter value is not 8 bytes");
+  return v;
 }
 
 void Storage::visit_range(std::string lower, std::string upper, bool forward,

@@ -92,7 +92,7 @@ class Storage {
   virtual std::optional<std::string> get(std::string_view key,
                                          const Snapshot* snapshot = nullptr) = 0;
   // Reads the counter written by WriteBatch::add_counter; 0 when absent.
-  virtual std::int64_t get_counter(std::string_view key) = 0;
+  std::int64_t get_counter(std::string_view key);
   // Applies the batch atomically and durably (per Options::sync) before returning.
   virtual void write(const WriteBatch& batch) = 0;
   virtual std::unique_ptr<Snapshot> snapshot() = 0;
