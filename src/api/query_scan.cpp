@@ -290,9 +290,8 @@ std::string page_response(const ReadRequest& r, const RequestExpressions& expres
     }
   } else {
     count = page.items.size();
-    for (const auto& stored : page.items) {
-      if (count_only) break;
-      write_item(w, stored);
+    if (!count_only) {
+      for (const auto& stored : page.items) write_item(w, stored);
     }
   }
   if (!count_only) w.EndArray();

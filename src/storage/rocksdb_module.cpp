@@ -5,7 +5,6 @@
 #include <dlfcn.h>
 
 #include <filesystem>
-#include <mutex>
 #include <string>
 
 #include "storage/storage.h"
@@ -41,12 +40,8 @@ OpenFunction load() {
 }  // namespace
 
 std::unique_ptr<Storage> open_rocksdb(const Options& options) {
-  static std::mutex mutex;
-  static OpenFunction open = nullptr;
-  {
-    std::lock_guard lock(mutex);
-    if (open == nullptr) open = load();
-  }
+  // Loaded once; a failed load throws and is tried again by the next call.
+  static const OpenFunction open = load();
   return std::unique_ptr<Storage>(open(options));
 }
 

@@ -22,7 +22,7 @@ import json
 import random
 import threading
 
-from kumo_testlib import N, S, create_table_args
+from kumo_testlib import N, S, create_table_args, scan_all
 
 TABLE_A = "crash-a"
 TABLE_B = "crash-b"
@@ -33,8 +33,6 @@ PARTITIONS_A = 4   # per worker
 SORT_KEYS_A = 10   # per partition
 KEYS_B = 20        # per worker
 INDEX_ATTRS = ("g1", "g2", "r1", "lv")
-
-
 
 
 def create_tables(api):
@@ -337,23 +335,6 @@ def run_load(model, api_factory, port, rng, label, stop):
 
 
 # --------------------------------------------------------------------------- verification
-
-
-def scan_all(api, table, index=None):
-    items, start = [], None
-    while True:
-        body = {"TableName": table}
-        if index:
-            body["IndexName"] = index
-        else:
-            body["ConsistentRead"] = True
-        if start:
-            body["ExclusiveStartKey"] = start
-        page = api.ok("Scan", body)
-        items += page["Items"]
-        start = page.get("LastEvaluatedKey")
-        if not start:
-            return items
 
 
 def model_key(table, item):

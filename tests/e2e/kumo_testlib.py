@@ -462,6 +462,22 @@ def wait_table_gone(client, name, timeout=10.0):
         time.sleep(0.05)
 
 
+
+def scan_all(api, table, index=None):
+    """Every item of a table, or entry of an index, over all pages; the table is read
+    consistently (an index is not: a GSI refuses consistent reads)."""
+    items, body = [], {"TableName": table}
+    if index is not None:
+        body["IndexName"] = index
+    else:
+        body["ConsistentRead"] = True
+    while True:
+        out = api.ok("Scan", body)
+        items += out["Items"]
+        if "LastEvaluatedKey" not in out:
+            return items
+        body["ExclusiveStartKey"] = out["LastEvaluatedKey"]
+
 def create_table_args(name, hash_key=("pk", "S"), range_key=None, **extra):
     keys = [{"AttributeName": hash_key[0], "KeyType": "HASH"}]
     defs = [{"AttributeName": hash_key[0], "AttributeType": hash_key[1]}]

@@ -17,6 +17,7 @@ from kumo_testlib import (
     assert_validation,
     item_size,
     normalize_item,
+    scan_all,
     sized,
     table_arn,
 )
@@ -38,10 +39,6 @@ TABLE_NAME_CONSTRAINT = ("at 'requestItems' failed to satisfy constraint: Map ke
                          "expression pattern: [a-zA-Z0-9_.-]+]")
 
 
-
-
-
-
 def write_units(size):
     return float(max(1, math.ceil(size / 1024)))
 
@@ -61,19 +58,6 @@ def del_req(key):
 
 def get_item(api, table, key):
     return api.ok("GetItem", {"TableName": table, "Key": key, "ConsistentRead": True}).get("Item")
-
-
-def scan_all(api, table, **extra):
-    items, start = [], None
-    while True:
-        body = dict({"TableName": table}, **extra)
-        if start:
-            body["ExclusiveStartKey"] = start
-        page = api.ok("Scan", body)
-        items += page["Items"]
-        start = page.get("LastEvaluatedKey")
-        if not start:
-            return items
 
 
 def key_set(items, *names):
@@ -132,7 +116,7 @@ def t_gsi(make_table):
 
 
 def gsi_entries(api, table):
-    return key_set(scan_all(api, table, IndexName="byColor"), "color", "rank", "pk", "sk")
+    return key_set(scan_all(api, table, "byColor"), "color", "rank", "pk", "sk")
 
 
 def color_query(api, table, color):

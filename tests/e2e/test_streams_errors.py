@@ -72,6 +72,15 @@ def one_stream(api, streams, make_table):
     return t, arn, shard_of(streams, arn)["ShardId"], read_stream(streams, arn)
 
 
+def assert_stream_not_found(streams, arn, shard_id):
+    """DescribeStream and GetShardIterator both answer that `arn` names no stream."""
+    message = f"Requested resource not found: Stream: {arn} not found"
+    assert_error(streams("DescribeStream", {"StreamArn": arn}), 400, RNF, message)
+    assert_error(streams("GetShardIterator", {"StreamArn": arn, "ShardId": shard_id,
+                                              "ShardIteratorType": "TRIM_HORIZON"}),
+                 400, RNF, message)
+
+
 def test_unknown_streams(api, streams, make_table, one_stream):
     t, arn, shard_id, _ = one_stream
     plain = make_table()
@@ -80,11 +89,7 @@ def test_unknown_streams(api, streams, make_table, one_stream):
                stream_arn(unique_name(), "2001-01-01T00:00:00.000"),
                "arn:aws:dynamodb:us-east-1:000000000000:table/" + t]
     for u in unknown:
-        message = f"Requested resource not found: Stream: {u} not found"
-        assert_error(streams("DescribeStream", {"StreamArn": u}), 400, RNF, message)
-        assert_error(streams("GetShardIterator", {"StreamArn": u, "ShardId": shard_id,
-                                                  "ShardIteratorType": "TRIM_HORIZON"}),
-                     400, RNF, message)
+        assert_stream_not_found(streams, u, shard_id)
 
 
 def test_stream_arn_of_another_region_or_account(streams, one_stream):
@@ -93,11 +98,7 @@ def test_stream_arn_of_another_region_or_account(streams, one_stream):
     for other in (f"arn:aws:dynamodb:eu-west-1:000000000000:table/{t}/stream/{label}",
                   f"arn:aws:dynamodb:us-east-1:123456789012:table/{t}/stream/{label}",
                   f"arn:aws-cn:dynamodb:us-east-1:000000000000:table/{t}/stream/{label}"):
-        message = f"Requested resource not found: Stream: {other} not found"
-        assert_error(streams("DescribeStream", {"StreamArn": other}), 400, RNF, message)
-        assert_error(streams("GetShardIterator", {"StreamArn": other, "ShardId": shard_id,
-                                                  "ShardIteratorType": "TRIM_HORIZON"}),
-                     400, RNF, message)
+        assert_stream_not_found(streams, other, shard_id)
 
 
 def test_unknown_shard(streams, one_stream):

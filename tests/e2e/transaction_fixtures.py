@@ -17,6 +17,7 @@ from kumo_testlib import (
     assert_validation,
     item_size,
     normalize_item,
+    scan_all,
     sized,
     table_arn,
 )
@@ -29,10 +30,6 @@ CANCELED = NS_DYNAMODB + "TransactionCanceledException"
 MISMATCH = NS_DYNAMODB + "IdempotentParameterMismatchException"
 CCF = {"Code": "ConditionalCheckFailed", "Message": "The conditional request failed"}
 NONE = {"Code": "None"}
-
-
-
-
 
 
 def vreason(message):
@@ -55,19 +52,6 @@ def assert_canceled(resp, reasons):
     }
     body = resp.json
     assert body == expected, f"\nexpected {json.dumps(expected)}\n     got {json.dumps(body)}"
-
-
-def scan_all(api, table, **extra):
-    items, start = [], None
-    while True:
-        body = dict({"TableName": table, "ConsistentRead": "IndexName" not in extra}, **extra)
-        if start:
-            body["ExclusiveStartKey"] = start
-        page = api.ok("Scan", body)
-        items += page["Items"]
-        start = page.get("LastEvaluatedKey")
-        if not start:
-            return items
 
 
 def canon(items):
@@ -107,7 +91,7 @@ def tx2(make_table):
 def owners(api, table):
     """GSI byOwner as sorted (owner, pk) pairs."""
     return sorted((i["owner"]["S"], i["pk"]["S"])
-                  for i in scan_all(api, table, IndexName="byOwner"))
+                  for i in scan_all(api, table, "byOwner"))
 
 
 def owner_query(api, table, owner):

@@ -9,10 +9,11 @@ import time
 
 import pytest
 
-from kumo_testlib import (  # noqa: F401 (wait_until is re-exported for the TTL tests)
+from kumo_testlib import (  # noqa: F401 (scan_all, wait_until: re-exported for the TTL tests)
     KumoServer,
     create_table_args,
     make_client,
+    scan_all,
     unique_name,
     wait_table_active,
     wait_until,
@@ -43,19 +44,6 @@ def due_soon(min_delay=0.3):
     return due if due >= t else due + 1
 
 
-def scan_all(api, table, index=None):
-    """Every item of a table (or index), all pages, consistent reads on the table."""
-    items, body = [], {"TableName": table}
-    if index is not None:
-        body["IndexName"] = index
-    else:
-        body["ConsistentRead"] = True
-    while True:
-        out = api.ok("Scan", body)
-        items += out["Items"]
-        if "LastEvaluatedKey" not in out:
-            return items
-        body["ExclusiveStartKey"] = out["LastEvaluatedKey"]
 
 
 def present(api, table, attr="pk"):
