@@ -3,7 +3,6 @@
 // decodes without a validation failure must survive, unchanged, a round trip through JSON
 // (write_value/write_item, whose output must decode to an equal value and re-encode to the
 // same text) and through the binary item format of codec/.
-#include <simdjson.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -45,21 +44,19 @@ std::string to_json(const Item& item) {
   return api::json_text(out);
 }
 
-simdjson::dom::element parse_own_output(simdjson::dom::parser& parser, const std::string& json) {
-  simdjson::dom::element root;
-  if (parser.parse(json).get(root) != simdjson::SUCCESS)
-    fail("own JSON output does not parse", json);
-  return root;
+const api::JsonValue& parse_own_output(api::JsonDocument& document, const std::string& json) {
+  if (!document.parse(json)) fail("own JSON output does not parse", json);
+  return document.root();
 }
 
 void check_value(const AttributeValue& value) {
   value_size(value);
   const std::string json = to_json(value);
-  simdjson::dom::parser parser;
+  api::JsonDocument document;
   api::Validation validation;
   AttributeValue again;
   try {
-    again = api::decode_value(parse_own_output(parser, json), validation);
+    again = api::decode_value(parse_own_output(document, json), validation);
   } catch (const ApiError&) {
     fail("own JSON output is refused", json);
   }
@@ -79,11 +76,11 @@ void check_value(const AttributeValue& value) {
 void check_item(const Item& item) {
   item_size(item);
   const std::string json = to_json(item);
-  simdjson::dom::parser parser;
+  api::JsonDocument document;
   api::Validation validation;
   Item again;
   try {
-    again = api::decode_item(parse_own_output(parser, json), validation);
+    again = api::decode_item(parse_own_output(document, json), validation);
   } catch (const ApiError&) {
     fail("own JSON output is refused", json);
   }
@@ -116,11 +113,9 @@ void check_item(const Item& item) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > kMaxInput) return 0;
   // A parser per run: nothing an earlier input left in its buffers can matter.
-  simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (parser.parse(reinterpret_cast<const char*>(data), size).get(root) != simdjson::SUCCESS) {
-    return 0;
-  }
+  api::JsonDocument document;
+  if (!document.parse({reinterpret_cast<const char*>(data), size})) return 0;
+  const api::JsonValue& root = document.root();
   // Decoding may refuse the input with an ApiError; the round trips run outside those
   // handlers, so that an ApiError from them is a finding too.
   std::optional<AttributeValue> value;

@@ -8,7 +8,6 @@
 // every response is a JSON object, an error carries __type, and no request causes an
 // InternalServerError (memory storage cannot fail, so a 500 means an exception the API
 // layer did not expect).
-#include <simdjson.h>
 
 #include <array>
 #include <cstddef>
@@ -22,6 +21,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/json_reader.h"
 #include "api/service.h"
 #include "engine/engine.h"
 #include "expr/cache.h"
@@ -183,16 +183,15 @@ class AllowAll final : public api::Authenticator {
 
 void check_response(std::string_view target, std::string_view body, const api::Response& response) {
   if (response.status == 500) fail("internal server error", target, body, response);
-  simdjson::dom::parser parser;
-  simdjson::dom::object object;
-  if (parser.parse(response.body).get_object().get(object) != simdjson::SUCCESS) {
+  api::JsonDocument document;
+  if (!document.parse(response.body) || !document.root().IsObject()) {
     fail("response is not a JSON object", target, body, response);
   }
   if (response.status == 200) return;
   if (response.status < 400 || response.status > 599)
     fail("unexpected status", target, body, response);
-  std::string_view type;
-  if (object["__type"].get_string().get(type) != simdjson::SUCCESS || type.empty()) {
+  const std::optional<std::string_view> type = api::JsonObject(document.root()).string("__type");
+  if (!type || type->empty()) {
     fail("error response without __type", target, body, response);
   }
 }

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config git
-  libboost-dev libboost-system-dev librocksdb-dev libsimdjson-dev rapidjson-dev
+  libboost-dev libboost-system-dev librocksdb-dev rapidjson-dev
   libssl-dev zlib1g-dev libxxhash-dev libcli11-dev libfmt-dev libspdlog-dev
 )
 if [ "${1:-}" = "--test" ]; then

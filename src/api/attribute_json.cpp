@@ -9,9 +9,6 @@
 namespace kumo::api {
 namespace {
 
-using simdjson::dom::element;
-using simdjson::dom::element_type;
-
 // DynamoDB accepts a scalar wrapped in 31 levels of L/M and rejects 32 (§2.3).
 constexpr int kMaxDepth = 32;
 
@@ -62,13 +59,13 @@ std::string base64_decode(std::string_view text) {
   return out;
 }
 
-bool coerce_bool(element e, bool* out) {
-  if (e.type() == element_type::BOOL) {
-    *out = e.get_bool().value();
+bool coerce_bool(const JsonValue& e, bool* out) {
+  if (e.IsBool()) {
+    *out = e.GetBool();
     return true;
   }
-  if (e.type() == element_type::STRING) {
-    std::string s(e.get_string().value());
+  if (e.IsString()) {
+    std::string s(json_string(e));
     for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (s == "true" || s == "1" || s == "yes") return *out = true, true;
     if (s == "false" || s == "0" || s == "no") return *out = false, true;
@@ -76,23 +73,23 @@ bool coerce_bool(element e, bool* out) {
   return false;
 }
 
-std::string_view as_string(element e) {
-  if (e.type() != element_type::STRING) throw_not_string(e);
-  return e.get_string().value();
+std::string_view as_string(const JsonValue& e) {
+  if (!e.IsString()) throw_not_string(e);
+  return json_string(e);
 }
 
-simdjson::dom::array as_array(element e) {
-  if (e.type() != element_type::ARRAY) throw_not_array(e);
-  return e.get_array().value();
+JsonArray as_array(const JsonValue& e) {
+  if (!e.IsArray()) throw_not_array(e);
+  return JsonArray(e);
 }
 
-AttributeValue decode_at(element json, Validation& v, int depth);
+AttributeValue decode_at(const JsonValue& json, Validation& v, int depth);
 
-AttributeValue decode_set(std::string_view type, element member, Validation& v) {
-  simdjson::dom::array array = as_array(member);
+AttributeValue decode_set(std::string_view type, const JsonValue& member, Validation& v) {
+  const JsonArray array = as_array(member);
   if (type == "SS") {
     std::vector<std::string> members;
-    for (element e : array) members.emplace_back(as_string(e));
+    for (const JsonValue& e : array) members.emplace_back(as_string(e));
     if (members.empty()) v.fail(std::string(kInvalid) + "An string set  may not be empty");
     std::vector<std::string> sorted(members);
     std::sort(sorted.begin(), sorted.end());
@@ -104,7 +101,7 @@ AttributeValue decode_set(std::string_view type, element member, Validation& v) 
   }
   if (type == "NS") {
     std::vector<Decimal> members;
-    for (element e : array) {
+    for (const JsonValue& e : array) {
       std::string_view text = as_string(e);
       Decimal d;
       Decimal::ParseError err = Decimal::parse(text, &d);
@@ -120,7 +117,7 @@ AttributeValue decode_set(std::string_view type, element member, Validation& v) 
     return AttributeValue::number_set(std::move(members));
   }
   std::vector<std::string> members, texts;
-  for (element e : array) {
+  for (const JsonValue& e : array) {
     std::string_view text = as_string(e);
     texts.emplace_back(text);
     members.push_back(base64_decode(text));
@@ -135,9 +132,9 @@ AttributeValue decode_set(std::string_view type, element member, Validation& v) 
   return AttributeValue::binary_set(std::move(members));
 }
 
-AttributeValue decode_at(element json, Validation& v, int depth) {
-  if (json.type() != element_type::OBJECT) {
-    if (json.type() == element_type::ARRAY) {
+AttributeValue decode_at(const JsonValue& json, Validation& v, int depth) {
+  if (!json.IsObject()) {
+    if (json.IsArray()) {
       throw ApiError::serialization("Start of list found where not expected");
     }
     throw ApiError::serialization("Unexpected value type in payload");
@@ -150,9 +147,8 @@ AttributeValue decode_at(element json, Validation& v, int depth) {
   }
   int types = 0;
   AttributeValue result;
-  const simdjson::dom::object object = json.get_object().value();
-  for (auto [key, member] : object) {
-    if (member.type() == element_type::NULL_VALUE) continue;
+  for (auto [key, member] : JsonObject(json)) {
+    if (member.IsNull()) continue;
     if (key == "S") {
       result = AttributeValue::string(std::string(as_string(member)));
     } else if (key == "N") {
@@ -174,16 +170,15 @@ AttributeValue decode_at(element json, Validation& v, int depth) {
         v.fail(std::string(kInvalid) + "Null attribute value types must have the value of true");
       result = AttributeValue::null();
     } else if (key == "M") {
-      if (member.type() != element_type::OBJECT) throw_not_object(member);
+      if (!member.IsObject()) throw_not_object(member);
       AttributeMap map;
-      const simdjson::dom::object members = member.get_object().value();
-      for (auto [name, value] : members) {
+      for (auto [name, value] : JsonObject(member)) {
         map.insert_or_assign(std::string(name), decode_at(value, v, depth + 1));
       }
       result = AttributeValue::map(std::move(map));
     } else if (key == "L") {
       AttributeList list;
-      for (element e : as_array(member)) list.push_back(decode_at(e, v, depth + 1));
+      for (const JsonValue& e : as_array(member)) list.push_back(decode_at(e, v, depth + 1));
       result = AttributeValue::list(std::move(list));
     } else if (key == "SS" || key == "NS" || key == "BS") {
       result = decode_set(key, member, v);
@@ -204,16 +199,15 @@ AttributeValue decode_at(element json, Validation& v, int depth) {
 
 }  // namespace
 
-AttributeValue decode_value(element json, Validation& validation) {
+AttributeValue decode_value(const JsonValue& json, Validation& validation) {
   return decode_at(json, validation, 0);
 }
 
-Item decode_item(element json, Validation& validation) {
-  if (json.type() != element_type::OBJECT) throw_not_object(json);
+Item decode_item(const JsonValue& json, Validation& validation) {
+  if (!json.IsObject()) throw_not_object(json);
   Item item;
-  const simdjson::dom::object object = json.get_object().value();
-  for (auto [name, value] : object) {
-    if (value.type() == element_type::NULL_VALUE) continue;
+  for (auto [name, value] : JsonObject(json)) {
+    if (value.IsNull()) continue;
     item.insert_or_assign(std::string(name), decode_at(value, validation, 0));
   }
   return item;

@@ -10,7 +10,6 @@
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
-#include <simdjson.h>
 
 #include "api/json_reader.h"
 #include "model/api_error.h"
@@ -37,9 +36,9 @@ class Validation {
 };
 
 // Decodes one AttributeValue JSON object ({"S": "..."} etc.).
-AttributeValue decode_value(simdjson::dom::element json, Validation& validation);
+AttributeValue decode_value(const JsonValue& json, Validation& validation);
 // Decodes an attribute map ({"name": {"S": ...}, ...}).
-Item decode_item(simdjson::dom::element json, Validation& validation);
+Item decode_item(const JsonValue& json, Validation& validation);
 
 // A JSON document being written. rapidjson's own buffer, so that its Writer reserves room
 // once per string and scans strings for characters to escape 16 bytes at a time

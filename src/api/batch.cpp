@@ -28,11 +28,11 @@ void check_request_items(const std::optional<JsonObject>& items, std::string_vie
                          std::size_t max_per_table, CoralErrors& coral) {
   coral.require(items.has_value(), "requestItems");
   if (!items) return;
-  if (items->raw().size() == 0) {
+  if (items->size() == 0) {
     coral.add("{}", "requestItems", "Member must have length greater than or equal to 1");
     return;
   }
-  for (auto [table, value] : items->raw()) {
+  for (auto [table, value] : *items) {
     CoralErrors name_check;
     name_check.check_table_name(table, "requestItems");
     if (!name_check.empty() && table.substr(0, 4) != "arn:") {
@@ -43,14 +43,10 @@ void check_request_items(const std::optional<JsonObject>& items, std::string_vie
     }
     std::size_t count = 0;
     if (list_member.empty()) {
-      if (value.type() == simdjson::dom::element_type::ARRAY)
-        count = value.get_array().value().size();
-    } else if (value.type() == simdjson::dom::element_type::OBJECT) {
-      simdjson::dom::element keys;
-      if (value.get_object().value().at_key(list_member).get(keys) == simdjson::SUCCESS &&
-          keys.type() == simdjson::dom::element_type::ARRAY) {
-        count = keys.get_array().value().size();
-      }
+      if (value.IsArray()) count = value.Size();
+    } else if (value.IsObject()) {
+      const JsonValue* keys = JsonObject(value).element(list_member);
+      if (keys && keys->IsArray()) count = keys->Size();
     }
     if (count < 1 || count > max_per_table) {
       if (list_member.empty()) {
@@ -88,10 +84,10 @@ std::string batch_write_item(const Context& ctx, const JsonObject& request) {
   Validation validation;
   bool malformed_request = false;
   if (items) {
-    for (auto [table, list] : items->raw()) {
-      if (list.type() == simdjson::dom::element_type::NULL_VALUE) continue;
-      if (list.type() != simdjson::dom::element_type::ARRAY) throw_not_array(list);
-      for (const auto& element : JsonArray(list.get_array().value()).objects()) {
+    for (auto [table, list] : *items) {
+      if (list.IsNull()) continue;
+      if (!list.IsArray()) throw_not_array(list);
+      for (const auto& element : JsonArray(list).objects()) {
         std::optional<JsonObject> put, del;
         if (element) {
           put = element->object("PutRequest");
@@ -195,14 +191,13 @@ std::string batch_get_item(const Context& ctx, const JsonObject& request) {
   Validation validation;
   std::size_t total = 0;
   if (items) {
-    for (auto [table, spec_json] : items->raw()) {
-      if (spec_json.type() == simdjson::dom::element_type::NULL_VALUE) continue;
-      if (spec_json.type() != simdjson::dom::element_type::OBJECT) throw_not_object(spec_json);
-      TableRead read{std::string(table), JsonObject(spec_json.get_object().value()), {}, false};
+    for (auto [table, spec_json] : *items) {
+      if (spec_json.IsNull()) continue;
+      if (!spec_json.IsObject()) throw_not_object(spec_json);
+      TableRead read{std::string(table), JsonObject(spec_json), {}, false};
       read.consistent = read.spec.boolean("ConsistentRead").value_or(false);
       if (auto keys = read.spec.array("Keys")) {
-        for (simdjson::dom::element key : keys->raw())
-          read.keys.push_back(decode_item(key, validation));
+        for (const JsonValue& key : *keys) read.keys.push_back(decode_item(key, validation));
       }
       if (auto list = read.spec.array("AttributesToGet")) list->strings();
       read.expressions->read_maps(read.spec, validation);
@@ -289,10 +284,10 @@ std::string batch_get_item(const Context& ctx, const JsonObject& request) {
     if (auto names = read->spec.object("ExpressionAttributeNames")) {
       write_key(w, "ExpressionAttributeNames");
       w.StartObject();
-      for (auto [k, v] : names->raw()) {
-        if (v.type() != simdjson::dom::element_type::STRING) continue;
+      for (auto [k, v] : *names) {
+        if (!v.IsString()) continue;
         write_key(w, k);
-        write_string(w, v.get_string().value());
+        write_string(w, json_string(v));
       }
       w.EndObject();
     }

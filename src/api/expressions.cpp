@@ -54,26 +54,26 @@ void RequestExpressions::read_maps(const JsonObject& request, Validation& valida
   for (auto m : kExpressionMembers) request.string(m);
   for (auto m : {"AttributeUpdates", "QueryFilter", "ScanFilter", "Expected", "KeyConditions"}) {
     if (auto conditions = request.object(m)) {
-      for (auto [name, condition] : conditions->raw()) {
-        if (condition.type() == simdjson::dom::element_type::NULL_VALUE) continue;
-        if (condition.type() != simdjson::dom::element_type::OBJECT) throw_not_object(condition);
+      for (auto [name, condition] : *conditions) {
+        if (condition.IsNull()) continue;
+        if (!condition.IsObject()) throw_not_object(condition);
       }
     }
   }
   request.string("ConditionalOperator");
   if (auto names = request.array("AttributesToGet")) names->strings();
   if (auto names = request.object("ExpressionAttributeNames")) {
-    names_json_ = request.element("ExpressionAttributeNames");
-    for (auto [key, value] : names->raw()) {
-      if (value.type() == simdjson::dom::element_type::NULL_VALUE) continue;
-      if (value.type() != simdjson::dom::element_type::STRING) throw_not_string(value);
-      names_.insert_or_assign(std::string(key), std::string(value.get_string().value()));
+    names_given_ = true;
+    for (auto [key, value] : *names) {
+      if (value.IsNull()) continue;
+      if (!value.IsString()) throw_not_string(value);
+      names_.insert_or_assign(std::string(key), std::string(json_string(value)));
     }
   }
   if (auto values = request.object("ExpressionAttributeValues")) {
-    values_json_ = request.element("ExpressionAttributeValues");
-    for (auto [key, value] : values->raw()) {
-      if (value.type() == simdjson::dom::element_type::NULL_VALUE) continue;
+    values_given_ = true;
+    for (auto [key, value] : *values) {
+      if (value.IsNull()) continue;
       Validation one;
       AttributeValue decoded = decode_value(value, one);
       if (one.failed() && !values_error_) {
@@ -91,7 +91,7 @@ void RequestExpressions::compile(const JsonObject& request, const ExpressionMemb
   // Operations whose expressions take no values (GetItem, BatchGetItem, TransactGetItems)
   // have no ExpressionAttributeValues member: like any unknown member, it is ignored.
   if (!members.condition && !members.update && !members.filter && !members.key_condition) {
-    values_json_.reset();
+    values_given_ = false;
     values_.clear();
     values_error_.reset();
   }
@@ -105,19 +105,19 @@ void RequestExpressions::compile(const JsonObject& request, const ExpressionMemb
                                 (members.update && request.has("UpdateExpression")) ||
                                 (members.filter && request.has("FilterExpression")) ||
                                 (members.key_condition && request.has("KeyConditionExpression"));
-  if (names_json_ && !any_expression) {
+  if (names_given_ && !any_expression) {
     throw ApiError::validation(
         "ExpressionAttributeNames can only be specified when using expressions");
   }
-  if (values_json_ && !value_expression) {
+  if (values_given_ && !value_expression) {
     throw ApiError::validation(
         fmt::format("ExpressionAttributeValues can only be specified when using expressions: {}",
                     members.values_null_tail));
   }
-  if (names_json_ && names_.empty()) {
+  if (names_given_ && names_.empty()) {
     throw ApiError::validation("ExpressionAttributeNames must not be empty");
   }
-  if (values_json_ && values_.empty()) {
+  if (values_given_ && values_.empty()) {
     throw ApiError::validation("ExpressionAttributeValues must not be empty");
   }
   for (const auto& [key, value] : names_) {

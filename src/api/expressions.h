@@ -59,8 +59,9 @@ class RequestExpressions {
   bool projects() const { return projection || attributes_to_get; }
 
  private:
-  std::optional<simdjson::dom::element> names_json_;
-  std::optional<simdjson::dom::element> values_json_;
+  // Whether the request gave ExpressionAttributeNames / ExpressionAttributeValues.
+  bool names_given_ = false;
+  bool values_given_ = false;
   expr::AttributeNames names_;
   expr::AttributeValues values_;
   std::optional<std::string> values_error_;  // the first invalid value, already worded

@@ -200,7 +200,7 @@ void read_write_request(const JsonObject& request, std::string_view item_member,
   out.expressions.read_maps(request, out.validation);
   CoralErrors coral;
   check_table_name_or_arn(coral, out.table_name, "tableName");
-  coral.require(item_json.has_value(), item_member == "Item" ? "item" : "key");
+  coral.require(item_json != nullptr, item_member == "Item" ? "item" : "key");
   check_write_enums(request, coral);
   coral.throw_if_any();
 }
@@ -248,7 +248,7 @@ std::string get_item(const Context& ctx, const JsonObject& request) {
 
   CoralErrors coral;
   check_table_name_or_arn(coral, table_name, "tableName");
-  coral.require(key_json.has_value(), "key");
+  coral.require(key_json != nullptr, "key");
   if (attributes_json && attributes_json->size() == 0) {
     coral.add("[]", "attributesToGet", "Member must have length greater than or equal to 1");
   }

@@ -1,34 +1,83 @@
 #include "api/json_reader.h"
 
+#include <cctype>
+#include <cstring>
+
 #include <fmt/format.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
 
 #include "model/api_error.h"
 
 namespace kumo::api {
 namespace {
 
-using simdjson::dom::element;
-using simdjson::dom::element_type;
+// The parser's first memory chunk, kept between parses: most request bodies fit in it.
+constexpr std::size_t kFirstChunkBytes = 16 * 1024;
 
-bool is_null(element e) {
-  return e.type() == element_type::NULL_VALUE;
+// rapidjson reads UTF-8 strictly (kParseValidateEncodingFlag) and without recursion.
+constexpr unsigned kParseFlags =
+    rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag;
+
+// A lone \uD800-\uDFFF escape comes out of rapidjson encoded as a surrogate (ED A0..BF
+// xx), which is not UTF-8; raw surrogate bytes are already refused by the validation.
+bool has_surrogate(const char* text, std::size_t length) {
+  const char* end = text + length;
+  for (const char* p = text;; ++p) {
+    p = static_cast<const char*>(std::memchr(p, '\xED', static_cast<std::size_t>(end - p)));
+    if (p == nullptr || p + 1 >= end) return false;
+    if ((static_cast<unsigned char>(p[1]) & 0xE0) == 0xA0) return true;
+  }
+}
+
+// Builds the document from the reader's events, refusing surrogates and deep nesting.
+class CheckedBuilder {
+ public:
+  explicit CheckedBuilder(rapidjson::Document& document) : document_(document) {}
+
+  bool Null() { return document_.Null(); }
+  bool Bool(bool b) { return document_.Bool(b); }
+  bool Int(int i) { return document_.Int(i); }
+  bool Uint(unsigned u) { return document_.Uint(u); }
+  bool Int64(std::int64_t i) { return document_.Int64(i); }
+  bool Uint64(std::uint64_t u) { return document_.Uint64(u); }
+  bool Double(double d) { return document_.Double(d); }
+  bool RawNumber(const char* text, rapidjson::SizeType length, bool copy) {
+    return document_.RawNumber(text, length, copy);
+  }
+  bool String(const char* text, rapidjson::SizeType length, bool copy) {
+    return !has_surrogate(text, length) && document_.String(text, length, copy);
+  }
+  bool Key(const char* text, rapidjson::SizeType length, bool copy) {
+    return !has_surrogate(text, length) && document_.Key(text, length, copy);
+  }
+  bool StartObject() { return ++depth_ <= JsonDocument::kMaxDepth && document_.StartObject(); }
+  bool EndObject(rapidjson::SizeType members) {
+    --depth_;
+    return document_.EndObject(members);
+  }
+  bool StartArray() { return ++depth_ <= JsonDocument::kMaxDepth && document_.StartArray(); }
+  bool EndArray(rapidjson::SizeType elements) {
+    --depth_;
+    return document_.EndArray(elements);
+  }
+
+ private:
+  rapidjson::Document& document_;
+  int depth_ = 0;
+};
+
+bool is_null(const JsonValue& e) {
+  return e.IsNull();
 }
 
 // "NUMBER_VALUE" / "DECIMAL_VALUE" / "TRUE_VALUE" / ... as Jackson names JSON tokens.
-std::string_view token_name(element e) {
-  switch (e.type()) {
-    case element_type::INT64:
-    case element_type::UINT64:
-      return "NUMBER_VALUE";
-    case element_type::DOUBLE:
-      return "DECIMAL_VALUE";
-    case element_type::BOOL:
-      return e.get_bool().value() ? "TRUE_VALUE" : "FALSE_VALUE";
-    case element_type::STRING:
-      return "STRING_VALUE";
-    default:
-      return "VALUE";
-  }
+std::string_view token_name(const JsonValue& e) {
+  if (e.IsDouble()) return "DECIMAL_VALUE";
+  if (e.IsNumber()) return "NUMBER_VALUE";
+  if (e.IsBool()) return e.GetBool() ? "TRUE_VALUE" : "FALSE_VALUE";
+  if (e.IsString()) return "STRING_VALUE";
+  return "VALUE";
 }
 
 bool name_char_ok(char c) {
@@ -36,89 +85,119 @@ bool name_char_ok(char c) {
          c == '.' || c == '-';
 }
 
-}  // namespace
-
-void throw_not_string(element value) {
-  switch (value.type()) {
-    case element_type::OBJECT:
-      throw ApiError::serialization("Start of structure or map found where not expected");
-    case element_type::ARRAY:
-      throw ApiError::serialization("Unrecognized collection type class java.lang.String");
-    default:
-      throw ApiError::serialization(
-          fmt::format("{} cannot be converted to String", token_name(value)));
-  }
+const JsonValue& empty_object() {
+  static const JsonValue empty(rapidjson::kObjectType);
+  return empty;
 }
 
-void throw_not_boolean(element value) {
-  if (value.type() == element_type::OBJECT) {
+}  // namespace
+
+JsonDocument::JsonDocument()
+    : first_chunk_(new char[kFirstChunkBytes]),
+      pool_(first_chunk_.get(), kFirstChunkBytes),
+      document_(&pool_) {}
+
+bool JsonDocument::parse(std::string_view text) {
+  clear();
+  rapidjson::MemoryStream stream(text.data(), text.size());
+  bool parsed = false;
+  auto generate = [&](rapidjson::Document& document) {
+    rapidjson::Reader reader;
+    CheckedBuilder builder(document);
+    // A NUL byte ends rapidjson's input: what follows it must not be taken as accepted.
+    parsed = !reader.Parse<kParseFlags>(stream, builder).IsError() && stream.Tell() == text.size();
+    return parsed;
+  };
+  document_.Populate(generate);
+  if (!parsed) document_.SetNull();
+  return parsed;
+}
+
+void JsonDocument::clear() {
+  document_.SetNull();
+  pool_.Clear();
+}
+
+void throw_not_string(const JsonValue& value) {
+  if (value.IsObject()) {
+    throw ApiError::serialization("Start of structure or map found where not expected");
+  }
+  if (value.IsArray()) {
+    throw ApiError::serialization("Unrecognized collection type class java.lang.String");
+  }
+  throw ApiError::serialization(fmt::format("{} cannot be converted to String", token_name(value)));
+}
+
+void throw_not_boolean(const JsonValue& value) {
+  if (value.IsObject()) {
     throw ApiError::serialization("Start of structure or map found where not expected");
   }
   throw ApiError::serialization("Unexpected token received from parser");
 }
 
-void throw_not_object(element value) {
-  if (value.type() == element_type::ARRAY) {
+void throw_not_object(const JsonValue& value) {
+  if (value.IsArray()) {
     throw ApiError::serialization("Start of list found where not expected");
   }
   throw ApiError::serialization("Unexpected field type");
 }
 
-void throw_not_array(element value) {
-  if (value.type() == element_type::OBJECT) {
+void throw_not_array(const JsonValue& value) {
+  if (value.IsObject()) {
     throw ApiError::serialization("Start of structure or map found where not expected");
   }
   throw ApiError::serialization("Unexpected field type");
 }
 
-std::optional<element> JsonObject::element(std::string_view key) const {
-  simdjson::dom::element e;
-  if (object_.at_key(key).get(e) != simdjson::SUCCESS || is_null(e)) return std::nullopt;
-  return e;
+JsonObject::JsonObject() : object_(&empty_object()) {}
+
+const JsonValue* JsonObject::element(std::string_view key) const {
+  const JsonValue name(rapidjson::StringRef(key.data(), key.size()));
+  const auto found = object_->FindMember(name);
+  if (found == object_->MemberEnd() || is_null(found->value)) return nullptr;
+  return &found->value;
 }
 
 std::optional<std::string_view> JsonObject::string(std::string_view key) const {
-  auto e = element(key);
+  const JsonValue* e = element(key);
   if (!e) return std::nullopt;
-  if (e->type() != element_type::STRING) throw_not_string(*e);
-  return e->get_string().value();
+  if (!e->IsString()) throw_not_string(*e);
+  return json_string(*e);
 }
 
 std::optional<std::int64_t> JsonObject::integer(std::string_view key,
                                                 std::string_view java_type) const {
-  auto e = element(key);
+  const JsonValue* e = element(key);
   if (!e) return std::nullopt;
-  switch (e->type()) {
-    case element_type::INT64:
-      return e->get_int64().value();
-    case element_type::UINT64:
-      // Larger than any int64: Jackson refuses it as out of range.
-      throw ApiError::serialization(
-          fmt::format("NUMBER_VALUE cannot be converted to {}", java_type));
-    case element_type::DOUBLE: {
-      double d = e->get_double().value();
-      // Jackson truncates a fractional number given for an integer member.
-      if (d >= -9.2e18 && d <= 9.2e18) return static_cast<std::int64_t>(d);
-      throw ApiError::serialization(
-          fmt::format("DECIMAL_VALUE cannot be converted to {}", java_type));
-    }
-    case element_type::OBJECT:
-      throw ApiError::serialization("Start of structure or map found where not expected");
-    case element_type::ARRAY:
-      throw ApiError::serialization(
-          fmt::format("Unrecognized collection type class java.lang.{}", java_type));
-    default:
-      throw ApiError::serialization(
-          fmt::format("{} cannot be converted to {}", token_name(*e), java_type));
+  if (e->IsInt64()) return e->GetInt64();
+  if (e->IsUint64()) {
+    // Larger than any int64: Jackson refuses it as out of range.
+    throw ApiError::serialization(fmt::format("NUMBER_VALUE cannot be converted to {}", java_type));
   }
+  if (e->IsDouble()) {
+    const double d = e->GetDouble();
+    // Jackson truncates a fractional number given for an integer member.
+    if (d >= -9.2e18 && d <= 9.2e18) return static_cast<std::int64_t>(d);
+    throw ApiError::serialization(
+        fmt::format("DECIMAL_VALUE cannot be converted to {}", java_type));
+  }
+  if (e->IsObject()) {
+    throw ApiError::serialization("Start of structure or map found where not expected");
+  }
+  if (e->IsArray()) {
+    throw ApiError::serialization(
+        fmt::format("Unrecognized collection type class java.lang.{}", java_type));
+  }
+  throw ApiError::serialization(
+      fmt::format("{} cannot be converted to {}", token_name(*e), java_type));
 }
 
 std::optional<bool> JsonObject::boolean(std::string_view key) const {
-  auto e = element(key);
+  const JsonValue* e = element(key);
   if (!e) return std::nullopt;
-  if (e->type() == element_type::BOOL) return e->get_bool().value();
-  if (e->type() == element_type::STRING) {
-    std::string s(e->get_string().value());
+  if (e->IsBool()) return e->GetBool();
+  if (e->IsString()) {
+    std::string s(json_string(*e));
     for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (s == "true" || s == "1" || s == "yes") return true;
     if (s == "false" || s == "0" || s == "no") return false;
@@ -127,26 +206,26 @@ std::optional<bool> JsonObject::boolean(std::string_view key) const {
 }
 
 std::optional<JsonObject> JsonObject::object(std::string_view key) const {
-  auto e = element(key);
+  const JsonValue* e = element(key);
   if (!e) return std::nullopt;
-  if (e->type() != element_type::OBJECT) throw_not_object(*e);
-  return JsonObject(e->get_object().value());
+  if (!e->IsObject()) throw_not_object(*e);
+  return JsonObject(*e);
 }
 
 std::optional<JsonArray> JsonObject::array(std::string_view key) const {
-  auto e = element(key);
+  const JsonValue* e = element(key);
   if (!e) return std::nullopt;
-  if (e->type() != element_type::ARRAY) throw_not_array(*e);
-  return JsonArray(e->get_array().value());
+  if (!e->IsArray()) throw_not_array(*e);
+  return JsonArray(*e);
 }
 
 std::vector<std::optional<JsonObject>> JsonArray::objects() const {
   std::vector<std::optional<JsonObject>> out;
-  for (simdjson::dom::element e : array_) {
+  for (const JsonValue& e : *this) {
     if (is_null(e)) {
       out.emplace_back();
-    } else if (e.type() == element_type::OBJECT) {
-      out.emplace_back(JsonObject(e.get_object().value()));
+    } else if (e.IsObject()) {
+      out.emplace_back(JsonObject(e));
     } else {
       throw_not_object(e);
     }
@@ -156,11 +235,11 @@ std::vector<std::optional<JsonObject>> JsonArray::objects() const {
 
 std::vector<std::optional<std::string_view>> JsonArray::strings() const {
   std::vector<std::optional<std::string_view>> out;
-  for (simdjson::dom::element e : array_) {
+  for (const JsonValue& e : *this) {
     if (is_null(e)) {
       out.emplace_back();
-    } else if (e.type() == element_type::STRING) {
-      out.emplace_back(e.get_string().value());
+    } else if (e.IsString()) {
+      out.emplace_back(json_string(e));
     } else {
       throw_not_string(e);
     }

@@ -5,14 +5,54 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <simdjson.h>
+#include <rapidjson/document.h>
 
 namespace kumo::api {
+
+// A node of a parsed request body; it lives as long as the JsonDocument that parsed it.
+using JsonValue = rapidjson::Value;
+
+// The text of a JSON string (which may hold NUL characters).
+inline std::string_view json_string(const JsonValue& value) {
+  return {value.GetString(), value.GetStringLength()};
+}
+
+// A request body parsed into a tree. The parser is strict where DynamoDB's is: the body
+// must be exactly one JSON value, in valid UTF-8, whose escapes name whole characters (a
+// lone surrogate is refused); nesting past kMaxDepth is refused too, so that no walk of
+// the tree can exhaust the stack. The document keeps its memory between parses.
+class JsonDocument {
+ public:
+  static constexpr int kMaxDepth = 1024;
+
+  JsonDocument();
+  JsonDocument(const JsonDocument&) = delete;
+  JsonDocument& operator=(const JsonDocument&) = delete;
+
+  // Parses `text` in place of what the document held, which becomes invalid. False when
+  // `text` is not such a JSON value; root() is then null.
+  bool parse(std::string_view text);
+  // Drops the tree and any memory a large body made the document take.
+  void clear();
+  const JsonValue& root() const { return document_; }
+
+ private:
+  std::unique_ptr<char[]> first_chunk_;
+  rapidjson::MemoryPoolAllocator<> pool_;
+  rapidjson::Document document_;
+};
+
+// One member of a JSON object: `for (auto [key, value] : object)`.
+struct JsonMember {
+  std::string_view key;
+  const JsonValue& value;
+};
 
 class JsonArray;
 
@@ -20,8 +60,24 @@ class JsonArray;
 // and throw ApiError::serialization when it has the wrong JSON type.
 class JsonObject {
  public:
-  JsonObject() = default;
-  explicit JsonObject(simdjson::dom::object object) : object_(object) {}
+  class iterator {
+   public:
+    explicit iterator(JsonValue::ConstMemberIterator at) : at_(at) {}
+    JsonMember operator*() const { return {json_string(at_->name), at_->value}; }
+    iterator& operator++() {
+      ++at_;
+      return *this;
+    }
+    bool operator!=(const iterator& other) const { return at_ != other.at_; }
+
+   private:
+    JsonValue::ConstMemberIterator at_;
+  };
+
+  // An empty object.
+  JsonObject();
+  // `object` must be a JSON object.
+  explicit JsonObject(const JsonValue& object) : object_(&object) {}
 
   std::optional<std::string_view> string(std::string_view key) const;
   // `java_type` names the model type in the error text ("Integer" or "Long").
@@ -31,21 +87,27 @@ class JsonObject {
   std::optional<bool> boolean(std::string_view key) const;
   std::optional<JsonObject> object(std::string_view key) const;
   std::optional<JsonArray> array(std::string_view key) const;
-  // The raw element (for AttributeValue decoding); nullopt when absent or null.
-  std::optional<simdjson::dom::element> element(std::string_view key) const;
+  // The raw member (for AttributeValue decoding); null when absent or JSON null.
+  const JsonValue* element(std::string_view key) const;
 
-  simdjson::dom::object raw() const { return object_; }
-  bool has(std::string_view key) const { return element(key).has_value(); }
+  const JsonValue& raw() const { return *object_; }
+  bool has(std::string_view key) const { return element(key) != nullptr; }
+  std::size_t size() const { return object_->MemberCount(); }
+  // Members in the order the request gave them.
+  iterator begin() const { return iterator(object_->MemberBegin()); }
+  iterator end() const { return iterator(object_->MemberEnd()); }
 
  private:
-  simdjson::dom::object object_;
+  const JsonValue* object_;
 };
 
 class JsonArray {
  public:
-  explicit JsonArray(simdjson::dom::array array) : array_(array) {}
-  std::size_t size() const { return array_.size(); }
-  simdjson::dom::array raw() const { return array_; }
+  // `array` must be a JSON array.
+  explicit JsonArray(const JsonValue& array) : array_(&array) {}
+  std::size_t size() const { return array_->Size(); }
+  const JsonValue* begin() const { return array_->Begin(); }
+  const JsonValue* end() const { return array_->End(); }
   // Elements as objects (list of structures); a non-object element throws
   // SerializationException. Null elements are returned as nullopt.
   std::vector<std::optional<JsonObject>> objects() const;
@@ -53,15 +115,15 @@ class JsonArray {
   std::vector<std::optional<std::string_view>> strings() const;
 
  private:
-  simdjson::dom::array array_;
+  const JsonValue* array_;
 };
 
 // JSON type errors for a value expected to be a string / structure / boolean / list.
 // Throw ApiError::serialization with DynamoDB's text.
-[[noreturn]] void throw_not_string(simdjson::dom::element value);
-[[noreturn]] void throw_not_object(simdjson::dom::element value);
-[[noreturn]] void throw_not_boolean(simdjson::dom::element value);
-[[noreturn]] void throw_not_array(simdjson::dom::element value);
+[[noreturn]] void throw_not_string(const JsonValue& value);
+[[noreturn]] void throw_not_object(const JsonValue& value);
+[[noreturn]] void throw_not_boolean(const JsonValue& value);
+[[noreturn]] void throw_not_array(const JsonValue& value);
 
 // Collects model-constraint violations and reports them as one ValidationException:
 // "N validation error(s) detected: Value '<v>' at '<path>' failed to satisfy constraint:

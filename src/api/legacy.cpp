@@ -72,7 +72,7 @@ class Placeholders {
   expr::AttributeValues& values_;
 };
 
-AttributeValue decode_checked(simdjson::dom::element json) {
+AttributeValue decode_checked(const JsonValue& json) {
   Validation v;
   AttributeValue value = decode_value(json, v);
   v.throw_if_failed();
@@ -156,7 +156,7 @@ std::string comparison(std::string_view member, std::string_view attribute, std:
 
 std::vector<AttributeValue> value_list(const JsonArray& list) {
   std::vector<AttributeValue> out;
-  for (simdjson::dom::element e : list.raw()) out.push_back(decode_checked(e));
+  for (const JsonValue& e : list) out.push_back(decode_checked(e));
   return out;
 }
 
@@ -167,11 +167,11 @@ std::string translate_conditions(const JsonObject& conditions, std::string_view 
                                  expr::AttributeNames& names, expr::AttributeValues& values) {
   Placeholders p("kumo_condition_", names, values);
   std::vector<std::string> parts;
-  for (auto [attribute_view, json] : conditions.raw()) {
+  for (auto [attribute_view, json] : conditions) {
     const std::string attribute(attribute_view);
-    if (json.type() == simdjson::dom::element_type::NULL_VALUE) continue;
-    if (json.type() != simdjson::dom::element_type::OBJECT) throw_not_object(json);
-    JsonObject condition(json.get_object().value());
+    if (json.IsNull()) continue;
+    if (!json.IsObject()) throw_not_object(json);
+    JsonObject condition(json);
     auto op = condition.string("ComparisonOperator");
     auto list = condition.array("AttributeValueList");
     if (!expected_form) {
@@ -245,11 +245,11 @@ std::string translate_attribute_updates(const JsonObject& updates, expr::Attribu
                                         expr::AttributeValues& values) {
   Placeholders p("kumo_update_", names, values);
   std::vector<std::string> set, remove, add, del;
-  for (auto [attribute_view, json] : updates.raw()) {
+  for (auto [attribute_view, json] : updates) {
     const std::string attribute(attribute_view);
-    if (json.type() == simdjson::dom::element_type::NULL_VALUE) continue;
-    if (json.type() != simdjson::dom::element_type::OBJECT) throw_not_object(json);
-    JsonObject update(json.get_object().value());
+    if (json.IsNull()) continue;
+    if (!json.IsObject()) throw_not_object(json);
+    JsonObject update(json);
     const std::string_view action = update.string("Action").value_or("PUT");
     if (action != "PUT" && action != "ADD" && action != "DELETE") {
       CoralErrors coral;
@@ -319,18 +319,18 @@ std::string translate_key_conditions(const JsonObject& conditions, expr::Attribu
   Placeholders p("kumo_key_", names, values);
   std::vector<std::string> parts;
   std::size_t count = 0;
-  for (auto [attribute_view, json] : conditions.raw()) {
+  for (auto [attribute_view, json] : conditions) {
     (void)attribute_view;
-    if (json.type() != simdjson::dom::element_type::NULL_VALUE) ++count;
+    if (!json.IsNull()) ++count;
   }
   // Tables and LSIs take one or two conditions; a multi-attribute GSI one per component
   // (up to 8). Query checks the table case once it knows which key is queried.
   if (count < 1 || count > 8) throw ApiError::validation("Conditions can be of length 1 or 2 only");
-  for (auto [attribute_view, json] : conditions.raw()) {
+  for (auto [attribute_view, json] : conditions) {
     const std::string attribute(attribute_view);
-    if (json.type() == simdjson::dom::element_type::NULL_VALUE) continue;
-    if (json.type() != simdjson::dom::element_type::OBJECT) throw_not_object(json);
-    JsonObject condition(json.get_object().value());
+    if (json.IsNull()) continue;
+    if (!json.IsObject()) throw_not_object(json);
+    JsonObject condition(json);
     auto op = condition.string("ComparisonOperator");
     if (!op) {
       throw ApiError::validation(fmt::format(

@@ -356,7 +356,7 @@ std::string query(const Context& ctx, const JsonObject& request) {
   const IndexDefinition* index = read_index(*table, r);
   if (auto conditions = request.object("KeyConditions");
       conditions && !request.has("KeyConditionExpression") && !(index && index->global) &&
-      conditions->raw().size() > 2) {
+      conditions->size() > 2) {
     throw ApiError::validation("Conditions can be of length 1 or 2 only");
   }
   expr::KeyCondition key = index ? expressions.key_condition->resolve(index->hash, index->range)
@@ -369,7 +369,7 @@ std::string query(const Context& ctx, const JsonObject& request) {
     keys = key_names(*table);
   }
   if (auto query_filter = request.object("QueryFilter")) {
-    for (auto [name, value] : query_filter->raw()) {
+    for (auto [name, value] : *query_filter) {
       (void)value;
       if (std::find(keys.begin(), keys.end(), name) != keys.end()) {
         throw ApiError::validation(fmt::format(

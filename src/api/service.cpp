@@ -79,21 +79,21 @@ Service::Service(engine::Engine& engine, ServiceOptions options)
 Response Service::handle(std::string_view target, std::string_view body,
                          const Authenticator& auth) const {
   try {
-    // One parser per I/O thread: it keeps its buffers between requests.
-    thread_local simdjson::dom::parser parser;
-    simdjson::dom::element root;
-    if (!body.empty() && parser.parse(body.data(), body.size()).get(root) != simdjson::SUCCESS) {
-      throw ApiError::serialization();
-    }
+    // One document per I/O thread: it keeps its memory between requests.
+    thread_local JsonDocument document;
+    struct Release {
+      ~Release() { document.clear(); }
+    } release;
+    if (!body.empty() && !document.parse(body)) throw ApiError::serialization();
     Operation operation = find_operation(target);
     if (!operation) throw ApiError::unknown_operation();
     auth.authenticate();
     if (body.empty()) throw ApiError::serialization();
-    if (root.type() != simdjson::dom::element_type::OBJECT) {
+    if (!document.root().IsObject()) {
       throw ApiError::serialization("Start of list found where not expected");
     }
     Context ctx{engine_, options_};
-    return Response{200, operation(ctx, JsonObject(root.get_object().value()))};
+    return Response{200, operation(ctx, JsonObject(document.root()))};
   } catch (const ApiError& e) {
     return error_response(e);
   } catch (const storage::StorageError& e) {

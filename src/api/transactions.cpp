@@ -21,37 +21,24 @@ constexpr std::size_t kMaxTransactItems = 100;
 
 // A canonical rendering of JSON (object members sorted), so that two requests that differ
 // only in member order have the same fingerprint (§7.6 idempotency).
-void canonical(simdjson::dom::element e, std::string* out);
-
-void canonical(simdjson::dom::object object, std::string* out) {
-  std::vector<std::pair<std::string_view, simdjson::dom::element>> members;
-  for (auto [k, v] : object) members.emplace_back(k, v);
-  std::sort(members.begin(), members.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  out->push_back('{');
-  for (const auto& [k, v] : members) {
-    out->append(k);
-    out->push_back(':');
-    canonical(v, out);
-    out->push_back(',');
-  }
-  out->push_back('}');
-}
-
-void canonical(simdjson::dom::element e, std::string* out) {
-  using simdjson::dom::element_type;
-  if (e.type() == element_type::OBJECT) {
-    canonical(e.get_object().value(), out);
-  } else if (e.type() == element_type::ARRAY) {
-    out->push_back('[');
-    const simdjson::dom::array array = e.get_array().value();
-    for (simdjson::dom::element v : array) {
-      canonical(v, out);
-      out->push_back(',');
+void canonical(const JsonValue& e, JsonWriter& w) {
+  if (e.IsObject()) {
+    std::vector<std::pair<std::string_view, const JsonValue*>> members;
+    for (auto [key, value] : JsonObject(e)) members.emplace_back(key, &value);
+    std::sort(members.begin(), members.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    w.StartObject();
+    for (const auto& [key, value] : members) {
+      write_key(w, key);
+      canonical(*value, w);
     }
-    out->push_back(']');
+    w.EndObject();
+  } else if (e.IsArray()) {
+    w.StartArray();
+    for (const JsonValue& v : JsonArray(e)) canonical(v, w);
+    w.EndArray();
   } else {
-    out->append(simdjson::to_string(e));
+    e.Accept(w);
   }
 }
 
@@ -103,8 +90,7 @@ std::string transact_write_items(const Context& ctx, const JsonObject& request) 
         check_table_name_or_arn(coral, table_name, path + ".tableName");
         action.table_name = std::string(table_name.value_or(""));
         auto item_json = spec->element(kind == Action::Kind::kPut ? "Item" : "Key");
-        coral.require(item_json.has_value(),
-                      path + (kind == Action::Kind::kPut ? ".item" : ".key"));
+        coral.require(item_json != nullptr, path + (kind == Action::Kind::kPut ? ".item" : ".key"));
         if (item_json) action.item = decode_item(*item_json, validation);
         if (kind == Action::Kind::kConditionCheck) {
           coral.require(spec->has("ConditionExpression"), path + ".conditionExpression");
@@ -179,8 +165,11 @@ std::string transact_write_items(const Context& ctx, const JsonObject& request) 
   std::string token_key;
   if (token) {
     token_key = std::string(*token);
-    std::string fingerprint, previous;
-    canonical(request.raw(), &fingerprint);
+    JsonOut canonical_request;
+    JsonWriter writer(canonical_request);
+    canonical(request.raw(), writer);
+    const std::string fingerprint = json_text(canonical_request);
+    std::string previous;
     switch (tokens.begin(token_key, fingerprint, &previous)) {
       case engine::TransactionTokens::State::kNew:
         break;
@@ -323,7 +312,7 @@ std::string transact_get_items(const Context& ctx, const JsonObject& request) {
       check_table_name_or_arn(coral, table_name, path + ".tableName");
       g.table_name = std::string(table_name.value_or(""));
       auto key_json = spec->element("Key");
-      coral.require(key_json.has_value(), path + ".key");
+      coral.require(key_json != nullptr, path + ".key");
       if (key_json) g.key = decode_item(*key_json, validation);
       g.expressions->read_maps(*spec, validation);
       gets.push_back(std::move(g));

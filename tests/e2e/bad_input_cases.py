@@ -244,7 +244,7 @@ def nesting_cases():
     ]
     for name, op, body in raw:
         out.append(Case(f"raw-{name}", op, body, BARE))
-    # Around the parser's depth limit (1024 with simdjson): either way a clean answer.
+    # Around the parser's depth limit (JsonDocument::kMaxDepth, 1024): either way a clean answer.
     for d in (1022, 1023, 1024, 1025):
         out.append(Case(f"raw-total-depth-{d + 1}", "ListTables", b'{"X":' + deep_arr(d) + b"}",
                         CLEAN))

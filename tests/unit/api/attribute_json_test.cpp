@@ -8,8 +8,9 @@ namespace {
 // Decodes `json` as one AttributeValue; returns the first validation message ("" if none)
 // or "Serialization: <message>" when a SerializationException was thrown.
 std::string decode_error(std::string_view json) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element e = parser.parse(json.data(), json.size()).value();
+  JsonDocument document;
+  EXPECT_TRUE(document.parse(json)) << json;
+  const JsonValue& e = document.root();
   Validation v;
   try {
     decode_value(e, v);
@@ -20,8 +21,9 @@ std::string decode_error(std::string_view json) {
 }
 
 AttributeValue decode(std::string_view json) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element e = parser.parse(json.data(), json.size()).value();
+  JsonDocument document;
+  EXPECT_TRUE(document.parse(json)) << json;
+  const JsonValue& e = document.root();
   Validation v;
   AttributeValue value = decode_value(e, v);
   EXPECT_FALSE(v.failed()) << *v.message();
