@@ -7,12 +7,17 @@
 #include <filesystem>
 #include <string>
 
+#include "storage/rocksdb/module.h"
 #include "storage/storage.h"
 
 namespace kumo::storage {
 namespace {
 
-using OpenFunction = Storage* (*)(const Options&);
+using OpenFunction = decltype(&kumo_open_rocksdb);
+
+[[noreturn]] void throw_storage_error(const char* message) {
+  throw StorageError(message);
+}
 
 // Where the module is: beside the running executable.
 std::filesystem::path module_path() {
@@ -42,7 +47,7 @@ OpenFunction load() {
 std::unique_ptr<Storage> open_rocksdb(const Options& options) {
   // Loaded once; a failed load throws and is tried again by the next call.
   static const OpenFunction open = load();
-  return std::unique_ptr<Storage>(open(options));
+  return std::unique_ptr<Storage>(open(options, throw_storage_error));
 }
 
 }  // namespace kumo::storage

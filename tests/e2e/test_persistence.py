@@ -250,3 +250,19 @@ def test_rocksdb_back_end_is_a_module_beside_the_binary(kumo_bin, tmp_path):
         assert srv.client().list_tables()["TableNames"] == ["kept"]
     finally:
         srv.kill()
+
+
+def test_a_data_directory_in_use_refuses_a_second_server(start_server, kumo_bin, tmp_path):
+    """RocksDB locks its directory: a second server on it exits with RocksDB's own reason,
+    reported by the back end module, and the first keeps serving its data."""
+    data = tmp_path / "data"
+    first = start_server(data_dir=data)
+    first.client().create_table(**create_table_args("held"))
+    wait_table_active(first.client(), "held")
+
+    done = subprocess.run([kumo_bin, "serve", "--port", str(free_port()), "--data-dir",
+                           str(data)], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1
+    assert (f"cannot open data directory {data}: IO error: While lock file: {data}/LOCK: "
+            "Resource temporarily unavailable") in done.stderr
+    assert first.client().list_tables()["TableNames"] == ["held"]

@@ -1,6 +1,9 @@
 // The durable back end: one RocksDB instance per data directory, WAL always on. Built as
 // the module kumo-rocksdb.so, which open_rocksdb loads on first use (rocksdb_module.cpp):
 // a server in memory never maps RocksDB, nor runs its static initializers.
+#include <cstdlib>
+#include <string>
+
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
@@ -10,6 +13,7 @@
 #include <rocksdb/write_batch.h>
 
 #include "storage/counter.h"
+#include "storage/rocksdb/module.h"
 #include "storage/storage.h"
 
 namespace kumo::storage {
@@ -35,8 +39,16 @@ class Int64AddOperator : public rocksdb::AssociativeMergeOperator {
   const char* Name() const override { return "kumo.Int64Add"; }
 };
 
+// How the module reports an error (module.h): the executable throws, never the module.
+kumo_rocksdb_fail_function fail_with = nullptr;
+
+[[noreturn]] void fail(const std::string& message) {
+  fail_with(message.c_str());
+  std::abort();  // fail_with throws; never reached
+}
+
 void check(const rocksdb::Status& status) {
-  if (!status.ok()) throw StorageError(status.ToString());
+  if (!status.ok()) fail(status.ToString());
 }
 
 rocksdb::Slice slice(std::string_view s) {
@@ -60,7 +72,7 @@ class RocksSnapshot : public Snapshot {
 const rocksdb::Snapshot* unwrap(const Snapshot* snapshot) {
   if (snapshot == nullptr) return nullptr;
   const auto* rocks = dynamic_cast<const RocksSnapshot*>(snapshot);
-  if (rocks == nullptr) throw StorageError("snapshot belongs to another storage back end");
+  if (rocks == nullptr) fail("snapshot belongs to another storage back end");
   return rocks->get();
 }
 
@@ -204,6 +216,8 @@ class RocksStorage : public Storage {
 }  // namespace kumo::storage
 
 // The module's one exported symbol (kumo-rocksdb.map); the caller owns the result.
-extern "C" kumo::storage::Storage* kumo_open_rocksdb(const kumo::storage::Options& options) {
+extern "C" kumo::storage::Storage* kumo_open_rocksdb(const kumo::storage::Options& options,
+                                                     kumo_rocksdb_fail_function fail) {
+  kumo::storage::fail_with = fail;
   return new kumo::storage::RocksStorage(options);
 }
