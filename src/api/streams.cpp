@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 #include <xxhash.h>
 
-#include <cmath>
 #include <tuple>
 
 #include "api/operations.h"
@@ -91,7 +90,7 @@ std::string checksum(std::string_view text) {
 }
 
 std::string make_iterator(std::string_view arn, std::string_view shard_id, std::uint64_t position) {
-  const auto issued = static_cast<std::int64_t>(std::llround(now_seconds() * 1000));
+  const std::int64_t issued = epoch_milliseconds(now_seconds());
   std::string text = fmt::format("{}|{}|{}|{}", arn, shard_id, position, issued);
   return text + "|" + checksum(text);
 }

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <tuple>
@@ -13,6 +12,7 @@
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
 #include "engine/catalog.h"
+#include "model/clock.h"
 
 namespace kumo::engine {
 namespace {
@@ -109,11 +109,11 @@ Item to_record(const StreamInfo& s) {
   r["label"] = str(s.label);
   r["view_type"] = str(s.view_type);
   r["key_schema"] = key_schema_value(s.key_schema);
-  r["created_ms"] = num(static_cast<std::uint64_t>(std::llround(s.created * 1000)));
+  r["created_ms"] = num(static_cast<std::uint64_t>(epoch_milliseconds(s.created)));
   r["start"] = num(s.start);
   if (s.end) {
     r["end"] = num(*s.end);
-    r["closed_ms"] = num(static_cast<std::uint64_t>(std::llround(s.closed_at * 1000)));
+    r["closed_ms"] = num(static_cast<std::uint64_t>(epoch_milliseconds(s.closed_at)));
   }
   r["trimmed_before"] = num(s.trimmed_before);
   return r;
@@ -148,11 +148,11 @@ Item keys_of(const KeySchema& key, const Item& item) {
 std::string StreamInfo::shard_id() const {
   const std::string identity = table_name + "/" + label;
   const auto suffix = static_cast<std::uint32_t>(XXH3_64bits(identity.data(), identity.size()));
-  return fmt::format("shardId-{:020}-{:08x}", std::llround(created * 1000), suffix);
+  return fmt::format("shardId-{:020}-{:08x}", epoch_milliseconds(created), suffix);
 }
 
 std::string stream_label(double epoch_seconds) {
-  const auto ms = static_cast<std::int64_t>(std::llround(epoch_seconds * 1000));
+  const std::int64_t ms = epoch_milliseconds(epoch_seconds);
   const std::time_t secs = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
   gmtime_r(&secs, &tm);

@@ -6,7 +6,6 @@
 // reaper reads the schedule up to now instead of scanning the table.
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
@@ -40,7 +39,7 @@ Item key_attributes(const TableDefinition& table, const Item& item) {
 }
 
 AttributeValue seconds_value(double seconds) {
-  return AttributeValue::number(Decimal::from_int(static_cast<long long>(std::floor(seconds))));
+  return AttributeValue::number(Decimal::from_int(epoch_whole_seconds(seconds)));
 }
 
 // Whether `item`'s TTL attribute says it is expired at `now` and may be deleted.
