@@ -183,6 +183,8 @@ struct Measured {
   RunResult result;
   double window_s = 0;
   std::optional<double> server_cpu_s;
+  // Time the server was ready to run but waited for a core held by something else.
+  std::optional<double> server_wait_s;
   std::uint64_t server_rss_kib = 0;        // at the end
   std::uint64_t server_rss_start_kib = 0;  // when the measured window opened
   std::uint64_t server_rss_max_kib = 0;    // highest of the samples, one a second
@@ -221,6 +223,7 @@ Measured measure(const Settings& settings, const Endpoint& endpoint, const Workl
     // Samples at the window's edges, from a thread that is otherwise asleep.
     std::this_thread::sleep_until(options.measure_from);
     const auto server_before = cpu_time(server);
+    const auto server_wait_before = run_queue_wait(server);
     const auto client_before = own_cpu_time();
     const auto machine_before = machine_busy_time();
     const auto from = Clock::now();
@@ -236,10 +239,14 @@ Measured measure(const Settings& settings, const Endpoint& endpoint, const Workl
     }
     std::this_thread::sleep_until(options.measure_until);
     const auto server_after = cpu_time(server);
+    const auto server_wait_after = run_queue_wait(server);
     const auto client_after = own_cpu_time();
     const auto machine_after = machine_busy_time();
     measured.window_s = seconds(Clock::now() - from);
-    if (!server.empty()) measured.server_cpu_s = seconds(server_after - server_before);
+    if (!server.empty()) {
+      measured.server_cpu_s = seconds(server_after - server_before);
+      measured.server_wait_s = seconds(server_wait_after - server_wait_before);
+    }
     measured.client_cpu_s = seconds(client_after - client_before);
     measured.machine_cpu_s = seconds(machine_after - machine_before);
   });
@@ -296,6 +303,8 @@ void print_human(const Settings& settings, const Measured& m) {
     fmt::print("  others CPU  {:.1f}% of a core used by other processes meanwhile{}\n",
                100 * m.others_cpu_s() / m.window_s,
                m.others_cpu_s() > 0.1 * m.window_s ? " (the figures are disturbed)" : "");
+    fmt::print("  core taken  {:.1f} ms: the server was ready but waited for its core\n",
+               1e3 * m.server_wait_s.value_or(0));
   }
   const double client_pct = 100 * m.client_cpu_s / m.window_s;
   fmt::print("  client CPU  {:.1f}% of a core, {:.1f} us per answer{}\n", client_pct,
@@ -369,6 +378,7 @@ void print_json(const Settings& settings, const Measured& m) {
     u64("server_rss_start_kib", m.server_rss_start_kib);
     u64("server_rss_max_kib", m.server_rss_max_kib);
     num("others_cpu_pct", 100 * m.others_cpu_s() / m.window_s);
+    num("server_wait_ms", 1e3 * m.server_wait_s.value_or(0));
   }
   num("client_cpu_pct", 100 * m.client_cpu_s / m.window_s);
   num("client_cpu_us_per_op", r.ok ? 1e6 * m.client_cpu_s / static_cast<double>(r.ok) : 0);

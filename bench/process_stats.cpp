@@ -67,6 +67,21 @@ std::chrono::nanoseconds cpu_time(const std::vector<pid_t>& pids) {
       static_cast<std::int64_t>(ticks * 1'000'000'000ULL / ticks_per_second));
 }
 
+std::chrono::nanoseconds run_queue_wait(const std::vector<pid_t>& pids) {
+  std::uint64_t waited = 0;
+  for (const pid_t pid : pids) {
+    std::error_code error;
+    const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+    for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
+      // Time on the CPU, time waiting on a run queue (both in ns), time slices.
+      std::ifstream file(task.path() / "schedstat");
+      std::uint64_t on_cpu = 0, waiting = 0;
+      if (file >> on_cpu >> waiting) waited += waiting;
+    }
+  }
+  return std::chrono::nanoseconds(static_cast<std::int64_t>(waited));
+}
+
 std::uint64_t rss_kib(const std::vector<pid_t>& pids) {
   std::uint64_t total = 0;
   for (const pid_t pid : pids) {

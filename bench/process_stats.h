@@ -18,6 +18,11 @@ std::vector<pid_t> process_tree(pid_t root);
 // exited count as zero.
 std::chrono::nanoseconds cpu_time(const std::vector<pid_t>& pids);
 
+// Time the threads of `pids` have spent so far ready to run but waiting for a core, added
+// up (/proc/PID/task/TID/schedstat): while it grows, something else holds the core the
+// server wants. Threads that have exited count as zero.
+std::chrono::nanoseconds run_queue_wait(const std::vector<pid_t>& pids);
+
 // Resident set size of `pids` added up, in KiB. Shared pages are counted once per
 // process, so for several processes this overstates a little.
 std::uint64_t rss_kib(const std::vector<pid_t>& pids);

@@ -118,7 +118,9 @@ int serve(const ServeOptions& options) {
   service_options.ttl_cooldown = options.ttl_cooldown;
   service.emplace(engine, service_options);
 
-  server->start();
+  // The socket listens from here on: a client that connects now is answered as soon as the
+  // I/O threads start, and they start last, so that start-up work no longer competes with
+  // them for the core.
   spdlog::info("kumo {} listening on {}:{} ({}, {} I/O threads)", KUMO_VERSION, server->address(),
                server->port(),
                options.in_memory ? std::string("in memory") : "data: " + options.data_dir,
@@ -135,6 +137,7 @@ int serve(const ServeOptions& options) {
   signals.async_wait([](const boost::system::error_code& ec, int signal_number) {
     if (!ec) spdlog::info("{} received, stopping", signal_number == SIGINT ? "SIGINT" : "SIGTERM");
   });
+  server->start();
   signals_io.run();
 
   server->stop();
