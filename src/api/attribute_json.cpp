@@ -224,10 +224,8 @@ std::string base64_encode(std::string_view bytes) {
 }
 
 void JsonValueWriter::scalar(AttrType type, std::string_view text) {
-  w_.StartObject();
-  write_key(w_, type_name(type));
-  write_string(w_, type == AttrType::B ? std::string_view(base64_encode(text)) : text);
-  w_.EndObject();
+  w_.TaggedString(type_name(type),
+                  type == AttrType::B ? std::string_view(base64_encode(text)) : text);
 }
 
 void JsonValueWriter::boolean(bool value) {

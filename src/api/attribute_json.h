@@ -44,7 +44,28 @@ Item decode_item(const JsonValue& json, Validation& validation);
 // once per string and scans strings for characters to escape 16 bytes at a time
 // (RAPIDJSON_SSE2, set for every user of this header by the build).
 using JsonOut = rapidjson::StringBuffer;
-using JsonWriter = rapidjson::Writer<JsonOut>;
+
+// rapidjson's Writer, which also writes DynamoDB's most frequent value, an object of one
+// string member ({"S":"text"}), in one step: without the nesting bookkeeping that the
+// Writer spends on a one-member object, about a third of what writing a scalar costs.
+class JsonWriter : public rapidjson::Writer<JsonOut> {
+ public:
+  using rapidjson::Writer<JsonOut>::Writer;
+
+  // Writes {"<tag>":"<text>"} as the next value. `tag` must need no escaping.
+  void TaggedString(std::string_view tag, std::string_view text) {
+    Prefix(rapidjson::kObjectType);
+    rapidjson::PutReserve(*os_, tag.size() + 5);
+    rapidjson::PutUnsafe(*os_, '{');
+    rapidjson::PutUnsafe(*os_, '"');
+    for (const char c : tag) rapidjson::PutUnsafe(*os_, c);
+    rapidjson::PutUnsafe(*os_, '"');
+    rapidjson::PutUnsafe(*os_, ':');
+    WriteString(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+    os_->Put('}');
+    EndValue(true);
+  }
+};
 inline std::string json_text(const JsonOut& out) {
   return {out.GetString(), out.GetSize()};
 }
