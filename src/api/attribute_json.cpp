@@ -59,20 +59,6 @@ std::string base64_decode(std::string_view text) {
   return out;
 }
 
-bool coerce_bool(const JsonValue& e, bool* out) {
-  if (e.IsBool()) {
-    *out = e.GetBool();
-    return true;
-  }
-  if (e.IsString()) {
-    std::string s(json_string(e));
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (s == "true" || s == "1" || s == "yes") return *out = true, true;
-    if (s == "false" || s == "0" || s == "no") return *out = false, true;
-  }
-  return false;
-}
-
 std::string_view as_string(const JsonValue& e) {
   if (!e.IsString()) throw_not_string(e);
   return json_string(e);
@@ -160,13 +146,9 @@ AttributeValue decode_at(const JsonValue& json, Validation& v, int depth) {
     } else if (key == "B") {
       result = AttributeValue::binary(base64_decode(as_string(member)));
     } else if (key == "BOOL") {
-      bool b = false;
-      if (!coerce_bool(member, &b)) throw_not_boolean(member);
-      result = AttributeValue::boolean(b);
+      result = AttributeValue::boolean(as_boolean(member));
     } else if (key == "NULL") {
-      bool b = false;
-      if (!coerce_bool(member, &b)) throw_not_boolean(member);
-      if (!b)
+      if (!as_boolean(member))
         v.fail(std::string(kInvalid) + "Null attribute value types must have the value of true");
       result = AttributeValue::null();
     } else if (key == "M") {

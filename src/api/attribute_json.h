@@ -46,8 +46,8 @@ Item decode_item(const JsonValue& json, Validation& validation);
 using JsonOut = rapidjson::StringBuffer;
 
 // rapidjson's Writer, which also writes DynamoDB's most frequent value, an object of one
-// string member ({"S":"text"}), in one step: without the nesting bookkeeping that the
-// Writer spends on a one-member object, about a third of what writing a scalar costs.
+// string member ({"S":"text"}), in one step, without the nesting bookkeeping the Writer
+// spends on a one-member object (14% of the instructions writing a page of items).
 class JsonWriter : public rapidjson::Writer<JsonOut> {
  public:
   using rapidjson::Writer<JsonOut>::Writer;

@@ -67,10 +67,6 @@ class CheckedBuilder {
   int depth_ = 0;
 };
 
-bool is_null(const JsonValue& e) {
-  return e.IsNull();
-}
-
 // "NUMBER_VALUE" / "DECIMAL_VALUE" / "TRUE_VALUE" / ... as Jackson names JSON tokens.
 std::string_view token_name(const JsonValue& e) {
   if (e.IsDouble()) return "DECIMAL_VALUE";
@@ -154,7 +150,7 @@ JsonObject::JsonObject() : object_(&empty_object()) {}
 const JsonValue* JsonObject::element(std::string_view key) const {
   const JsonValue name(rapidjson::StringRef(key.data(), key.size()));
   const auto found = object_->FindMember(name);
-  if (found == object_->MemberEnd() || is_null(found->value)) return nullptr;
+  if (found == object_->MemberEnd() || found->value.IsNull()) return nullptr;
   return &found->value;
 }
 
@@ -192,17 +188,21 @@ std::optional<std::int64_t> JsonObject::integer(std::string_view key,
       fmt::format("{} cannot be converted to {}", token_name(*e), java_type));
 }
 
-std::optional<bool> JsonObject::boolean(std::string_view key) const {
-  const JsonValue* e = element(key);
-  if (!e) return std::nullopt;
-  if (e->IsBool()) return e->GetBool();
-  if (e->IsString()) {
-    std::string s(json_string(*e));
+bool as_boolean(const JsonValue& value) {
+  if (value.IsBool()) return value.GetBool();
+  if (value.IsString()) {
+    std::string s(json_string(value));
     for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (s == "true" || s == "1" || s == "yes") return true;
     if (s == "false" || s == "0" || s == "no") return false;
   }
-  throw_not_boolean(*e);
+  throw_not_boolean(value);
+}
+
+std::optional<bool> JsonObject::boolean(std::string_view key) const {
+  const JsonValue* e = element(key);
+  if (!e) return std::nullopt;
+  return as_boolean(*e);
 }
 
 std::optional<JsonObject> JsonObject::object(std::string_view key) const {
@@ -222,7 +222,7 @@ std::optional<JsonArray> JsonObject::array(std::string_view key) const {
 std::vector<std::optional<JsonObject>> JsonArray::objects() const {
   std::vector<std::optional<JsonObject>> out;
   for (const JsonValue& e : *this) {
-    if (is_null(e)) {
+    if (e.IsNull()) {
       out.emplace_back();
     } else if (e.IsObject()) {
       out.emplace_back(JsonObject(e));
@@ -236,7 +236,7 @@ std::vector<std::optional<JsonObject>> JsonArray::objects() const {
 std::vector<std::optional<std::string_view>> JsonArray::strings() const {
   std::vector<std::optional<std::string_view>> out;
   for (const JsonValue& e : *this) {
-    if (is_null(e)) {
+    if (e.IsNull()) {
       out.emplace_back();
     } else if (e.IsString()) {
       out.emplace_back(json_string(e));

@@ -125,6 +125,10 @@ class JsonArray {
 [[noreturn]] void throw_not_boolean(const JsonValue& value);
 [[noreturn]] void throw_not_array(const JsonValue& value);
 
+// A value read as a boolean: true or false, or one of the strings true/false/1/0/yes/no in
+// any case, which DynamoDB's deserializer coerces; anything else throws throw_not_boolean.
+bool as_boolean(const JsonValue& value);
+
 // Collects model-constraint violations and reports them as one ValidationException:
 // "N validation error(s) detected: Value '<v>' at '<path>' failed to satisfy constraint:
 // <c>; ..." (at most 10 listed).
