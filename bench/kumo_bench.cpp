@@ -190,11 +190,18 @@ struct Measured {
   std::uint64_t server_rss_max_kib = 0;    // highest of the samples, one a second
   double client_cpu_s = 0;
   double machine_cpu_s = 0;  // all cores, everything that ran
+  // Threads of other processes, kernel threads included, that ran during the window, the
+  // busiest first: what took the server's core when it waited.
+  std::vector<ThreadTime> others;
 
   // CPU time used by processes other than the server and this one: a measure of how far
-  // the figures were disturbed. Meaningful only when the server's pid is known.
+  // the figures were disturbed. Meaningful only when the server's pid is known. The
+  // machine's counters are in ticks but see processes that came and went within the
+  // window; the threads' own counters are exact but miss those, so the larger counts.
   double others_cpu_s() const {
-    return std::max(0.0, machine_cpu_s - client_cpu_s - server_cpu_s.value_or(0));
+    double threads_s = 0;
+    for (const auto& thread : others) threads_s += seconds(thread.on_cpu);
+    return std::max({0.0, machine_cpu_s - client_cpu_s - server_cpu_s.value_or(0), threads_s});
   }
 };
 
@@ -226,6 +233,7 @@ Measured measure(const Settings& settings, const Endpoint& endpoint, const Workl
     const auto server_wait_before = run_queue_wait(server);
     const auto client_before = own_cpu_time();
     const auto machine_before = machine_busy_time();
+    const auto threads_before = all_thread_times();
     const auto from = Clock::now();
     if (!server.empty()) {
       // RSS once a second through the window: a soak shows whether memory stays flat.
@@ -242,6 +250,7 @@ Measured measure(const Settings& settings, const Endpoint& endpoint, const Workl
     const auto server_wait_after = run_queue_wait(server);
     const auto client_after = own_cpu_time();
     const auto machine_after = machine_busy_time();
+    const auto threads_after = all_thread_times();
     measured.window_s = seconds(Clock::now() - from);
     if (!server.empty()) {
       measured.server_cpu_s = seconds(server_after - server_before);
@@ -249,6 +258,9 @@ Measured measure(const Settings& settings, const Endpoint& endpoint, const Workl
     }
     measured.client_cpu_s = seconds(client_after - client_before);
     measured.machine_cpu_s = seconds(machine_after - machine_before);
+    std::vector<pid_t> excluded = server;
+    excluded.push_back(getpid());
+    measured.others = busiest_threads_between(threads_before, threads_after, excluded);
   });
   measured.result = run_threads(
       options, settings.threads,
@@ -303,6 +315,13 @@ void print_human(const Settings& settings, const Measured& m) {
     fmt::print("  others CPU  {:.1f}% of a core used by other processes meanwhile{}\n",
                100 * m.others_cpu_s() / m.window_s,
                m.others_cpu_s() > 0.1 * m.window_s ? " (the figures are disturbed)" : "");
+    std::string busiest;
+    for (std::size_t i = 0; i < m.others.size() && i < 4 && m.others[i].on_cpu >= milliseconds(1);
+         ++i) {
+      busiest += fmt::format("{}{} {:.1f} ms", i ? ", " : "", m.others[i].name,
+                             1e3 * seconds(m.others[i].on_cpu));
+    }
+    if (!busiest.empty()) fmt::print("              busiest: {}\n", busiest);
     fmt::print("  core taken  {:.1f} ms: the server was ready but waited for its core\n",
                1e3 * m.server_wait_s.value_or(0));
   }
@@ -379,6 +398,16 @@ void print_json(const Settings& settings, const Measured& m) {
     u64("server_rss_max_kib", m.server_rss_max_kib);
     num("others_cpu_pct", 100 * m.others_cpu_s() / m.window_s);
     num("server_wait_ms", 1e3 * m.server_wait_s.value_or(0));
+    w.Key("others_busiest");
+    w.StartArray();
+    for (std::size_t i = 0; i < m.others.size() && i < 8; ++i) {
+      w.StartObject();
+      w.Key("name");
+      w.String(m.others[i].name.c_str());
+      num("cpu_ms", 1e3 * seconds(m.others[i].on_cpu));
+      w.EndObject();
+    }
+    w.EndArray();
   }
   num("client_cpu_pct", 100 * m.client_cpu_s / m.window_s);
   num("client_cpu_us_per_op", r.ok ? 1e6 * m.client_cpu_s / static_cast<double>(r.ok) : 0);

@@ -475,7 +475,12 @@ def print_targets(res):
                 f"{p99:.2f} ms ≤ {OPEN_LOOP_P99_MS:g} ms, {verdict(p99 <= OPEN_LOOP_P99_MS)}")
         if "server_wait_ms" in open_loop:
             line += (f" (the server's core was taken from it for {open_loop['server_wait_ms']:.1f} "
-                     f"ms of the {open_loop['window_s']:.0f} s)")
+                     f"ms of the {open_loop['window_s']:.0f} s")
+            busiest = [t for t in open_loop.get("others_busiest", []) if t["cpu_ms"] >= 1][:3]
+            if busiest:
+                line += "; other threads that ran: " + ", ".join(
+                    f"{t['name']} {t['cpu_ms']:.1f} ms" for t in busiest)
+            line += ")"
         lines.append(line)
     else:
         lines.append("open-loop p99 ≤ 1 ms: not checked (no open-loop run)")

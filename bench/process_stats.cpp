@@ -82,6 +82,48 @@ std::chrono::nanoseconds run_queue_wait(const std::vector<pid_t>& pids) {
   return std::chrono::nanoseconds(static_cast<std::int64_t>(waited));
 }
 
+std::vector<ThreadTime> all_thread_times() {
+  std::vector<ThreadTime> threads;
+  std::error_code error;
+  for (const auto& process : std::filesystem::directory_iterator("/proc", error)) {
+    const std::string pid = process.path().filename();
+    if (pid.empty() || !std::all_of(pid.begin(), pid.end(), ::isdigit)) continue;
+    std::error_code task_error;
+    for (const auto& task :
+         std::filesystem::directory_iterator(process.path() / "task", task_error)) {
+      ThreadTime thread;
+      thread.process = static_cast<pid_t>(std::stol(pid));
+      thread.thread = static_cast<pid_t>(std::stol(task.path().filename()));
+      std::ifstream schedstat(task.path() / "schedstat");
+      std::uint64_t on_cpu = 0;
+      if (!(schedstat >> on_cpu)) continue;  // exited meanwhile
+      thread.on_cpu = std::chrono::nanoseconds(static_cast<std::int64_t>(on_cpu));
+      std::ifstream comm(task.path() / "comm");
+      std::getline(comm, thread.name);
+      threads.push_back(std::move(thread));
+    }
+  }
+  return threads;
+}
+
+std::vector<ThreadTime> busiest_threads_between(const std::vector<ThreadTime>& before,
+                                                const std::vector<ThreadTime>& after,
+                                                const std::vector<pid_t>& excluded) {
+  std::unordered_map<pid_t, std::chrono::nanoseconds> earlier;
+  for (const auto& thread : before) earlier[thread.thread] = thread.on_cpu;
+  std::vector<ThreadTime> busy;
+  for (const auto& thread : after) {
+    if (std::find(excluded.begin(), excluded.end(), thread.process) != excluded.end()) continue;
+    const auto found = earlier.find(thread.thread);
+    ThreadTime used = thread;
+    if (found != earlier.end()) used.on_cpu -= found->second;
+    if (used.on_cpu.count() > 0) busy.push_back(std::move(used));
+  }
+  std::sort(busy.begin(), busy.end(),
+            [](const ThreadTime& a, const ThreadTime& b) { return a.on_cpu > b.on_cpu; });
+  return busy;
+}
+
 std::uint64_t rss_kib(const std::vector<pid_t>& pids) {
   std::uint64_t total = 0;
   for (const pid_t pid : pids) {

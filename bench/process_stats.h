@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace kumo::bench {
@@ -22,6 +23,25 @@ std::chrono::nanoseconds cpu_time(const std::vector<pid_t>& pids);
 // up (/proc/PID/task/TID/schedstat): while it grows, something else holds the core the
 // server wants. Threads that have exited count as zero.
 std::chrono::nanoseconds run_queue_wait(const std::vector<pid_t>& pids);
+
+// One thread of any process on the machine, kernel threads included, and the CPU time it
+// has used so far (/proc/PID/task/TID/schedstat, in nanoseconds).
+struct ThreadTime {
+  pid_t process = 0;
+  pid_t thread = 0;
+  std::string name;  // the thread's command name, e.g. "kdamond.0" or "ksoftirqd/0"
+  std::chrono::nanoseconds on_cpu{0};
+};
+
+// Every thread alive now, in no particular order.
+std::vector<ThreadTime> all_thread_times();
+
+// The threads outside `excluded` (process ids) that used CPU between two snapshots from
+// all_thread_times(), the busiest first, each with the CPU it used in between. A thread
+// that exited in between is missed; one that started in between counts all its time.
+std::vector<ThreadTime> busiest_threads_between(const std::vector<ThreadTime>& before,
+                                                const std::vector<ThreadTime>& after,
+                                                const std::vector<pid_t>& excluded);
 
 // Resident set size of `pids` added up, in KiB. Shared pages are counted once per
 // process, so for several processes this overstates a little.
