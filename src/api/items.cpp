@@ -263,7 +263,7 @@ std::string get_item(const Context& ctx, const JsonObject& request) {
   // Written as stored unless a projection must look into it.
   std::optional<engine::StoredItem> item = ctx.engine.get_stored(*table, key);
   const double units = read_capacity_units(item ? item->size() : 0, consistent);
-  JsonOut out;
+  JsonOut out(nullptr, json_capacity(item ? item->size() : 0));
   JsonWriter w(out);
   w.StartObject();
   if (item) {

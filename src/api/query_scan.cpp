@@ -273,11 +273,11 @@ std::vector<std::string> key_names(const TableDefinition& table) {
 std::string page_response(const ReadRequest& r, const RequestExpressions& expressions,
                           const engine::Page& page, const std::optional<BuiltItems>& built,
                           const ConsumedCapacity& capacity) {
-  JsonOut out;
+  const bool count_only = r.select == "COUNT";
+  JsonOut out(nullptr, json_capacity(count_only ? 0 : page.bytes_read));
   JsonWriter w(out);
   w.StartObject();
   std::size_t count = 0;
-  const bool count_only = r.select == "COUNT";
   if (!count_only) {
     write_key(w, "Items");
     w.StartArray();

@@ -201,9 +201,13 @@ bool decode(std::string_view* in, AttributeValue* out, int depth) {
   return false;
 }
 
-bool walk(std::string_view* in, ValueVisitor& visitor, int depth);
+// Templates on the visitor, so that a final one (SizeCounter) has its calls bound at
+// compile time.
+template <class Visitor>
+bool walk(std::string_view* in, Visitor& visitor, int depth);
 
-bool walk_members(std::string_view* in, ValueVisitor& visitor, int depth) {
+template <class Visitor>
+bool walk_members(std::string_view* in, Visitor& visitor, int depth) {
   std::uint64_t count = 0;
   if (!read_count(in, &count)) return false;
   for (std::uint64_t i = 0; i < count; ++i) {
@@ -215,7 +219,8 @@ bool walk_members(std::string_view* in, ValueVisitor& visitor, int depth) {
   return true;
 }
 
-bool walk(std::string_view* in, ValueVisitor& visitor, int depth) {
+template <class Visitor>
+bool walk(std::string_view* in, Visitor& visitor, int depth) {
   if (depth > kMaxDepth || in->empty()) return false;
   const auto type = static_cast<AttrType>(in->front());
   in->remove_prefix(1);
@@ -272,6 +277,10 @@ bool walk(std::string_view* in, ValueVisitor& visitor, int depth) {
 
 bool walk_item(std::string_view in, ValueVisitor& visitor) {
   return walk_members(&in, visitor, 0) && in.empty();
+}
+
+bool walk_item(std::string_view in, SizeCounter& counter) {
+  return walk_members(&in, counter, 0) && in.empty();
 }
 
 void encode_item(const Item& item, std::string* out) {

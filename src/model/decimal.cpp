@@ -182,6 +182,45 @@ std::size_t Decimal::size_bytes() const {
   return 1 + static_cast<std::size_t>(pairs) + (negative_ ? 1 : 0);
 }
 
+std::optional<std::size_t> Decimal::canonical_size_bytes(std::string_view text) {
+  const bool negative = !text.empty() && text.front() == '-';
+  if (negative) text.remove_prefix(1);
+  if (text == "0") return negative ? std::nullopt : std::optional<std::size_t>(1);
+  const std::size_t point = text.find('.');
+  const std::string_view whole = text.substr(0, point);
+  const std::string_view fraction =
+      point == std::string_view::npos ? std::string_view() : text.substr(point + 1);
+  const auto digits = [](std::string_view part) {
+    return std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  // Canonical: no leading zero but the one before a fraction, a fraction ending in a
+  // non-zero digit; longer text is out of range anyway (and keeps the weights small).
+  if (whole.empty() || whole.size() > 200 || fraction.size() > 200 || !digits(whole) ||
+      !digits(fraction) || (point != std::string_view::npos && fraction.empty()) ||
+      (!fraction.empty() && fraction.back() == '0') || (whole.front() == '0' && whole != "0") ||
+      (whole == "0" && fraction.empty())) {
+    return std::nullopt;
+  }
+  // Weights of the first and last significant digits.
+  int high = 0, low = 0;
+  if (whole == "0") {
+    high = -static_cast<int>(fraction.find_first_not_of('0')) - 1;
+  } else {
+    high = static_cast<int>(whole.size()) - 1;
+  }
+  if (!fraction.empty()) {
+    low = -static_cast<int>(fraction.size());
+  } else {
+    low = static_cast<int>(whole.size() - 1 - whole.find_last_not_of('0'));
+  }
+  if (high - low + 1 > static_cast<int>(kMaxDigits) || high + 1 > kMaxExponent ||
+      high + 1 < kMinExponent) {
+    return std::nullopt;
+  }
+  const int pairs = floor_div2(high) - floor_div2(low) + 1;
+  return 1 + static_cast<std::size_t>(pairs) + (negative ? 1 : 0);
+}
+
 std::strong_ordering Decimal::operator<=>(const Decimal& other) const {
   auto sign = [](const Decimal& d) { return d.is_zero() ? 0 : (d.negative_ ? -1 : 1); };
   int sa = sign(*this), sb = sign(other);

@@ -5,6 +5,7 @@
 
 #include <compare>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -42,6 +43,10 @@ class Decimal {
   std::string to_string() const;
   // Bytes DynamoDB counts for this number in an item's size (§2.4).
   std::size_t size_bytes() const;
+  // size_bytes() of the number whose canonical text (to_string) is `text`, counted on the
+  // text without building the number, as stored items are measured; nullopt for any text
+  // that is not a canonical number in range, which only parse can judge.
+  static std::optional<std::size_t> canonical_size_bytes(std::string_view text);
 
   std::strong_ordering operator<=>(const Decimal& other) const;
   bool operator==(const Decimal& other) const = default;

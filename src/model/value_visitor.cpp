@@ -50,6 +50,10 @@ void SizeCounter::scalar(AttrType type, std::string_view text) {
     size_ += text.size();
     return;
   }
+  if (const auto size = Decimal::canonical_size_bytes(text)) {
+    size_ += *size;
+    return;
+  }
   Decimal number;
   if (Decimal::parse(text, &number) != Decimal::ParseError::kNone) {
     valid_ = false;

@@ -34,7 +34,7 @@ void visit_item(const Item& item, ValueVisitor& visitor);
 
 // Adds up the size DynamoDB counts (item_size) of what it visits. `valid()` is false
 // after a number that does not parse.
-class SizeCounter : public ValueVisitor {
+class SizeCounter final : public ValueVisitor {
  public:
   std::size_t size() const { return size_; }
   bool valid() const { return valid_; }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -186,6 +187,69 @@ TEST(DecimalSize, MatchesDynamoDbExamples) {
   EXPECT_EQ(num("0.5").size_bytes(), 2u);
   EXPECT_EQ(num("0.05").size_bytes(), 2u);
   EXPECT_EQ(num("-0.001").size_bytes(), 3u);
+}
+
+// Stored numbers are measured on their canonical text; the count must be the one the
+// built number gives, for every number in range.
+TEST(DecimalSize, CanonicalTextCountsAsTheNumber) {
+  std::vector<std::string> texts = {"0",
+                                    "1",
+                                    "-1",
+                                    "27",
+                                    "1000",
+                                    "1E125",
+                                    "9.9999E125",
+                                    "-9.99E125",
+                                    "1E-130",
+                                    "-1E-130",
+                                    "1.5E-129",
+                                    "110",
+                                    "0.5",
+                                    "0.05",
+                                    "-0.001",
+                                    "42.12",
+                                    "3.14159",
+                                    "100.01",
+                                    "12345678901234567890123456789012345678",
+                                    "1E-1",
+                                    "1E1",
+                                    "10.1",
+                                    "1.01",
+                                    "0.101",
+                                    "0.0101"};
+  std::mt19937 rng(7);
+  for (int i = 0; i < 20000; ++i) {
+    std::string text = (rng() % 2) ? "-" : "";
+    const int digits = 1 + static_cast<int>(rng() % 38);
+    for (int d = 0; d < digits; ++d) {
+      // Runs of zeros inside, at the front and at the end are the interesting part.
+      text.push_back(rng() % 3 == 0 ? '0' : static_cast<char>('1' + rng() % 9));
+    }
+    text += "E" + std::to_string(static_cast<int>(rng() % 240) - 140);
+    texts.push_back(text);
+  }
+  std::size_t checked = 0;
+  for (const auto& text : texts) {
+    Decimal number;
+    if (Decimal::parse(text, &number) != PE::kNone) continue;
+    const std::string canonical = number.to_string();
+    ASSERT_EQ(Decimal::canonical_size_bytes(canonical), number.size_bytes())
+        << text << " as " << canonical;
+    ++checked;
+  }
+  EXPECT_GT(checked, 10000u);
+}
+
+TEST(DecimalSize, OtherTextIsLeftToParse) {
+  for (const char* text : {"", "-", "-0", "+1", "01", "00", "1.", ".5", "1.50", "0.0", "1E5", "1e5",
+                           "1.2.3", "12a", " 1", "0.", "--1", "-01.5"}) {
+    EXPECT_EQ(Decimal::canonical_size_bytes(text), std::nullopt) << text;
+  }
+  // In canonical form but out of range: 39 significant digits, 1E126, 1E-131.
+  EXPECT_EQ(Decimal::canonical_size_bytes("123456789012345678901234567890123456789"), std::nullopt);
+  EXPECT_EQ(Decimal::canonical_size_bytes("1" + std::string(126, '0')), std::nullopt);
+  EXPECT_EQ(Decimal::canonical_size_bytes("0." + std::string(130, '0') + "1"), std::nullopt);
+  EXPECT_EQ(Decimal::canonical_size_bytes("0." + std::string(129, '0') + "1"), 2u);
 }
 
 }  // namespace
