@@ -8,6 +8,7 @@
 #include "codec/key_codec.h"
 #include "model/api_error.h"
 #include "model/clock.h"
+#include "model/random_seed.h"
 
 namespace kumo::engine {
 namespace {
@@ -270,7 +271,7 @@ TableDefinition from_record(const Item& r) {
 }
 
 std::string random_uuid() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
+  thread_local std::mt19937_64 rng{random_seed()};
   std::uint64_t hi = rng(), lo = rng();
   // Version 4, variant 1.
   hi = (hi & 0xFFFFFFFFFFFF0FFFULL) | 0x0000000000004000ULL;

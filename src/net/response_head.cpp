@@ -5,8 +5,9 @@
 #include <charconv>
 #include <cstdio>
 #include <ctime>
-#include <random>
 #include <thread>
+
+#include "model/random_seed.h"
 
 namespace kumo::net {
 namespace {
@@ -15,9 +16,7 @@ namespace {
 struct RequestIdGenerator {
   std::uint64_t state;
   RequestIdGenerator() {
-    std::random_device device;
-    state = (std::uint64_t{device()} << 32) ^ device() ^
-            std::hash<std::thread::id>{}(std::this_thread::get_id());
+    state = random_seed() ^ std::hash<std::thread::id>{}(std::this_thread::get_id());
   }
   std::uint64_t next() {
     std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
