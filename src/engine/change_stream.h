@@ -95,6 +95,8 @@ class ChangeStreams {
                   const std::optional<Item>& old_item, const std::optional<Item>& new_item,
                   bool by_service, storage::WriteBatch* batch);
 
+  // No stream at all, open, closed or expired but not yet trimmed (locked).
+  bool empty() const { return streams_.empty(); }
   // Streams not yet expired, ordered by table name then label; only `table_name`'s when
   // given.
   std::vector<StreamInfo> list(std::optional<std::string_view> table_name) const;

@@ -1,5 +1,7 @@
 #include "engine/engine.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 
 #include "codec/item_codec.h"
@@ -40,15 +42,31 @@ constexpr std::int64_t kItemOverheadBytes = 100;
 
 Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
     : storage_(std::move(storage)), options_(options), catalog_(*storage_), streams_(*storage_) {
-  bool more = false;
+  bool more = false, ttl = false;
   for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
     TablePtr table = catalog_.find(name);
     for (const auto& index : table->global_indexes) {
       if (index.backfilling) start_backfill(name, index.id);
     }
     if (table->ttl_enabled && table->ttl_scheduling) start_ttl_scheduling(name);
+    ttl = ttl || table->ttl_enabled;
   }
-  if (options_.background_maintenance) maintenance_ = std::thread([this] { maintain(); });
+  bool streams = false;
+  {
+    std::lock_guard lock(streams_.mutex());
+    streams = !streams_.empty();
+  }
+  if (ttl || streams) start_maintenance();
+}
+
+void Engine::start_maintenance() {
+  if (!options_.background_maintenance) return;
+  std::call_once(maintenance_started_, [this] {
+    maintenance_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "kumo-maintain");
+      maintain();
+    });
+  });
 }
 
 Engine::~Engine() {

@@ -112,7 +112,8 @@ struct EngineOptions {
   double ttl_interval = 1.0;
   // Seconds a stream record is kept, and a closed stream listed (DynamoDB: 24 hours).
   double stream_retention = 86400;
-  // Runs the TTL reaper and stream trimming in a background thread. Off (tests, fuzzing):
+  // Runs the TTL reaper and stream trimming in a background thread, started once a table
+  // has TTL or a stream (a server with neither starts without it). Off (tests, fuzzing):
   // nothing happens unless the caller calls expire_items() or streams().trim().
   bool background_maintenance = true;
 };
@@ -228,6 +229,8 @@ class Engine {
                    double now);
   // The background loop: TTL reaper and stream trimming, until the engine stops.
   void maintain();
+  // Starts the maintenance thread unless it runs already (or background_maintenance is off).
+  void start_maintenance();
   // The table's current definition when it is still the same table (indexes may have been
   // added or dropped since `table` was read), else `table` itself. Called under the item's
   // lock, so a write and a backfill never miss each other.
@@ -270,6 +273,7 @@ class Engine {
   std::vector<std::thread> workers_;
   std::mutex maintenance_mutex_;
   std::condition_variable maintenance_wake_;
+  std::once_flag maintenance_started_;
   std::thread maintenance_;
 };
 

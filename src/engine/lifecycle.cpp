@@ -73,7 +73,10 @@ TablePtr Engine::create_table(TableDefinition definition) {
         streams_.free_label(definition.name, definition.latest_stream_label);
   }
   TablePtr table = catalog_.create(std::move(definition));
-  if (table->stream && table->stream->enabled) streams_.open(*table, table->creation_date_time);
+  if (table->stream && table->stream->enabled) {
+    streams_.open(*table, table->creation_date_time);
+    start_maintenance();
+  }
   return table;
 }
 
@@ -100,6 +103,7 @@ TablePtr Engine::update_table(std::string_view name,
       streams_.open(*after, now_seconds());
     }
   }
+  if (after->ttl_enabled || (after->stream && after->stream->enabled)) start_maintenance();
   const bool ttl_was = before && before->ttl_enabled;
   if (after->ttl_enabled && !ttl_was) {
     start_ttl_scheduling(after->name);
@@ -213,7 +217,8 @@ void Engine::maintain() {
   const double retention = options_.stream_retention;
   const double ttl_interval = std::clamp(options_.ttl_interval, 0.01, 3600.0);
   const double trim_interval = std::clamp(retention / 4, 0.05, 60.0);
-  double next_expire = 0, next_trim = 0;
+  // Passes are one interval apart, the first one interval after the thread starts.
+  double next_expire = now_seconds() + ttl_interval, next_trim = now_seconds() + trim_interval;
   std::unique_lock lock(maintenance_mutex_);
   while (!stopping_) {
     const double wait = std::max(0.0, std::min(next_expire, next_trim) - now_seconds());

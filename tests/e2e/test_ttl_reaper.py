@@ -2,13 +2,15 @@
 that expired items stay readable and writable until deleted, that every write path schedules
 and reschedules items (also racing the reaper with conditional updates), that enabling,
 disabling and re-enabling TTL take effect on existing items, that a re-created table ignores
-the old schedule, and the schedule surviving a restart (SIGTERM and SIGKILL). What a TTL
+the old schedule, the schedule surviving a restart (SIGTERM and SIGKILL), and the reaper's
+thread, which a server starts only once a table has TTL or a stream. What a TTL
 deletion does besides removing the item is in test_ttl_deletion.py.
 
 Reaper tests run on a private server started with `--ttl-interval 0.2` (ttl_helpers.py) and
 poll with a deadline. A "not deleted" check first waits for a control item, due at the same
 time or earlier, to be deleted, then SETTLE (three more reaper passes), once per test."""
 
+import os
 import threading
 import time
 
@@ -452,3 +454,39 @@ def test_schedule_survives_restart(start_server, tmp_path, stop):
     time.sleep(SETTLE)
     assert keys() == {("p", 101), ("p", 102), ("q", 1)}
     assert present(api, disabled) == {f"d{i}" for i in range(5)}
+
+
+# =========================================================================== the thread
+
+
+def thread_names(server):
+    tasks = f"/proc/{server.proc.pid}/task"
+    names = []
+    for tid in os.listdir(tasks):
+        try:
+            with open(f"{tasks}/{tid}/comm") as f:
+                names.append(f.read().strip())
+        except FileNotFoundError:  # the thread ended meanwhile
+            pass
+    return sorted(names)
+
+
+@pytest.mark.parametrize("via", ["ttl", "stream"])
+def test_the_maintenance_thread_starts_with_the_first_table_that_needs_it(start_server, via):
+    srv = start_server(extra_args=["--threads", "1", "--ttl-interval", "0.2"])
+    api, client = srv.api(), srv.client()
+    # Nothing to reap or trim: the server runs its main and I/O threads only.
+    plain = create_table(api, client, ttl=None)
+    assert thread_names(srv) == ["kumo", "kumo-io-0"]
+    if via == "ttl":
+        enable_ttl(api, plain)
+    else:
+        create_table(api, client, ttl=None,
+                     StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"})
+    wait_until(lambda: "kumo-maintain" in thread_names(srv), what="the maintenance thread")
+    assert thread_names(srv) == ["kumo", "kumo-io-0", "kumo-maintain"]
+    if via == "ttl":
+        item = {"pk": S("gone"), "exp": N(int(time.time()) - 10)}
+        api.ok("PutItem", {"TableName": plain, "Item": item})
+        wait_until(lambda: get(api, plain, {"pk": S("gone")}) is None,
+                   what="the expired item's deletion")
