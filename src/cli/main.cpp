@@ -5,8 +5,6 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <csignal>
 #include <cstdio>
 #include <exception>
@@ -48,6 +46,15 @@ std::string endpoint_address(const net::Server& server) {
 }
 
 int serve(const ServeOptions& options) {
+  // SIGINT and SIGTERM wait, blocked, until the server catches them (Server::run), so that
+  // one arriving during start-up still stops it cleanly. Threads started meanwhile
+  // (storage, engine) inherit the mask: only the serving thread ever takes them.
+  sigset_t stopping;
+  sigemptyset(&stopping);
+  sigaddset(&stopping, SIGINT);
+  sigaddset(&stopping, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stopping, nullptr);
+
   net::SigV4Verifier verifier;
   std::size_t keys = 0;
   if (!options.credentials_file.empty()) {
@@ -86,11 +93,6 @@ int serve(const ServeOptions& options) {
   engine_options.stream_retention = options.stream_retention;
   engine::Engine engine(std::move(store), engine_options);
 
-  // Signals are caught from here on, so that one arriving during start-up still stops the
-  // server cleanly instead of killing the process.
-  boost::asio::io_context signals_io;
-  boost::asio::signal_set signals(signals_io, SIGINT, SIGTERM);
-
   net::ServerOptions server_options;
   server_options.bind_address = options.bind;
   server_options.port = options.port;
@@ -119,8 +121,8 @@ int serve(const ServeOptions& options) {
   service.emplace(engine, service_options);
 
   // The socket listens from here on: a client that connects now is answered as soon as the
-  // I/O threads start, and they start last, so that start-up work no longer competes with
-  // them for the core.
+  // I/O threads run, and they start last, this thread being the first of them, so that
+  // start-up work no longer competes with them for the core.
   spdlog::info("kumo {} listening on {}:{} ({}, {} I/O threads)", KUMO_VERSION, server->address(),
                server->port(),
                options.in_memory ? std::string("in memory") : "data: " + options.data_dir,
@@ -134,13 +136,9 @@ int serve(const ServeOptions& options) {
   else
     spdlog::info("accepting any well-formed signature (no --credentials)");
 
-  signals.async_wait([](const boost::system::error_code& ec, int signal_number) {
-    if (!ec) spdlog::info("{} received, stopping", signal_number == SIGINT ? "SIGINT" : "SIGTERM");
+  server->run({SIGINT, SIGTERM}, [](int signal_number) {
+    spdlog::info("{} received, stopping", signal_number == SIGINT ? "SIGINT" : "SIGTERM");
   });
-  server->start();
-  signals_io.run();
-
-  server->stop();
   server.reset();
   service.reset();
   spdlog::info("stopped");

@@ -1,6 +1,7 @@
 #include "net/http_server.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 
 #include <array>
@@ -8,6 +9,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -458,32 +460,75 @@ Server::~Server() {
   stop();
 }
 
-void Server::start() {
-  if (started_ || stopped_) return;
+namespace {
+
+// Runs a worker's loop until it runs out of work; a handler that throws is logged and the
+// loop goes on.
+void run_loop(asio::io_context& io, std::size_t index) {
+  for (;;) {
+    try {
+      io.run();
+      return;
+    } catch (const std::exception& e) {
+      spdlog::error("I/O thread {}: {}", index, e.what());
+    }
+  }
+}
+
+}  // namespace
+
+void Server::start_threads(std::size_t first) {
   started_ = true;
   listener_->start();
   for (std::size_t i = 0; i < workers_.size(); ++i) {
     Worker& worker = *workers_[i];
     worker.guard.emplace(worker.io.get_executor());
+    if (i < first) continue;
     worker.thread = std::thread([&worker, i] {
       const std::string name = "kumo-io-" + std::to_string(i);
       pthread_setname_np(pthread_self(), name.c_str());
-      for (;;) {
-        try {
-          worker.io.run();
-          return;
-        } catch (const std::exception& e) {
-          spdlog::error("I/O thread {}: {}", i, e.what());
-        }
-      }
+      run_loop(worker.io, i);
     });
   }
+}
+
+void Server::start() {
+  if (started_ || stopped_) return;
+  start_threads(0);
+}
+
+void Server::run(const std::vector<int>& signals, const std::function<void(int)>& on_signal) {
+  if (started_ || stopped_) return;
+  asio::signal_set caught(workers_[0]->io);
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (const int signal : signals) {
+    caught.add(signal);
+    sigaddset(&mask, signal);
+  }
+  caught.async_wait([this, &on_signal](error_code ec, int signal) {
+    if (ec) return;
+    on_signal(signal);
+    stopped_ = true;
+    request_stop();
+  });
+  start_threads(1);
+  // The threads just started keep the signals blocked; this one takes them from now on.
+  pthread_sigmask(SIG_UNBLOCK, &mask, nullptr);
+  run_loop(workers_[0]->io, 0);
+  pthread_sigmask(SIG_BLOCK, &mask, nullptr);
+  join_threads();
 }
 
 void Server::stop() {
   if (stopped_) return;
   stopped_ = true;
   if (!started_) return;
+  request_stop();
+  join_threads();
+}
+
+void Server::request_stop() {
   asio::post(workers_[0]->io, [this] { listener_->close(); });
   const auto drain = options_.drain_timeout;
   for (auto& w : workers_) {
@@ -500,6 +545,9 @@ void Server::stop() {
       });
     });
   }
+}
+
+void Server::join_threads() {
   for (auto& w : workers_)
     if (w->thread.joinable()) w->thread.join();
 }

@@ -65,6 +65,12 @@ class Server {
 
   // Starts the I/O threads and returns.
   void start();
+  // Serves on the calling thread, as I/O thread 0, and on threads - 1 threads of its own,
+  // until one of `signals` arrives; then calls on_signal with it, stops as stop() does and
+  // returns. The caller blocks `signals` beforehand in every thread (so that one arriving
+  // during start-up waits); they are unblocked on this thread once caught. A server whose
+  // single I/O thread is the main one starts without creating any.
+  void run(const std::vector<int>& signals, const std::function<void(int)>& on_signal);
   // Stops accepting, closes idle connections, lets requests in progress answer (their
   // connections then close) for up to drain_timeout, and joins the I/O threads. Idempotent.
   // Call from a thread that is not one of the server's.
@@ -81,6 +87,12 @@ class Server {
   struct Worker;
   class Listener;
   class Connection;
+
+  // Starts accepting and the I/O threads of workers [first, threads()).
+  void start_threads(std::size_t first);
+  // Asks every worker to stop, without waiting: the part of stop() a server thread may do.
+  void request_stop();
+  void join_threads();
 
   ServerOptions options_;
   SigV4Verifier verifier_;

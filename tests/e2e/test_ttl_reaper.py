@@ -475,16 +475,16 @@ def thread_names(server):
 def test_the_maintenance_thread_starts_with_the_first_table_that_needs_it(start_server, via):
     srv = start_server(extra_args=["--threads", "1", "--ttl-interval", "0.2"])
     api, client = srv.api(), srv.client()
-    # Nothing to reap or trim: the server runs its main and I/O threads only.
+    # Nothing to reap or trim: the server runs one thread, the main one serving.
     plain = create_table(api, client, ttl=None)
-    assert thread_names(srv) == ["kumo", "kumo-io-0"]
+    assert thread_names(srv) == ["kumo"]
     if via == "ttl":
         enable_ttl(api, plain)
     else:
         create_table(api, client, ttl=None,
                      StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"})
     wait_until(lambda: "kumo-maintain" in thread_names(srv), what="the maintenance thread")
-    assert thread_names(srv) == ["kumo", "kumo-io-0", "kumo-maintain"]
+    assert thread_names(srv) == ["kumo", "kumo-maintain"]
     if via == "ttl":
         item = {"pk": S("gone"), "exp": N(int(time.time()) - 10)}
         api.ok("PutItem", {"TableName": plain, "Item": item})
