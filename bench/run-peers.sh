@@ -8,7 +8,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bench_dir="$root/bench"
 
 duration=10s
-startups=5
+startups=11
 warmup=2s
 connections=64
 items=10000
