@@ -232,12 +232,18 @@ struct Signed {
 // DynamoDB splits the header after the algorithm at commas and spaces into key=value
 // pairs; a key without a value counts as absent.
 void parse_authorization(string_view header, Signed& out) {
-  auto first = header.find_first_of(", ");
+  // find_first_of(", ") would call memchr once per character of the header.
+  const auto find_separator = [](string_view text) -> std::size_t {
+    const auto at =
+        std::find_if(text.begin(), text.end(), [](char c) { return c == ',' || c == ' '; });
+    return at == text.end() ? string_view::npos : static_cast<std::size_t>(at - text.begin());
+  };
+  auto first = find_separator(header);
   out.algorithm.assign(header.substr(0, first));
   if (first == string_view::npos) return;
   string_view rest = header.substr(first);
   while (!rest.empty()) {
-    auto sep = rest.find_first_of(", ");
+    auto sep = find_separator(rest);
     string_view token = rest.substr(0, sep);
     rest = sep == string_view::npos ? string_view{} : rest.substr(sep + 1);
     auto eq = token.find('=');
