@@ -52,6 +52,21 @@ TEST(JsonDocument, RefusesInvalidUtf8AndLoneSurrogates) {
             "\xf0\x9f\x98\x80 \xc3\xa9 \xed\x9f\xbf \xee\x80\x80");
 }
 
+// ASCII text is parsed without UTF-8 validation: a bad byte must be seen wherever it is.
+TEST(JsonDocument, ValidatesUtf8WhereverTheFirstNonAsciiByteIs) {
+  JsonDocument document;
+  for (std::size_t at = 0; at < 24; ++at) {
+    std::string text(24, 'x');
+    text[at] = '\xff';
+    EXPECT_FALSE(document.parse("{\"a\":\"" + text + "\"}")) << at;
+    text[at] = 'y';
+    EXPECT_TRUE(document.parse("{\"a\":\"" + text + "\"}")) << at;
+    text.replace(at, 1, "\xc3\xa9");
+    ASSERT_TRUE(document.parse("{\"a\":\"" + text + "\"}")) << at;
+    EXPECT_EQ(JsonObject(document.root()).string("a"), text);
+  }
+}
+
 TEST(JsonDocument, RefusesNestingPastTheLimit) {
   const auto nested = [](int depth) { return std::string(depth, '[') + std::string(depth, ']'); };
   JsonDocument document;
