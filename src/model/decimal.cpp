@@ -197,8 +197,7 @@ std::optional<std::size_t> Decimal::canonical_size_bytes(std::string_view text) 
   // non-zero digit; longer text is out of range anyway (and keeps the weights small).
   if (whole.empty() || whole.size() > 200 || fraction.size() > 200 || !digits(whole) ||
       !digits(fraction) || (point != std::string_view::npos && fraction.empty()) ||
-      (!fraction.empty() && fraction.back() == '0') || (whole.front() == '0' && whole != "0") ||
-      (whole == "0" && fraction.empty())) {
+      (!fraction.empty() && fraction.back() == '0') || (whole.front() == '0' && whole != "0")) {
     return std::nullopt;
   }
   // Weights of the first and last significant digits.
