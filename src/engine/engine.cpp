@@ -77,7 +77,22 @@ Engine::~Engine() {
   maintenance_wake_.notify_all();
   if (maintenance_.joinable()) maintenance_.join();
   std::lock_guard lock(workers_mutex_);
-  for (auto& worker : workers_) worker.join();
+  for (auto& worker : workers_) worker.thread.join();
+}
+
+void Engine::start_worker(const char* name, std::function<void()> work) {
+  std::lock_guard lock(workers_mutex_);
+  workers_.remove_if([](Worker& worker) {
+    if (!worker.done.load(std::memory_order_acquire)) return false;
+    worker.thread.join();
+    return true;
+  });
+  Worker& worker = workers_.emplace_back();
+  worker.thread = std::thread([name, work = std::move(work), &done = worker.done] {
+    pthread_setname_np(pthread_self(), name);
+    work();
+    done.store(true, std::memory_order_release);
+  });
 }
 
 TablePtr Engine::current(const TableDefinition& table) const {
@@ -86,8 +101,7 @@ TablePtr Engine::current(const TableDefinition& table) const {
 }
 
 void Engine::start_backfill(const std::string& table_name, std::uint32_t index_id) {
-  std::lock_guard lock(workers_mutex_);
-  workers_.emplace_back([this, table_name, index_id] {
+  start_worker("kumo-backfill", [this, table_name, index_id] {
     try {
       if (!backfill(table_name, index_id)) return;
       catalog_.update(table_name, [&](TableDefinition& t) {

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -231,6 +232,9 @@ class Engine {
   void maintain();
   // Starts the maintenance thread unless it runs already (or background_maintenance is off).
   void start_maintenance();
+  // Runs `work` on a new thread named `name` (at most 15 characters), after joining the
+  // workers that have finished, so that a finished one holds no stack for long.
+  void start_worker(const char* name, std::function<void()> work);
   // The table's current definition when it is still the same table (indexes may have been
   // added or dropped since `table` was read), else `table` itself. Called under the item's
   // lock, so a write and a backfill never miss each other.
@@ -269,8 +273,13 @@ class Engine {
   TransactionTokens tokens_;
   ChangeStreams streams_;
   std::atomic<bool> stopping_{false};
+  // A one-off background job (backfill, TTL scheduling); `done` is set as it ends.
+  struct Worker {
+    std::thread thread;
+    std::atomic<bool> done{false};
+  };
   std::mutex workers_mutex_;
-  std::vector<std::thread> workers_;
+  std::list<Worker> workers_;
   std::mutex maintenance_mutex_;
   std::condition_variable maintenance_wake_;
   std::once_flag maintenance_started_;

@@ -127,8 +127,7 @@ TablePtr Engine::delete_table(std::string_view name) {
 }
 
 void Engine::start_ttl_scheduling(const std::string& table_name) {
-  std::lock_guard lock(workers_mutex_);
-  workers_.emplace_back([this, table_name] {
+  start_worker("kumo-ttl-scan", [this, table_name] {
     try {
       TablePtr table = catalog_.find(table_name);
       if (!table) return;
