@@ -10,7 +10,6 @@
 // See bench/README.md.
 #include <fcntl.h>
 #include <sched.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -476,27 +475,61 @@ struct LaunchSettings {
   std::vector<std::string> command;
 };
 
-// Runs `spawn` with this thread's CPU affinity narrowed to `cpu` (unless negative), so the
-// child starts pinned without a wrapper such as taskset, whose own start-up would be
-// counted as the server's.
-template <typename Spawn>
-int spawn_on_cpu(int cpu, Spawn spawn) {
-  cpu_set_t saved;
-  CPU_ZERO(&saved);
-  if (cpu >= 0) {
-    if (sched_getaffinity(0, sizeof saved, &saved) != 0) {
-      throw std::runtime_error(std::string("sched_getaffinity: ") + std::strerror(errno));
+// Starts `argv` with stdin from /dev/null and stdout and stderr to `log`, pinned to `cpu`
+// unless it is negative. The child pins itself between vfork and exec: were this thread to
+// narrow its own affinity around the spawn, as taskset would, it would then have to run on
+// the server's core to widen it again, competing with the server's start for a scheduler
+// slice (up to a millisecond here) before it could send its first probe.
+pid_t spawn_server(std::vector<char*>& argv, const std::string& log, int cpu) {
+  cpu_set_t only;
+  CPU_ZERO(&only);
+  if (cpu >= 0) CPU_SET(cpu, &only);
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int failure[2] = {-1, -1};  // the child's errno if it cannot run the server
+  if (null_fd < 0 || log_fd < 0 || ::pipe2(failure, O_CLOEXEC) != 0) {
+    const std::string why = std::strerror(errno);
+    for (const int fd : {null_fd, log_fd, failure[0], failure[1]}) {
+      if (fd >= 0) ::close(fd);
     }
-    cpu_set_t only;
-    CPU_ZERO(&only);
-    CPU_SET(cpu, &only);
-    if (sched_setaffinity(0, sizeof only, &only) != 0) {
-      throw std::runtime_error(fmt::format("cannot run on CPU {}: {}", cpu, std::strerror(errno)));
-    }
+    throw std::runtime_error(fmt::format("cannot start {} (output to {}): {}", argv[0], log, why));
   }
-  const int result = spawn();
-  if (cpu >= 0) sched_setaffinity(0, sizeof saved, &saved);
-  return result;
+  // Between vfork and exec the child shares this process's memory, so it only makes system
+  // calls (as posix_spawn's own child does); this thread resumes once it has exec'd.
+  const pid_t pid = ::vfork();
+  if (pid == 0) {
+    int error = 0;
+    if (cpu >= 0 && ::sched_setaffinity(0, sizeof only, &only) != 0) error = errno;
+    if (error == 0 && (::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0)) {
+      error = errno;
+    }
+    if (error == 0) {
+      ::execvp(argv[0], argv.data());
+      error = errno;
+    }
+    (void)!::write(failure[1], &error, sizeof error);
+    ::_exit(127);
+  }
+  const int vfork_error = errno;
+  ::close(null_fd);
+  ::close(log_fd);
+  ::close(failure[1]);
+  // The pipe closes empty on a successful exec.
+  int error = 0;
+  if (pid < 0) {
+    error = vfork_error;
+  } else if (::read(failure[0], &error, sizeof error) == sizeof error) {
+    ::waitpid(pid, nullptr, 0);
+  } else {
+    error = 0;
+  }
+  ::close(failure[0]);
+  if (error != 0) {
+    const std::string where = cpu >= 0 ? fmt::format(" on CPU {}", cpu) : "";
+    throw std::runtime_error(
+        fmt::format("cannot start {}{}: {}", argv[0], where, std::strerror(error)));
+  }
+  return pid;
 }
 
 // Starts the server, then polls as fast as loopback allows (a refused connect costs a few
@@ -534,25 +567,12 @@ int launch(const LaunchSettings& settings) {
     }
   }
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, settings.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
   std::vector<char*> argv;
   for (const auto& arg : settings.command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
 
   const auto started = Clock::now();
-  pid_t pid = 0;
-  const int spawned = spawn_on_cpu(settings.cpu, [&] {
-    return posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  });
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) {
-    throw std::runtime_error(fmt::format("cannot start {}: {}", argv[0], std::strerror(spawned)));
-  }
+  const pid_t pid = spawn_server(argv, settings.log, settings.cpu);
 
   const auto deadline = started + parse_duration(settings.timeout);
   std::string last = "no connection accepted";
