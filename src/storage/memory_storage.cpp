@@ -1,7 +1,8 @@
 // The in-memory back end (--in-memory, tests).
 //
 // Design: a multi-version ordered map. Every committed batch gets the next sequence number;
-// each key holds its versions (sequence, value or tombstone) in ascending order. A snapshot
+// each key holds its versions (sequence, value or tombstone): the newest in the map's node,
+// older ones, kept only while a live reader may need them, beside it. A snapshot
 // is just a sequence number: reading at s picks the newest version with sequence <= s.
 // Iterators take such a sequence too, so a scan is a consistent view even while writers
 // go on. Live sequences are counted in a multiset; a write to a key drops that key's
@@ -29,13 +30,24 @@ struct Version {
   std::uint64_t seq;
   std::optional<std::string> value;  // nullopt: deleted at `seq`
 };
-using Versions = std::vector<Version>;  // ascending seq, never empty
+// A key's versions. The newest lives in the map's node, so a read without snapshots (the
+// usual case) reaches the value with one memory access less than through a vector;
+// `older`, in ascending seq, is empty unless a live reader may still need one of them.
+struct Versions {
+  Version newest;
+  std::vector<Version> older;
+};
 using VersionMap = std::map<std::string, Versions, std::less<>>;
+
+const std::string* value_of(const Version& version) {
+  return version.value ? &*version.value : nullptr;
+}
 
 // The value of `versions` as of sequence `seq`; null when absent or deleted then.
 const std::string* visible(const Versions& versions, std::uint64_t seq) {
-  for (auto it = versions.rbegin(); it != versions.rend(); ++it) {
-    if (it->seq <= seq) return it->value ? &*it->value : nullptr;
+  if (versions.newest.seq <= seq) return value_of(versions.newest);
+  for (auto it = versions.older.rbegin(); it != versions.older.rend(); ++it) {
+    if (it->seq <= seq) return value_of(*it);
   }
   return nullptr;
 }
@@ -64,7 +76,7 @@ class MemoryStorage : public Storage {
     auto it = map_.find(key);
     if (it == map_.end()) return std::nullopt;
     const std::string* value =
-        visible(it->second, snapshot ? seq_of(snapshot) : it->second.back().seq);
+        snapshot ? visible(it->second, seq_of(snapshot)) : value_of(it->second.newest);
     if (value == nullptr) return std::nullopt;
     return *value;
   }
@@ -88,7 +100,7 @@ class MemoryStorage : public Storage {
           if (auto s = staged.find(op.key); s != staged.end()) {
             current = s->second ? &*s->second : nullptr;
           } else if (auto m = map_.find(op.key); m != map_.end()) {
-            current = m->second.back().value ? &*m->second.back().value : nullptr;
+            current = value_of(m->second.newest);
           }
           std::int64_t base = 0;
           if (current != nullptr && !decode_counter(*current, &base)) {
@@ -175,33 +187,41 @@ class MemoryStorage : public Storage {
     auto it = map_.find(key);
     if (it == map_.end()) {
       // Deleting an absent key changes nothing any reader can see.
-      if (value) map_.emplace(std::string(key), Versions{{seq, std::move(value)}});
+      if (value) map_.emplace(std::string(key), Versions{{seq, std::move(value)}, {}});
       return;
     }
     Versions& versions = it->second;
-    versions.push_back({seq, std::move(value)});
-    prune(&versions);
-    if (versions.empty()) {
+    if (live_.empty() && versions.older.empty()) {
+      // No reader: the version replaced is needed by no one.
+      versions.newest = {seq, std::move(value)};
+    } else {
+      versions.older.push_back(std::move(versions.newest));
+      versions.newest = {seq, std::move(value)};
+      prune(&versions);
+    }
+    if (!versions.newest.value && versions.older.empty()) {
       map_.erase(it);
       ++erase_epoch_;
     }
   }
 
-  // Drops versions no live reader can see: version i is needed by a reader at s when
-  // versions[i].seq <= s < versions[i+1].seq; the newest is needed by future readers.
+  // Drops the older versions no live reader can see: one is needed by a reader at s when
+  // its seq <= s < the next version's seq (the newest is needed by future readers).
   // Leading tombstones are dropped too: a reader older than a tombstone sees nothing there
   // anyway. Caller holds live_mu_.
   void prune(Versions* versions) const {
-    Versions kept;
-    for (std::size_t i = 0; i + 1 < versions->size(); ++i) {
-      auto reader = live_.lower_bound((*versions)[i].seq);
-      if (reader != live_.end() && *reader < (*versions)[i + 1].seq) {
-        if (kept.empty() && !(*versions)[i].value) continue;
-        kept.push_back(std::move((*versions)[i]));
-      }
+    std::vector<Version>& older = versions->older;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < older.size(); ++i) {
+      const std::uint64_t next = i + 1 < older.size() ? older[i + 1].seq : versions->newest.seq;
+      auto reader = live_.lower_bound(older[i].seq);
+      if (reader == live_.end() || *reader >= next) continue;
+      if (kept == 0 && !older[i].value) continue;
+      if (kept != i) older[kept] = std::move(older[i]);
+      ++kept;
     }
-    if (!kept.empty() || versions->back().value) kept.push_back(std::move(versions->back()));
-    *versions = std::move(kept);
+    older.erase(older.begin() + static_cast<std::ptrdiff_t>(kept), older.end());
+    if (older.empty()) std::vector<Version>().swap(older);  // gives its memory back
   }
 
   mutable std::shared_mutex mu_;
