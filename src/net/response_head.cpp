@@ -1,6 +1,6 @@
 #include "net/response_head.h"
 
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include <charconv>
 #include <cstdio>
@@ -73,16 +73,7 @@ RequestId make_request_id() {
 }
 
 std::uint32_t body_crc32(std::string_view body) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  const auto* data = reinterpret_cast<const Bytef*>(body.data());
-  std::size_t left = body.size();
-  while (left > 0) {  // zlib takes uInt lengths
-    const uInt chunk = left > (1u << 30) ? (1u << 30) : static_cast<uInt>(left);
-    crc = crc32(crc, data, chunk);
-    data += chunk;
-    left -= chunk;
-  }
-  return static_cast<std::uint32_t>(crc);
+  return libdeflate_crc32(0, body.data(), body.size());
 }
 
 std::string_view http_date_now() {
