@@ -41,8 +41,7 @@ AttributeValue decode_value(const JsonValue& json, Validation& validation);
 Item decode_item(const JsonValue& json, Validation& validation);
 
 // A JSON document being written. rapidjson's own buffer, so that its Writer reserves room
-// once per string and scans strings for characters to escape 16 bytes at a time
-// (RAPIDJSON_SSE2, set for every user of this header by the build).
+// once per string.
 using JsonOut = rapidjson::StringBuffer;
 
 // A JsonOut's first capacity for a response that writes `item_bytes` of items (their size

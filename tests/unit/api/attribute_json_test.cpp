@@ -47,6 +47,20 @@ TEST(AttributeJson, RoundTripsEveryType) {
   }
 }
 
+// Every control character is escaped, wherever it falls in a 16-byte block (rapidjson
+// 1.1.0's SSE2 scan let 0x1A-0x1F through).
+TEST(AttributeJson, ControlCharactersAreEscaped) {
+  for (int c = 0; c < 0x20; ++c) {
+    for (std::size_t at = 0; at < 40; ++at) {
+      std::string text(40, 'a');
+      text[at] = static_cast<char>(c);
+      const std::string json = encode(AttributeValue::string(text));
+      EXPECT_EQ(json.find(static_cast<char>(c)), std::string::npos) << c << " at " << at;
+      EXPECT_EQ(decode(json), AttributeValue::string(text)) << c << " at " << at;
+    }
+  }
+}
+
 TEST(AttributeJson, NumbersComeBackCanonical) {
   EXPECT_EQ(encode(decode(R"({"N":"0042.1200"})")), R"({"N":"42.12"})");
   EXPECT_EQ(encode(decode(R"({"N":"1e3"})")), R"({"N":"1000"})");
