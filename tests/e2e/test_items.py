@@ -151,6 +151,27 @@ def test_round_trip_boto3(ddb, tables):
     assert got["m"] == {"M": {"l": {"L": [{"N": "1"}, {"B": b""}]}}}
 
 
+def test_control_characters_come_back_escaped(api, ddb, tables):
+    # Every character below 0x20, in keys, strings, sets, lists and maps: the answer must be
+    # JSON that any client parses (raw control characters are not), and give them back.
+    t = tables["s"]
+    # Each between runs of plain text, so that a scan of 16 bytes at a time meets it.
+    text = "".join("a" * 20 + chr(c) for c in range(0x20)) + "a" * 20
+    item = {"pk": S("ctl" + text), "s": S(text), "ss": {"SS": [text, "x" + text]},
+            "l": {"L": [S(text)]}, "m": {"M": {text: S(text)}}}
+    assert put(api, t, item).status == 200
+    resp = get(api, t, {"pk": S("ctl" + text)}, ConsistentRead=True)
+    assert resp.status == 200, resp
+    assert not any(b < 0x20 for b in resp.body), resp.body
+    got = resp.json["Item"]
+    assert got["s"] == S(text)
+    assert sorted(got["ss"]["SS"]) == sorted([text, "x" + text])
+    assert got["l"] == {"L": [S(text)]}
+    assert got["m"] == {"M": {text: S(text)}}
+    via_boto3 = ddb.get_item(TableName=t, Key={"pk": S("ctl" + text)})["Item"]
+    assert via_boto3["s"] == S(text)
+
+
 def test_put_replaces_whole_item(api, tables):
     t = tables["s"]
     put(api, t, {"pk": S("replace"), "a": S("1"), "b": S("2")})
