@@ -514,14 +514,10 @@ pid_t spawn_server(std::vector<char*>& argv, const std::string& log, int cpu) {
   ::close(null_fd);
   ::close(log_fd);
   ::close(failure[1]);
-  // The pipe closes empty on a successful exec.
-  int error = 0;
-  if (pid < 0) {
-    error = vfork_error;
-  } else if (::read(failure[0], &error, sizeof error) == sizeof error) {
+  // The pipe closes empty on a successful exec; otherwise it holds the child's errno.
+  int error = pid < 0 ? vfork_error : 0;
+  if (pid > 0 && ::read(failure[0], &error, sizeof error) == sizeof error) {
     ::waitpid(pid, nullptr, 0);
-  } else {
-    error = 0;
   }
   ::close(failure[0]);
   if (error != 0) {

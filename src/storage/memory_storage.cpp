@@ -204,14 +204,11 @@ class MemoryStorage : public Storage {
       return;
     }
     Versions& versions = it->second;
-    if (live_.empty() && versions.older.empty()) {
-      // No reader: the version replaced is needed by no one.
-      versions.newest = {seq, std::move(value)};
-    } else {
-      versions.older.push_back(std::move(versions.newest));
-      versions.newest = {seq, std::move(value)};
-      prune(&versions);
-    }
+    // With no reader and nothing older kept, the version replaced is needed by no one.
+    const bool keep_replaced = !live_.empty() || !versions.older.empty();
+    if (keep_replaced) versions.older.push_back(std::move(versions.newest));
+    versions.newest = {seq, std::move(value)};
+    if (keep_replaced) prune(&versions);
     if (!versions.newest.value && versions.older.empty()) {
       map_.erase(it);
       ++erase_epoch_;
