@@ -1,7 +1,13 @@
 #include "api/attribute_json.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <cstring>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include <fmt/format.h>
 #include <openssl/evp.h>
@@ -13,6 +19,40 @@ namespace {
 constexpr int kMaxDepth = 32;
 
 constexpr std::string_view kInvalid = "One or more parameter values were invalid: ";
+
+// What follows the backslash when a byte is written into a JSON string: 0 for a byte
+// written as it is, 'u' for \u00XX.
+constexpr std::array<char, 256> kEscapes = [] {
+  std::array<char, 256> escapes{};
+  for (int c = 0; c < 0x20; ++c) escapes[c] = 'u';
+  escapes['\b'] = 'b';
+  escapes['\t'] = 't';
+  escapes['\n'] = 'n';
+  escapes['\f'] = 'f';
+  escapes['\r'] = 'r';
+  escapes['"'] = '"';
+  escapes['\\'] = '\\';
+  return escapes;
+}();
+
+// The first byte of [p, end) that a JSON string cannot hold as it is, or `end`.
+const char* find_escape(const char* p, const char* end) {
+#ifdef __SSE2__
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i last_control = _mm_set1_epi8(0x1F);
+  for (; end - p >= 16; p += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    // A byte is a control character when min(byte, 0x1F) is the byte (unsigned).
+    const __m128i control = _mm_cmpeq_epi8(_mm_min_epu8(bytes, last_control), bytes);
+    const __m128i hits = _mm_or_si128(
+        control, _mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)));
+    if (const int mask = _mm_movemask_epi8(hits)) return p + __builtin_ctz(mask);
+  }
+#endif
+  while (p != end && kEscapes[static_cast<unsigned char>(*p)] == 0) ++p;
+  return p;
+}
 
 bool is_base64_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/';
@@ -203,6 +243,36 @@ std::string base64_encode(std::string_view bytes) {
                     static_cast<int>(bytes.size()));
   }
   return out;
+}
+
+void JsonWriter::write_quoted(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  const std::size_t most = 2 + 6 * text.size();  // every byte as \u00XX
+  char* const start = os_->Push(most);
+  char* out = start;
+  *out++ = '"';
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  while (true) {
+    const char* const next = find_escape(p, end);
+    if (next != p) {
+      std::memcpy(out, p, static_cast<std::size_t>(next - p));
+      out += next - p;
+    }
+    if (next == end) break;
+    const auto c = static_cast<unsigned char>(*next);
+    *out++ = '\\';
+    *out++ = kEscapes[c];
+    if (kEscapes[c] == 'u') {
+      *out++ = '0';
+      *out++ = '0';
+      *out++ = kHex[c >> 4];
+      *out++ = kHex[c & 0xF];
+    }
+    p = next + 1;
+  }
+  *out++ = '"';
+  os_->Pop(most - static_cast<std::size_t>(out - start));
 }
 
 void JsonValueWriter::scalar(AttrType type, std::string_view text) {

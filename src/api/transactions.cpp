@@ -84,9 +84,8 @@ std::string transact_write_items(const Context& ctx, const JsonObject& request) 
         Action action{kind, *spec, {}, {}};
         auto table_name = spec->string("TableName");
         const std::string path =
-            fmt::format("transactItems.{}.member.{}", i,
-                        std::string(1, static_cast<char>(std::tolower(member[0]))) +
-                            std::string(member.substr(1)));
+            fmt::format("transactItems.{}.member.{}{}", i,
+                        static_cast<char>(std::tolower(member[0])), member.substr(1));
         check_table_name_or_arn(coral, table_name, path + ".tableName");
         action.table_name = std::string(table_name.value_or(""));
         auto item_json = spec->element(kind == Action::Kind::kPut ? "Item" : "Key");

@@ -1,5 +1,7 @@
 #include "api/attribute_json.h"
 
+#include <random>
+
 #include <gtest/gtest.h>
 
 namespace kumo::api {
@@ -58,6 +60,38 @@ TEST(AttributeJson, ControlCharactersAreEscaped) {
       EXPECT_EQ(json.find(static_cast<char>(c)), std::string::npos) << c << " at " << at;
       EXPECT_EQ(decode(json), AttributeValue::string(text)) << c << " at " << at;
     }
+  }
+}
+
+// Strings and member names are written exactly as rapidjson's own Writer (built without
+// RAPIDJSON_SSE2) writes them, for strings of every length up to 70 made mostly of the
+// bytes that need escaping, next to plain ASCII and bytes of multi-byte UTF-8.
+TEST(AttributeJson, StringsAreWrittenAsRapidjsonWritesThem) {
+  const std::string palette = std::string("ab\"\\\x7f\x80\xc3\xa9\xff", 9) + '\0';
+  std::mt19937 random(7);
+  for (int round = 0; round < 20000; ++round) {
+    std::string text(random() % 71, ' ');
+    for (char& c : text) {
+      const unsigned pick = random() % 4;
+      c = pick == 0   ? static_cast<char>(random() % 0x20)
+          : pick == 1 ? palette[random() % palette.size()]
+                      : static_cast<char>(random() % 256);
+    }
+    rapidjson::StringBuffer expected_out;
+    rapidjson::Writer<rapidjson::StringBuffer> expected(expected_out);
+    expected.StartObject();
+    expected.Key(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+    expected.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+    expected.EndObject();
+
+    JsonOut out;
+    JsonWriter w(out);
+    w.StartObject();
+    write_key(w, text);
+    write_string(w, text);
+    w.EndObject();
+    ASSERT_EQ(json_text(out), std::string(expected_out.GetString(), expected_out.GetSize()))
+        << "round " << round;
   }
 }
 
