@@ -297,6 +297,26 @@ std::string encode_item(const Item& item) {
   return out;
 }
 
+void encode_stored_item(const Item& item, std::size_t size, std::string* out) {
+  out->push_back('\0');
+  append_varint(out, size);
+  encode_item(item, out);
+}
+
+std::string encode_stored_item(const Item& item, std::size_t size) {
+  std::string out;
+  encode_stored_item(item, size, &out);
+  return out;
+}
+
+std::optional<StoredForm> split_stored_item(std::string_view bytes) {
+  if (bytes.empty() || bytes.front() != '\0') return StoredForm{bytes, std::nullopt};
+  bytes.remove_prefix(1);
+  std::uint64_t size = 0;
+  if (!read_varint(&bytes, &size)) return std::nullopt;
+  return StoredForm{bytes, static_cast<std::size_t>(size)};
+}
+
 bool decode_item(std::string_view in, Item* out) {
   Item item;
   if (!decode_map(&in, &item, 0) || !in.empty()) return false;

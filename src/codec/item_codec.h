@@ -2,6 +2,7 @@
 // lengths, a type byte per value, numbers as canonical text. Not JSON.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,20 @@ bool walk_item(std::string_view in, ValueVisitor& visitor);
 // The same, measuring: the walk every item read takes, with the counter's calls bound at
 // compile time.
 bool walk_item(std::string_view in, SizeCounter& counter);
+
+// An item as the engine stores it (table items and index entries): a 0x00 byte, the item's
+// size as DynamoDB counts it (varint), then encode_item's form. A read then knows the size
+// without walking the item. Items written before the size was kept are encode_item's form
+// alone, which never begins with 0x00: a stored item has at least its key attributes, and
+// a nonzero varint count begins with a nonzero byte.
+void encode_stored_item(const Item& item, std::size_t size, std::string* out);
+std::string encode_stored_item(const Item& item, std::size_t size);
+struct StoredForm {
+  std::string_view item;            // encode_item's form
+  std::optional<std::size_t> size;  // absent in items written before it was kept
+};
+// Splits stored bytes; nullopt if the size is malformed (the item is not checked).
+std::optional<StoredForm> split_stored_item(std::string_view bytes);
 
 // The same format for one value, used for catalog records and nested data.
 void encode_value(const AttributeValue& value, std::string* out);

@@ -128,8 +128,9 @@ std::optional<Item> Engine::read_current(const TableDefinition& table,
                                          const storage::Snapshot* snapshot) const {
   std::optional<std::string> stored = storage_->get(storage_key, snapshot);
   if (!stored) return std::nullopt;
+  const std::optional<codec::StoredForm> form = codec::split_stored_item(*stored);
   Item current;
-  if (!codec::decode_item(*stored, &current)) {
+  if (!form || !codec::decode_item(form->item, &current)) {
     throw storage::StorageError("corrupt item in table " + table.name);
   }
   return current;
@@ -138,7 +139,7 @@ std::optional<Item> Engine::read_current(const TableDefinition& table,
 Engine::Change Engine::add_write(const TableDefinition& table, const std::string& storage_key,
                                  WriteResult& result, storage::WriteBatch* batch) const {
   if (result.new_item) {
-    batch->put(storage_key, codec::encode_item(*result.new_item));
+    batch->put(storage_key, codec::encode_stored_item(*result.new_item, result.new_size));
   } else {
     batch->del(storage_key);
   }
@@ -298,7 +299,8 @@ void Engine::update_indexes(const TableDefinition& table, WriteResult& result,
       if (units > 0) result.index_units.push_back({index.name, index.global, units});
       // A changed index key moves the entry: delete the old one, put the new one.
       if (old_key && old_key != new_key) batch->del(*old_key);
-      if (new_key && (!old_key || units > 0)) batch->put(*new_key, codec::encode_item(*new_entry));
+      if (new_key && (!old_key || units > 0))
+        batch->put(*new_key, codec::encode_stored_item(*new_entry, new_size));
       const int count_delta = (new_key ? 1 : 0) - (old_key ? 1 : 0);
       const std::int64_t size_delta =
           static_cast<std::int64_t>(new_size) - static_cast<std::int64_t>(old_size);

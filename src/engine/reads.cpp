@@ -8,9 +8,12 @@
 namespace kumo::engine {
 
 std::optional<StoredItem> StoredItem::from_bytes(std::string_view bytes) {
+  const std::optional<codec::StoredForm> form = codec::split_stored_item(bytes);
+  if (!form) return std::nullopt;
+  if (form->size) return StoredItem(std::string(form->item), *form->size);
   SizeCounter size;
-  if (!codec::walk_item(bytes, size) || !size.valid()) return std::nullopt;
-  return StoredItem(std::string(bytes), size.size());
+  if (!codec::walk_item(form->item, size) || !size.valid()) return std::nullopt;
+  return StoredItem(std::string(form->item), size.size());
 }
 
 Item StoredItem::decode() const {
@@ -264,9 +267,10 @@ bool Engine::backfill(const std::string& table_name, std::uint32_t index_id) {
                       Item projected = project_entry(*index, item);
                       storage::WriteBatch batch;
                       batch.add_counter(index_counter_key(t, index->id, "count"), 1);
+                      const std::size_t size = item_size(projected);
                       batch.add_counter(index_counter_key(t, index->id, "bytes"),
-                                        static_cast<std::int64_t>(item_size(projected)));
-                      batch.put(*entry, codec::encode_item(projected));
+                                        static_cast<std::int64_t>(size));
+                      batch.put(*entry, codec::encode_stored_item(projected, size));
                       storage_->write(batch);
                       return true;
                     });

@@ -155,6 +155,28 @@ TEST(ItemCodec, WalkMatchesVisitAndSize) {
   EXPECT_EQ(small.log, "k:l;begin L 2;N:1.5;S:x;end L;k:ns;begin NS 1;m:2;end NS;");
 }
 
+TEST(ItemCodec, StoredItemsKeepTheirSize) {
+  const Item item = sample_item();
+  const std::string bytes = encode_stored_item(item, 70000);  // a three-byte varint
+  const std::optional<StoredForm> form = split_stored_item(bytes);
+  ASSERT_TRUE(form);
+  EXPECT_EQ(form->size, std::optional<std::size_t>(70000));
+  EXPECT_EQ(form->item, encode_item(item));
+
+  // An item written before the size was kept is encode_item's form alone.
+  const std::string bare = encode_item(item);
+  const std::optional<StoredForm> old = split_stored_item(bare);
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->size, std::nullopt);
+  EXPECT_EQ(old->item, bare);
+
+  // A size cut short or over-long is refused.
+  EXPECT_EQ(split_stored_item(std::string("\0", 1)), std::nullopt);
+  EXPECT_EQ(split_stored_item(std::string("\0\x80", 2)), std::nullopt);
+  EXPECT_EQ(split_stored_item(std::string(1, '\0') + std::string(10, '\xFF') + "\x01"),
+            std::nullopt);
+}
+
 TEST(ItemCodec, WalkRejectsEveryTruncation) {
   const std::string bytes = encode_item(sample_item());
   for (std::size_t len = 0; len < bytes.size(); ++len) {

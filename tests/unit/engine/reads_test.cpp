@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "codec/item_codec.h"
+#include "codec/key_codec.h"
 #include "engine/engine.h"
 
 namespace kumo::engine {
@@ -120,6 +122,40 @@ TEST_F(ReadsTest, BeginsWithOnStrings) {
   std::vector<std::string> got;
   for (const auto& stored : page.items) got.push_back(stored.decode().at("sk").as_string());
   EXPECT_EQ(got, (std::vector<std::string>{"ab", std::string("ab\0z", 4), "abc", "abd"}));
+}
+
+// Items written before their size was stored with them (encode_item's form alone) are
+// still read, measured and rewritten.
+TEST(StoredItems, ItemsWithoutTheirSizeAreStillRead) {
+  std::unique_ptr<storage::Storage> owned = storage::open_memory();
+  storage::Storage& storage = *owned;
+  Engine engine(std::move(owned));
+  TableDefinition def;
+  def.name = "old";
+  def.key = {{"pk", ScalarType::S}, AttributeDefinition{"sk", ScalarType::N}};
+  TablePtr table = engine.catalog().create(def);
+  const Item item{{"pk", str("p")}, {"sk", num("1")}, {"text", str(std::string(100, 'x'))}};
+  engine.put_item(*table, item);
+  const std::string key = codec::item_key(table->id, str("p"), &item.at("sk"));
+  const std::optional<std::string> stored = storage.get(key);
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(codec::split_stored_item(*stored)->size, std::optional(item_size(item)));
+  storage::WriteBatch batch;
+  batch.put(key, codec::encode_item(item));
+  storage.write(batch);
+
+  const std::optional<StoredItem> got =
+      engine.get_stored(*table, {{"pk", str("p")}, {"sk", num("1")}});
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->size(), item_size(item));
+  EXPECT_EQ(got->decode(), item);
+  const Page page = engine.query(*table, str("p"), {}, {});
+  ASSERT_EQ(page.items.size(), 1u);
+  EXPECT_EQ(page.bytes_read, item_size(item));
+  const WriteResult rewritten = engine.put_item(*table, item);
+  ASSERT_TRUE(rewritten.old_item);
+  EXPECT_EQ(*rewritten.old_item, item);
+  EXPECT_EQ(codec::split_stored_item(*storage.get(key))->size, std::optional(item_size(item)));
 }
 
 }  // namespace
