@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,6 +91,9 @@ void fuzz_key_values(ScalarType type, std::string_view bytes) {
 }
 
 void fuzz_item(std::string_view bytes) {
+  if (const std::optional<codec::StoredForm> form = codec::split_stored_item(bytes)) {
+    if (form->item.size() > bytes.size()) fail("a stored item's body outgrows its bytes");
+  }
   SizeCounter size;
   const bool walks = codec::walk_item(bytes, size);
   Item item;
@@ -101,6 +105,11 @@ void fuzz_item(std::string_view bytes) {
   Item again;
   if (!codec::decode_item(encoded, &again)) fail("encoded item does not decode");
   if (again != item) fail("item does not round-trip");
+  const std::string stored_bytes = codec::encode_stored_item(item, size.size());
+  const std::optional<codec::StoredForm> stored = codec::split_stored_item(stored_bytes);
+  if (!stored || stored->size != size.size() || stored->item != encoded) {
+    fail("a stored item does not split into its size and form");
+  }
 }
 
 void fuzz_value(std::string_view bytes) {
