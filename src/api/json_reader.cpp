@@ -166,10 +166,15 @@ void throw_not_array(const JsonValue& value) {
 JsonObject::JsonObject() : object_(&empty_object()) {}
 
 const JsonValue* JsonObject::element(std::string_view key) const {
-  const JsonValue name(rapidjson::StringRef(key.data(), key.size()));
-  const auto found = object_->FindMember(name);
-  if (found == object_->MemberEnd() || found->value.IsNull()) return nullptr;
-  return &found->value;
+  // A request looks up each of its operation's members, most of them absent: names of
+  // another length are passed over without reading them.
+  for (auto m = object_->MemberBegin(); m != object_->MemberEnd(); ++m) {
+    if (m->name.GetStringLength() == key.size() &&
+        std::memcmp(m->name.GetString(), key.data(), key.size()) == 0) {
+      return m->value.IsNull() ? nullptr : &m->value;
+    }
+  }
+  return nullptr;
 }
 
 std::optional<std::string_view> JsonObject::string(std::string_view key) const {
