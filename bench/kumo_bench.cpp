@@ -475,24 +475,49 @@ struct LaunchSettings {
   std::vector<std::string> command;
 };
 
-// Starts `argv` with stdin from /dev/null and stdout and stderr to `log`, pinned to `cpu`
-// unless it is negative. The child pins itself between vfork and exec: were this thread to
-// narrow its own affinity around the spawn, as taskset would, it would then have to run on
-// the server's core to widen it again, competing with the server's start for a scheduler
-// slice (up to a millisecond here) before it could send its first probe.
-pid_t spawn_server(std::vector<char*>& argv, const std::string& log, int cpu) {
+// Where a server's standard streams go: stdin from /dev/null, stdout and stderr to `log`.
+// The files are opened before the server's start is timed: truncating a log that an earlier
+// start filled took 0.3 ms here, which was counted as the server's start-up.
+class ServerStreams {
+ public:
+  explicit ServerStreams(const std::string& log)
+      : null_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)),
+        log_fd_(::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) {
+    if (null_fd_ < 0 || log_fd_ < 0) {
+      const std::string why = std::strerror(errno);
+      close();
+      throw std::runtime_error(fmt::format("cannot open {} for the server's output: {}", log, why));
+    }
+  }
+  ServerStreams(const ServerStreams&) = delete;
+  ServerStreams& operator=(const ServerStreams&) = delete;
+  ~ServerStreams() { close(); }
+
+  int input() const { return null_fd_; }
+  int output() const { return log_fd_; }
+
+ private:
+  void close() {
+    for (const int fd : {null_fd_, log_fd_}) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+  int null_fd_;
+  int log_fd_;
+};
+
+// Starts `argv` with `streams`, pinned to `cpu` unless it is negative. The child pins itself
+// between vfork and exec: were this thread to narrow its own affinity around the spawn, as
+// taskset would, it would then have to run on the server's core to widen it again,
+// competing with the server's start for a scheduler slice (up to a millisecond here) before
+// it could send its first probe.
+pid_t spawn_server(std::vector<char*>& argv, const ServerStreams& streams, int cpu) {
   cpu_set_t only;
   CPU_ZERO(&only);
   if (cpu >= 0) CPU_SET(cpu, &only);
-  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   int failure[2] = {-1, -1};  // the child's errno if it cannot run the server
-  if (null_fd < 0 || log_fd < 0 || ::pipe2(failure, O_CLOEXEC) != 0) {
-    const std::string why = std::strerror(errno);
-    for (const int fd : {null_fd, log_fd, failure[0], failure[1]}) {
-      if (fd >= 0) ::close(fd);
-    }
-    throw std::runtime_error(fmt::format("cannot start {} (output to {}): {}", argv[0], log, why));
+  if (::pipe2(failure, O_CLOEXEC) != 0) {
+    throw std::runtime_error(fmt::format("cannot start {}: {}", argv[0], std::strerror(errno)));
   }
   // Between vfork and exec the child shares this process's memory, so it only makes system
   // calls (as posix_spawn's own child does); this thread resumes once it has exec'd.
@@ -500,7 +525,8 @@ pid_t spawn_server(std::vector<char*>& argv, const std::string& log, int cpu) {
   if (pid == 0) {
     int error = 0;
     if (cpu >= 0 && ::sched_setaffinity(0, sizeof only, &only) != 0) error = errno;
-    if (error == 0 && (::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0)) {
+    if (error == 0 && (::dup2(streams.input(), 0) < 0 || ::dup2(streams.output(), 1) < 0 ||
+                       ::dup2(streams.output(), 2) < 0)) {
       error = errno;
     }
     if (error == 0) {
@@ -511,8 +537,6 @@ pid_t spawn_server(std::vector<char*>& argv, const std::string& log, int cpu) {
     ::_exit(127);
   }
   const int vfork_error = errno;
-  ::close(null_fd);
-  ::close(log_fd);
   ::close(failure[1]);
   // The pipe closes empty on a successful exec; otherwise it holds the child's errno.
   int error = pid < 0 ? vfork_error : 0;
@@ -567,8 +591,12 @@ int launch(const LaunchSettings& settings) {
   for (const auto& arg : settings.command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
 
-  const auto started = Clock::now();
-  const pid_t pid = spawn_server(argv, settings.log, settings.cpu);
+  Clock::time_point started;
+  const pid_t pid = [&] {
+    const ServerStreams streams(settings.log);
+    started = Clock::now();
+    return spawn_server(argv, streams, settings.cpu);
+  }();
 
   const auto deadline = started + parse_duration(settings.timeout);
   std::string last = "no connection accepted";
