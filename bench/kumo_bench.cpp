@@ -300,6 +300,10 @@ void print_human(const Settings& settings, const Measured& m) {
     fmt::print("  behind      {} requests fell due but were never sent: the rate is too high\n",
                r.unsent);
   }
+  if (settings.rate > 0) {
+    fmt::print("  sender      late by up to {:.3f} ms on its own (a connection was free)\n",
+               to_ms(static_cast<std::uint64_t>(r.client_late_max.count())));
+  }
   if (r.gave_up) fmt::print("  stopped early: no connection to the server for 5 s\n");
   for (const auto& [kind, count] : r.error_kinds) fmt::print("    {:>8}  {}\n", count, kind);
   for (const auto& sample : r.error_samples) fmt::print("    e.g. {}\n", sample);
@@ -370,6 +374,8 @@ void print_json(const Settings& settings, const Measured& m) {
   u64("errors_outside_window", r.errors_outside);
   u64("unfinished", r.unfinished);
   u64("unsent", r.unsent);
+  if (settings.rate > 0)
+    num("client_late_max_ms", to_ms(static_cast<std::uint64_t>(r.client_late_max.count())));
   u64("reconnects", r.reconnects);
   w.Key("gave_up");
   w.Bool(r.gave_up);

@@ -82,6 +82,7 @@ class Runner {
     std::optional<ResponseParser> parser;
     Operation op;
     Clock::time_point due;
+    Clock::time_point idle_since;  // open loop: when it joined idle_
     bool busy = false;
   };
 
@@ -146,6 +147,7 @@ class Runner {
       issue(c, next_due);
       return;
     }
+    c.idle_since = Clock::now();
     idle_.push_back(&c);
   }
 
@@ -160,7 +162,12 @@ class Runner {
       while (!idle_.empty() && !sending_over() && due(next_) <= now) {
         Connection& c = *idle_.back();
         idle_.pop_back();
-        issue(c, due(next_));
+        const auto due_at = due(next_);
+        if (due_at >= options_.measure_from) {
+          result_.client_late_max =
+              std::max(result_.client_late_max, now - std::max(due_at, c.idle_since));
+        }
+        issue(c, due_at);
       }
     }
   }
@@ -349,6 +356,7 @@ void RunResult::merge(const RunResult& other) {
   }
   unfinished += other.unfinished;
   unsent += other.unsent;
+  client_late_max = std::max(client_late_max, other.client_late_max);
   reconnects += other.reconnects;
   gave_up = gave_up || other.gave_up;
   latency.merge(other.latency);

@@ -51,6 +51,10 @@ struct RunResult {
   std::vector<std::string> error_samples;            // the first few, with their bodies
   std::uint64_t unfinished = 0;  // requests still unanswered when the run gave up
   std::uint64_t unsent = 0;      // open loop: requests due by the end but never sent
+  // Open loop: the longest time a request due in the window waited for the load generator
+  // itself, with a connection free (not for the server): when the generator loses its
+  // core, the requests it sends late count that delay as the server's latency.
+  std::chrono::nanoseconds client_late_max{0};
   std::uint64_t reconnects = 0;
   // True when the run stopped early because no connection could be made for seconds.
   bool gave_up = false;

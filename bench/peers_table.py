@@ -481,6 +481,10 @@ def print_targets(res):
                 line += "; other threads that ran: " + ", ".join(
                     f"{t['name']} {t['cpu_ms']:.1f} ms" for t in busiest)
             line += ")"
+        late = open_loop.get("client_late_max_ms")
+        if late is not None and late >= OPEN_LOOP_P99_MS:
+            line += (f"; kumo-bench itself sent requests up to {late:.1f} ms late with a "
+                     "connection free (it lost its own core), which counts as latency")
         lines.append(line)
     else:
         lines.append("open-loop p99 ≤ 1 ms: not checked (no open-loop run)")
