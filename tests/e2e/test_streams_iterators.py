@@ -178,7 +178,18 @@ def test_trimmed_data(start_server):
     old = read_stream(streams, arn)
     assert len(old) == 3
     stale = shard_iterator(streams, arn)  # positioned on the first record
-    wait_for(lambda: read_stream(streams, arn) == [], 10, 0.2, "old records trimmed")
+
+    def all_trimmed():
+        try:
+            return read_stream(streams, arn) == []
+        except AssertionError as error:
+            # The trimmer removed the record a fresh TRIM_HORIZON iterator pointed at before
+            # GetRecords used it, which DynamoDB also answers with TrimmedDataAccessException.
+            if TRIMMED not in str(error):
+                raise
+            return False
+
+    wait_for(all_trimmed, 10, 0.2, "old records trimmed")
     items = write_n(api, t, 2, start=10)
     fresh = read_stream(streams, arn)
     check_records(fresh, [change("INSERT", pk_item(10), new=items[0]),
