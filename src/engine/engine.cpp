@@ -123,17 +123,35 @@ std::string Engine::key_of(const TableDefinition& table, const Item& item_or_key
   return codec::item_key(table.id, partition, sort);
 }
 
+namespace {
+
+// The item stored as `stored`, and its size.
+Item decode_stored(const TableDefinition& table, std::string_view stored, std::size_t* size) {
+  const std::optional<codec::StoredForm> form = codec::split_stored_item(stored);
+  Item item;
+  if (!form || !codec::decode_item(form->item, &item)) {
+    throw storage::StorageError("corrupt item in table " + table.name);
+  }
+  if (size) *size = form->size ? *form->size : item_size(item);
+  return item;
+}
+
+}  // namespace
+
 std::optional<Item> Engine::read_current(const TableDefinition& table,
                                          const std::string& storage_key,
                                          const storage::Snapshot* snapshot) const {
   std::optional<std::string> stored = storage_->get(storage_key, snapshot);
   if (!stored) return std::nullopt;
-  const std::optional<codec::StoredForm> form = codec::split_stored_item(*stored);
-  Item current;
-  if (!form || !codec::decode_item(form->item, &current)) {
-    throw storage::StorageError("corrupt item in table " + table.name);
-  }
-  return current;
+  return decode_stored(table, *stored, nullptr);
+}
+
+void Engine::read_old(const TableDefinition& table, const std::string& storage_key,
+                      WriteResult& result) const {
+  result.old_item.reset();
+  result.old_size = 0;
+  std::optional<std::string> stored = storage_->get(storage_key);
+  if (stored) result.old_item = decode_stored(table, *stored, &result.old_size);
 }
 
 Engine::Change Engine::add_write(const TableDefinition& table, const std::string& storage_key,
@@ -182,8 +200,7 @@ WriteResult Engine::write_item(const TableDefinition& table, const Item& key,
   const std::string storage_key = key_of(table, key);
   WriteResult result;
   auto guard = locks_.lock(storage_key);
-  result.old_item = read_current(table, storage_key);
-  if (result.old_item) result.old_size = item_size(*result.old_item);
+  read_old(table, storage_key, result);
   result.new_item = mutation(result.old_item);
   if (!result.old_item && !result.new_item) return result;  // deleting nothing
   if (result.new_item) result.new_size = item_size(*result.new_item);
@@ -205,8 +222,7 @@ bool Engine::transact_write(const std::vector<TransactWrite>& writes,
     const TransactWrite& w = writes[i];
     WriteResult& result = (*results)[i];
     try {
-      result.old_item = read_current(*w.table, keys[i]);
-      if (result.old_item) result.old_size = item_size(*result.old_item);
+      read_old(*w.table, keys[i], result);
       if (w.check) w.check(result.old_item);
       if (w.check_only) {
         result.new_item = result.old_item;

@@ -256,6 +256,10 @@ class Engine {
                            const WriteResult& result, storage::WriteBatch* batch) const;
   std::optional<Item> read_current(const TableDefinition& table, const std::string& storage_key,
                                    const storage::Snapshot* snapshot = nullptr) const;
+  // Reads the item a write replaces into result.old_item, and its size, as stored with it,
+  // into result.old_size.
+  void read_old(const TableDefinition& table, const std::string& storage_key,
+                WriteResult& result) const;
   // Bytes `item` adds to its item collection: its size plus its LSI entries.
   std::int64_t collection_bytes(const TableDefinition& table,
                                 const std::optional<Item>& item) const;

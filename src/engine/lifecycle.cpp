@@ -161,7 +161,7 @@ bool Engine::expire_item(const TableDefinition& table, const Item& key, const st
   TablePtr latest = current(table);
   if (!latest || !latest->ttl_enabled) return false;
   WriteResult result;
-  result.old_item = read_current(*latest, storage_key);
+  read_old(*latest, storage_key, result);
   storage::WriteBatch batch;
   if (!result.old_item || !is_expired(*latest, *result.old_item, now)) {
     // Written again since it was scheduled: its write moved the entry, unless this one is
@@ -172,7 +172,6 @@ bool Engine::expire_item(const TableDefinition& table, const Item& key, const st
     }
     return false;
   }
-  result.old_size = item_size(*result.old_item);
   Change change = add_write(*latest, storage_key, result, &batch);
   change.by_service = true;
   commit(batch, {change});

@@ -155,7 +155,9 @@ TEST(StoredItems, ItemsWithoutTheirSizeAreStillRead) {
   const WriteResult rewritten = engine.put_item(*table, item);
   ASSERT_TRUE(rewritten.old_item);
   EXPECT_EQ(*rewritten.old_item, item);
+  EXPECT_EQ(rewritten.old_size, item_size(item));  // measured by walking it
   EXPECT_EQ(codec::split_stored_item(*storage.get(key))->size, std::optional(item_size(item)));
+  EXPECT_EQ(engine.put_item(*table, item).old_size, item_size(item));  // as stored
 }
 
 }  // namespace
