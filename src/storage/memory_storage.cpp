@@ -10,6 +10,10 @@
 // has since gone away stay until the key is written again (bounded by one per reader that
 // was live across a write of the key).
 //
+// Point reads and writes find a key through a hash index of the map's nodes rather than by
+// searching the tree: a search in a map of many keys is a dozen or more dependent cache
+// misses and key comparisons (GetItem on 10,000 items spent 12% of its time there).
+//
 // Locking: `mu_` (shared for readers, exclusive for a whole batch) guards the map, so no
 // reader sees part of a batch. `live_mu_` guards the live-sequence multiset; it is taken
 // inside `mu_` by writers and snapshot creation, and alone when a reader goes away.
@@ -18,6 +22,7 @@
 #include <mutex>
 #include <set>
 #include <shared_mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "storage/counter.h"
@@ -73,10 +78,10 @@ class MemoryStorage : public Storage {
  public:
   std::optional<std::string> get(std::string_view key, const Snapshot* snapshot) override {
     std::shared_lock lock(mu_);
-    auto it = map_.find(key);
-    if (it == map_.end()) return std::nullopt;
+    const Versions* versions = find(key);
+    if (versions == nullptr) return std::nullopt;
     const std::string* value =
-        snapshot ? visible(it->second, seq_of(snapshot)) : value_of(it->second.newest);
+        snapshot ? visible(*versions, seq_of(snapshot)) : value_of(versions->newest);
     if (value == nullptr) return std::nullopt;
     return *value;
   }
@@ -99,8 +104,8 @@ class MemoryStorage : public Storage {
           const std::string* current = nullptr;
           if (auto s = staged.find(op.key); s != staged.end()) {
             current = s->second ? &*s->second : nullptr;
-          } else if (auto m = map_.find(op.key); m != map_.end()) {
-            current = value_of(m->second.newest);
+          } else if (const Versions* versions = find(op.key)) {
+            current = value_of(versions->newest);
           }
           std::int64_t base = 0;
           if (current != nullptr && !decode_counter(*current, &base)) {
@@ -195,14 +200,24 @@ class MemoryStorage : public Storage {
  private:
   friend class MemoryIterator;
 
+  // Caller holds mu_.
+  const Versions* find(std::string_view key) const {
+    const auto found = index_.find(key);
+    return found == index_.end() ? nullptr : &found->second->second;
+  }
+
   // Caller holds mu_ exclusively and live_mu_.
   void apply(std::string_view key, std::optional<std::string> value, std::uint64_t seq) {
-    auto it = map_.find(key);
-    if (it == map_.end()) {
+    const auto found = index_.find(key);
+    if (found == index_.end()) {
       // Deleting an absent key changes nothing any reader can see.
-      if (value) map_.emplace(std::string(key), Versions{{seq, std::move(value)}, {}});
+      if (value) {
+        const auto it = map_.emplace(std::string(key), Versions{{seq, std::move(value)}, {}}).first;
+        index_.emplace(it->first, it);
+      }
       return;
     }
+    const VersionMap::iterator it = found->second;
     Versions& versions = it->second;
     // With no reader and nothing older kept, the version replaced is needed by no one.
     const bool keep_replaced = !live_.empty() || !versions.older.empty();
@@ -210,6 +225,7 @@ class MemoryStorage : public Storage {
     versions.newest = {seq, std::move(value)};
     if (keep_replaced) prune(&versions);
     if (!versions.newest.value && versions.older.empty()) {
+      index_.erase(found);
       map_.erase(it);
       ++erase_epoch_;
     }
@@ -236,6 +252,8 @@ class MemoryStorage : public Storage {
 
   mutable std::shared_mutex mu_;
   VersionMap map_;
+  // Every key of map_, viewing the node's own copy of it (nodes never move).
+  std::unordered_map<std::string_view, VersionMap::iterator> index_;
   std::uint64_t last_seq_ = 0;
   // Bumped whenever a map node is erased; iterators keep their map position across calls
   // only while it is unchanged (insertions never invalidate std::map iterators).
