@@ -244,7 +244,8 @@ def print_header(res):
               f"pinned to core {c.get('server_cpu', '?')}, kumo-bench pinned to core "
               f"{c.get('client_cpu', '?')}; {c.get('connections', '?')} keep-alive connections, "
               f"closed loop, {c.get('warmup', '?')} warm-up then {c.get('duration', '?')} "
-              f"measured per workload; {c.get('items', 0):,} items for the item workloads. "
+              f"measured per workload ({c.get('open_duration', c.get('duration', '?'))} for "
+              f"Kumo's open loops); {c.get('items', 0):,} items for the item workloads. "
               f"Kumo {storage}, {c.get('kumo_threads', '?')} I/O thread(s). Load average "
               f"{c.get('loadavg_start', '?')} at the start, {c.get('loadavg_end', '?')} at the "
               f"end; the run took {c.get('elapsed_s', '?')} s.")
@@ -355,12 +356,13 @@ def print_ratios(res):
 
 def print_kumo_extras(res):
     rows = []
-    open_loop = res.run("kumo-open", "getitem")
-    if open_loop:
-        what = f"GetItem, open loop at {open_loop['rate']:,.0f}/s (half the peak)"
-        if open_loop.get("unsent"):
-            what += f"; {open_loop['unsent']:,} requests never sent (behind)"
-        rows.append([what, open_loop])
+    for label, how in (("kumo-open", ""), ("kumo-open-rt", ", server at real-time priority")):
+        open_loop = res.run(label, "getitem")
+        if open_loop:
+            what = f"GetItem, open loop at {open_loop['rate']:,.0f}/s (half the peak){how}"
+            if open_loop.get("unsent"):
+                what += f"; {open_loop['unsent']:,} requests never sent (behind)"
+            rows.append([what, open_loop])
     for label, what in (("kumo", "Kumo, `GET /`"), ("nginx", "nginx, `GET /`")):
         r = res.run(label, "health")
         if r:
@@ -380,26 +382,46 @@ def print_kumo_extras(res):
         print("The open loop's latency counts from when each request fell due, so queueing "
               "behind a slow answer counts. core taken: how long in all the server was ready "
               "to run but waited while something else (a kernel thread, another process) held "
-              "its core; each such wait delays every request that arrives meanwhile.")
+              "its core; each such wait delays every request that arrives meanwhile. At "
+              "real-time priority (SCHED_FIFO) the server has its core whenever it has work, "
+              "and what else runs there waits for the server's idle time.")
         print()
+        why = res.failures.get(("kumo-open-rt", "getitem"))
+        if why:
+            print(f"- Open loop at real-time priority: not measured: {short_reason(why)}")
+            print()
     if scaling:
         scaling_rows = []
         for workload, name, one, two in scaling:
             factor = two["ops_per_s"] / one["ops_per_s"] if one and one["ops_per_s"] else None
+            kept = per_core_kept(one, two)
             scaling_rows.append([name, fmt_ops(one), fmt_pct(one, "server_cpu_pct"), fmt_ops(two),
                                  fmt_pct(two, "server_cpu_pct"), fmt_pct(two, "client_cpu_pct"),
-                                 fmt_factor(factor) if factor else "-"])
+                                 fmt_factor(factor) if factor else "-",
+                                 f"{kept:.0%}" if kept else "-"])
         table(["workload", "1 core: ops/s", "server CPU", "2 cores: ops/s", "server CPU",
-               "kumo-bench CPU", "scaling"], scaling_rows)
+               "kumo-bench CPU", "scaling", "per core"], scaling_rows)
         print("1 core: `--threads 1`, pinned to one core, kumo-bench on the other. 2 cores: "
               "`--threads 2`, free to run on both cores, with kumo-bench (2 threads) on the same "
               "two. With only two cores the load generator takes part of the server's second "
-              "core, so the 2-core figure and the scaling are a lower bound.")
+              "core, so the 2-core figure and the scaling are a lower bound. per core: the "
+              "2-thread server's ops/s per core of CPU it used, over the 1-thread server's: "
+              "what a second thread costs in efficiency (locks, cache lines shared, and here "
+              "the load generator's threads sharing its cores), whatever the cores it gets.")
         print()
     for (label, workload), why in res.failures.items():
         if label == "kumo-2core" and not res.run(label, workload):
             print(f"- 2 cores, {workload}: not measured: {short_reason(why)}")
             print()
+
+
+def per_core_kept(one, two):
+    """The 2-thread server's ops/s per core of CPU it used over the 1-thread server's;
+    None when a figure is missing."""
+    if not (one and two and one.get("server_cpu_pct") and two.get("server_cpu_pct")
+            and one["ops_per_s"]):
+        return None
+    return (two["ops_per_s"] / two["server_cpu_pct"]) / (one["ops_per_s"] / one["server_cpu_pct"])
 
 
 def peak_rss_kib(r):
@@ -468,26 +490,7 @@ def print_targets(res):
             line += f" (by CPU per answer: {cpu:.0%}, {verdict(cpu >= target)})"
         lines.append(line)
 
-    open_loop = res.run("kumo-open", "getitem")
-    if open_loop:
-        p99 = open_loop["latency_ms"]["p99"]
-        line = (f"GetItem open loop at {open_loop['rate']:,.0f}/s (half the peak): p99 "
-                f"{p99:.2f} ms ≤ {OPEN_LOOP_P99_MS:g} ms, {verdict(p99 <= OPEN_LOOP_P99_MS)}")
-        if "server_wait_ms" in open_loop:
-            line += (f" (the server's core was taken from it for {open_loop['server_wait_ms']:.1f} "
-                     f"ms of the {open_loop['window_s']:.0f} s")
-            busiest = [t for t in open_loop.get("others_busiest", []) if t["cpu_ms"] >= 1][:3]
-            if busiest:
-                line += "; other threads that ran: " + ", ".join(
-                    f"{t['name']} {t['cpu_ms']:.1f} ms" for t in busiest)
-            line += ")"
-        late = open_loop.get("client_late_max_ms")
-        if late is not None and late >= OPEN_LOOP_P99_MS:
-            line += (f"; kumo-bench itself sent requests up to {late:.1f} ms late with a "
-                     "connection free (it lost its own core), which counts as latency")
-        lines.append(line)
-    else:
-        lines.append("open-loop p99 ≤ 1 ms: not checked (no open-loop run)")
+    lines.append(open_loop_target(res))
 
     s = res.startups.get("kumo")
     if s and res.config.get("kumo_storage", "in-memory") != "in-memory":
@@ -502,14 +505,25 @@ def print_targets(res):
 
     lines += disk_targets(res)
 
-    one, two = res.run("kumo", "getitem"), res.run("kumo-2core", "getitem")
-    if one and two and one["ops_per_s"]:
-        put_one, put_two = res.run("kumo", "putitem"), res.run("kumo-2core", "putitem")
-        factor = two["ops_per_s"] / one["ops_per_s"]
-        text = f"two cores (reported, no threshold): GetItem {fmt_factor(factor)}"
-        if put_one and put_two and put_one["ops_per_s"]:
-            text += f", PutItem {fmt_factor(put_two['ops_per_s'] / put_one['ops_per_s'])}"
-        lines.append(text + " the one-core rate (a lower bound: kumo-bench shares the cores)")
+    measured, projected = [], []
+    for workload, name in (("getitem", "GetItem"), ("putitem", "PutItem")):
+        one, two = res.run("kumo", workload), res.run("kumo-2core", workload)
+        if not (one and two and one["ops_per_s"]):
+            continue
+        measured.append(f"{name} {fmt_factor(two['ops_per_s'] / one['ops_per_s'])}")
+        kept = per_core_kept(one, two)
+        if kept:
+            projected.append((name, kept))
+    if measured:
+        text = (f"two cores (reported, no threshold): {', '.join(measured)} the one-core rate "
+                "(a lower bound: kumo-bench shares the cores)")
+        if projected:
+            text += ("; per core of CPU it used, the 2-thread server answered "
+                     + ", ".join(f"{name} at {kept:.0%}" for name, kept in projected)
+                     + " of the 1-thread rate: with two cores of its own, about "
+                     + ", ".join(f"{fmt_factor(2 * kept)}" for _, kept in projected)
+                     + " (projected, not measured)")
+        lines.append(text)
 
     for line in lines:
         print(f"- {line}")
@@ -546,6 +560,51 @@ def disk_targets(res):
     else:
         lines.append(f"on a data directory ({scale}): not checked (Kumo did not restart)")
     return lines
+
+
+def open_loop_circumstances(r):
+    """What else held the server's core, and the load generator's own lateness, during an
+    open loop: what its p99 may owe to the machine rather than to the server."""
+    parts = []
+    if "server_wait_ms" in r:
+        part = (f"the server's core was taken from it for {r['server_wait_ms']:.1f} ms of the "
+                f"{r['window_s']:.0f} s")
+        busiest = [t for t in r.get("others_busiest", []) if t["cpu_ms"] >= 1][:3]
+        if busiest:
+            part += "; other threads that ran: " + ", ".join(
+                f"{t['name']} {t['cpu_ms']:.1f} ms" for t in busiest)
+        parts.append(part)
+    late = r.get("client_late_max_ms")
+    if late is not None and late >= OPEN_LOOP_P99_MS:
+        parts.append(f"kumo-bench itself sent requests up to {late:.1f} ms late with a "
+                     "connection free (it lost its own core), which counts as latency")
+    return "; ".join(parts)
+
+
+def open_loop_target(res):
+    """The open-loop target's line. The verdict is the run at real-time priority when there
+    is one, since the target is for a server that has its core; the run at normal priority
+    is quoted beside it."""
+    normal, shielded = res.run("kumo-open", "getitem"), res.run("kumo-open-rt", "getitem")
+    judged = shielded or normal
+    if not judged:
+        return "open-loop p99 ≤ 1 ms: not checked (no open-loop run)"
+    p99 = judged["latency_ms"]["p99"]
+    how = ", the server at real-time priority" if shielded else ""
+    line = (f"GetItem open loop at {judged['rate']:,.0f}/s (half the peak){how}: p99 "
+            f"{p99:.2f} ms ≤ {OPEN_LOOP_P99_MS:g} ms, {verdict(p99 <= OPEN_LOOP_P99_MS)}")
+    circumstances = open_loop_circumstances(judged)
+    if circumstances:
+        line += f" ({circumstances})"
+    if shielded and normal:
+        line += f". At normal priority: p99 {normal['latency_ms']['p99']:.2f} ms"
+        circumstances = open_loop_circumstances(normal)
+        if circumstances:
+            line += f" ({circumstances})"
+    elif normal:
+        why = res.failures.get(("kumo-open-rt", "getitem"), "not run")
+        line += f"; at real-time priority: not measured ({short_reason(why)})"
+    return line
 
 
 def print_warnings(res):
