@@ -43,6 +43,8 @@ STATUS_ONLY = {"getitem", "query", "gsi-query"}  # nginx's "{}" cannot pass the 
 # Issue 9's targets, server on one core and load generator on the other, 64 connections.
 CEILING_TARGETS = {"getitem": 0.60, "putitem": 0.40, "query": 0.30, "gsi-query": 0.25}
 OPEN_LOOP_P99_MS = 1.0
+# Kumo's open loops (run-peers.sh open_loops): label, and how the report names the run.
+OPEN_LOOPS = (("kumo-open", ""), ("kumo-open-rt", ", the server at real-time priority"))
 STARTUP_MS = 2.0
 IDLE_RSS_MB = 6.0
 DISK_ITEMS = 1_000_000
@@ -356,7 +358,7 @@ def print_ratios(res):
 
 def print_kumo_extras(res):
     rows = []
-    for label, how in (("kumo-open", ""), ("kumo-open-rt", ", server at real-time priority")):
+    for label, how in OPEN_LOOPS:
         open_loop = res.run(label, "getitem")
         if open_loop:
             what = f"GetItem, open loop at {open_loop['rate']:,.0f}/s (half the peak){how}"
@@ -386,7 +388,7 @@ def print_kumo_extras(res):
               "real-time priority (SCHED_FIFO) the server has its core whenever it has work, "
               "and what else runs there waits for the server's idle time.")
         print()
-        why = res.failures.get(("kumo-open-rt", "getitem"))
+        why = res.failures.get((OPEN_LOOPS[1][0], "getitem"))
         if why:
             print(f"- Open loop at real-time priority: not measured: {short_reason(why)}")
             print()
@@ -585,12 +587,13 @@ def open_loop_target(res):
     """The open-loop target's line. The verdict is the run at real-time priority when there
     is one, since the target is for a server that has its core; the run at normal priority
     is quoted beside it."""
-    normal, shielded = res.run("kumo-open", "getitem"), res.run("kumo-open-rt", "getitem")
+    (normal_label, _), (shielded_label, shielded_how) = OPEN_LOOPS
+    normal, shielded = res.run(normal_label, "getitem"), res.run(shielded_label, "getitem")
     judged = shielded or normal
     if not judged:
         return "open-loop p99 ≤ 1 ms: not checked (no open-loop run)"
     p99 = judged["latency_ms"]["p99"]
-    how = ", the server at real-time priority" if shielded else ""
+    how = shielded_how if shielded else ""
     line = (f"GetItem open loop at {judged['rate']:,.0f}/s (half the peak){how}: p99 "
             f"{p99:.2f} ms ≤ {OPEN_LOOP_P99_MS:g} ms, {verdict(p99 <= OPEN_LOOP_P99_MS)}")
     circumstances = open_loop_circumstances(judged)
@@ -602,7 +605,7 @@ def open_loop_target(res):
         if circumstances:
             line += f" ({circumstances})"
     elif normal:
-        why = res.failures.get(("kumo-open-rt", "getitem"), "not run")
+        why = res.failures.get((shielded_label, "getitem"), "not run")
         line += f"; at real-time priority: not measured ({short_reason(why)})"
     return line
 

@@ -390,7 +390,8 @@ TYPED_TEST(StorageTest, RandomOpsMatchReferenceModel) {
     Model model;
   };
   std::mt19937 rng(5);
-  auto key = [&] { return "k" + std::to_string(rng() % 20); };
+  constexpr int kKeys = 20;
+  auto key = [&] { return "k" + std::to_string(rng() % kKeys); };
   auto check = [&](const Model& model, const Snapshot* snapshot) {
     std::vector<std::pair<std::string, std::string>> expected(model.begin(), model.end());
     EXPECT_EQ(this->scan("", "", snapshot), expected);
@@ -406,7 +407,7 @@ TYPED_TEST(StorageTest, RandomOpsMatchReferenceModel) {
     EXPECT_EQ(backward, want);
     // Every key, written, deleted or never written: point reads find keys another way
     // than walks do.
-    for (int i = 0; i < 20; ++i) {
+    for (int i = 0; i < kKeys; ++i) {
       const std::string k = "k" + std::to_string(i);
       auto found = model.find(k);
       EXPECT_EQ(db.get(k, snapshot),
