@@ -44,7 +44,8 @@ Usage: bench/run-peers.sh [options]
   --kumo-data-dir       run Kumo on a data directory (RocksDB) instead of --in-memory
   --kumo-threads N      Kumo's I/O threads (default $kumo_threads: it has one core, as nginx has
                         one worker); the scaling run always uses 2
-  --bench PATH          the kumo-bench binary (default: built in build-bench/ if missing)
+  --bench PATH          the kumo-bench binary, with kumo-bench-floor beside it (default:
+                        built in build-bench/ if missing)
   --server-cpu N        core for the server (default $server_cpu)
   --client-cpu N        core for the load generator (default $client_cpu)
   --startups N          starts of each server in memory for its start-up time, of which the
@@ -146,10 +147,10 @@ apt_install() {
 
 if [[ -z "$bench_bin" ]]; then
   bench_bin="$root/build-bench/bench/kumo-bench"
-  if [[ ! -x "$bench_bin" ]]; then
+  if [[ ! -x "$bench_bin" || ! -x "$root/build-bench/bench/kumo-bench-floor" ]]; then
     note "building kumo-bench in build-bench/"
     cmake -S "$root" -B "$root/build-bench" -DCMAKE_BUILD_TYPE=Release -DKUMO_TESTS=OFF >/dev/null
-    cmake --build "$root/build-bench" -j"$(nproc)" --target kumo-bench >/dev/null
+    cmake --build "$root/build-bench" -j"$(nproc)" --target kumo-bench kumo-bench-floor >/dev/null
   fi
 fi
 
@@ -173,6 +174,29 @@ client_cpus=$client_cpu
 client_threads=1
 both_cpus="$server_cpu,$client_cpu"
 
+floor_bin="$(dirname "$bench_bin")/kumo-bench-floor"
+if [[ ! -x "$floor_bin" ]]; then
+  warn "no kumo-bench-floor beside $bench_bin: Kumo's start-up is reported without the floor"
+  floor_bin=""
+fi
+
+# floor_start LAUNCHER_CPUS [--cpu N]: one start of kumo-bench-floor, a static server that
+# only answers (label "floor"): what the machine takes to start a process and carry one
+# request. start() takes one before each of Kumo's starts, so that both see the machine
+# alike; start-up on this VM varies by tenths of a millisecond from one minute to the next.
+floor_start() {
+  [[ -n "$floor_bin" ]] || return 0
+  local launcher_cpus=$1 port pid
+  shift
+  port=$(free_port)
+  taskset -c "$launcher_cpus" "$bench_bin" launch --json --label floor \
+    --endpoint "127.0.0.1:$port" --settle 0s "$@" --pid-file "$work/floor.pid" \
+    --log "$out/logs/floor.log" -- "$floor_bin" "$port" >>"$results" 2>>"$log" || return 0
+  pid=$(cat "$work/floor.pid")
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.01; done
+}
+
 # start LABEL PROBE PORT COMMAND... : starts a server on $server_cpus, records its start-up
 # time and idle RSS, and sets server_pid. Fails if it never answers.
 start() {
@@ -189,6 +213,7 @@ start() {
   local starts=1 sample
   case $label in kumo|dynalite|ddblocal|nginx) starts=$startups ;; esac
   for ((sample = 1; sample < starts; sample++)); do
+    [[ $label != kumo ]] || floor_start "$launcher_cpus" "${pin[@]}"
     taskset -c "$launcher_cpus" "$bench_bin" launch --json --label "$label" \
       --endpoint "127.0.0.1:$port" --probe "$probe" --settle 0s "${pin[@]}" \
       --pid-file "$work/$label.pid" --log "$out/logs/$label.log" -- "$@" >>"$results" \
@@ -196,6 +221,7 @@ start() {
     server_pid=$(cat "$work/$label.pid")
     stop_server
   done
+  [[ $label != kumo ]] || floor_start "$launcher_cpus" "${pin[@]}"
   if ! taskset -c "$launcher_cpus" "$bench_bin" launch --json --label "$label" \
       --endpoint "127.0.0.1:$port" --probe "$probe" "${pin[@]}" \
       --pid-file "$work/$label.pid" --log "$out/logs/$label.log" -- "$@" >>"$results" \

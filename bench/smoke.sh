@@ -25,4 +25,11 @@ for workload in getitem putitem mixed query gsi-query; do
   "$bench" --endpoint "127.0.0.1:$port" --workload "$workload" --items 1000 \
     --connections 8 --warmup 0.5s --duration 1s --server-pid "$pid"
 done
+echo "== start-up of kumo-bench-floor"
+floor_port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+floor_pid_file=$(mktemp)
+"$bench" launch --endpoint "127.0.0.1:$floor_port" --settle 0s --pid-file "$floor_pid_file" \
+  -- "$build/bench/kumo-bench-floor" "$floor_port"
+kill "$(cat "$floor_pid_file")"
+rm -f "$floor_pid_file"
 echo "bench smoke: all workloads answered correctly"
