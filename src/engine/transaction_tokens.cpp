@@ -3,12 +3,15 @@
 namespace kumo::engine {
 
 void TransactionTokens::expire(Clock::time_point now) {
-  for (auto it = entries_.begin(); it != entries_.end();) {
-    if (it->second.completed && now - it->second.completed_at > kLifetime) {
-      it = entries_.erase(it);
-    } else {
-      ++it;
+  while (!completions_.empty() && now - completions_.front().at > kLifetime) {
+    const Completion& oldest = completions_.front();
+    // The token may have expired and completed again since: only its latest completion
+    // ends it.
+    auto it = entries_.find(oldest.token);
+    if (it != entries_.end() && it->second.completed && it->second.completed_at == oldest.at) {
+      entries_.erase(it);
     }
+    completions_.pop_front();
   }
 }
 
@@ -16,12 +19,9 @@ TransactionTokens::State TransactionTokens::begin(const std::string& token,
                                                   const std::string& fingerprint,
                                                   std::string* response) {
   std::lock_guard lock(mutex_);
-  expire(Clock::now());
-  auto it = entries_.find(token);
-  if (it == entries_.end()) {
-    entries_.emplace(token, Entry{fingerprint, false, {}, {}});
-    return State::kNew;
-  }
+  expire(now_());
+  auto [it, inserted] = entries_.try_emplace(token, Entry{fingerprint, false, {}, {}});
+  if (inserted) return State::kNew;
   if (it->second.fingerprint != fingerprint) return State::kMismatch;
   if (!it->second.completed) return State::kInProgress;
   *response = it->second.response;
@@ -32,14 +32,25 @@ void TransactionTokens::complete(const std::string& token, std::string response)
   std::lock_guard lock(mutex_);
   auto it = entries_.find(token);
   if (it == entries_.end()) return;
+  // Completion times never go back, so the queue stays in order even if the clock did.
+  Clock::time_point at = now_();
+  if (!completions_.empty() && at < completions_.back().at) at = completions_.back().at;
   it->second.completed = true;
   it->second.response = std::move(response);
-  it->second.completed_at = Clock::now();
+  it->second.completed_at = at;
+  completions_.push_back({at, token});
 }
 
 void TransactionTokens::abandon(const std::string& token) {
   std::lock_guard lock(mutex_);
-  entries_.erase(token);
+  auto it = entries_.find(token);
+  // Only a running request is abandoned; a completed one's token stays until it expires.
+  if (it != entries_.end() && !it->second.completed) entries_.erase(it);
+}
+
+std::size_t TransactionTokens::size() {
+  std::lock_guard lock(mutex_);
+  return entries_.size();
 }
 
 }  // namespace kumo::engine

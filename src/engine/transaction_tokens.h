@@ -1,19 +1,31 @@
-// ClientRequestToken idempotency for TransactWriteItems (dynamodb-contract.md §7.6): a repeat
-// of a completed request with the same token within 10 minutes answers the first result
-// without writing again; the same token with different parameters, or while the first call
-// runs, is refused.
+// ClientRequestToken idempotency for TransactWriteItems: a repeat of a completed request
+// with the same token within 10 minutes answers the first result without writing again;
+// the same token with different parameters, or while the first call runs, is refused.
+//
+// Tokens expire in the order they completed, from the front of a queue, so a request
+// never walks the tokens that are still live: its cost is the same with none or with the
+// tens of thousands that a steady rate of SDK calls (each carries a token) keeps alive.
 #pragma once
 
 #include <chrono>
-#include <map>
+#include <deque>
+#include <functional>
 #include <mutex>
-#include <optional>
 #include <string>
+#include <unordered_map>
 
 namespace kumo::engine {
 
 class TransactionTokens {
  public:
+  using Clock = std::chrono::steady_clock;
+  // How long a completed request's token is remembered.
+  static constexpr std::chrono::minutes kLifetime{10};
+
+  // `now` tells the time; tests hand in a clock they move themselves.
+  explicit TransactionTokens(std::function<Clock::time_point()> now = Clock::now)
+      : now_(std::move(now)) {}
+
   enum class State { kNew, kInProgress, kMismatch, kCompleted };
 
   // Registers `token` for a request whose canonical parameters are `fingerprint`. kNew: the
@@ -25,20 +37,28 @@ class TransactionTokens {
   // The request under `token` failed: the token is forgotten, as a failed call is not
   // remembered.
   void abandon(const std::string& token);
+  // Tokens remembered now (running or completed and not yet expired).
+  std::size_t size();
 
  private:
-  using Clock = std::chrono::steady_clock;
-  static constexpr std::chrono::minutes kLifetime{10};
   struct Entry {
     std::string fingerprint;
     bool completed = false;
     std::string response;
     Clock::time_point completed_at;
   };
+  // A completed token, in completion order.
+  struct Completion {
+    Clock::time_point at;
+    std::string token;
+  };
+  // Forgets the tokens that completed more than kLifetime before `now`. Caller holds mutex_.
   void expire(Clock::time_point now);
 
+  std::function<Clock::time_point()> now_;
   std::mutex mutex_;
-  std::map<std::string, Entry> entries_;
+  std::unordered_map<std::string, Entry> entries_;
+  std::deque<Completion> completions_;
 };
 
 }  // namespace kumo::engine
