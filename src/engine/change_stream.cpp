@@ -341,22 +341,29 @@ void ChangeStreams::trim(double now, double retention) {
   const auto cutoff_ms = static_cast<std::int64_t>((now - retention) * 1000);
   std::lock_guard lock(mutex_);
   std::map<std::uint32_t, std::uint64_t> trimmed_through;  // table id → last sequence deleted
-  std::vector<std::uint32_t> tables;
+  // Every record of a table below the trim horizon of its oldest stream is deleted: a pass
+  // starts there, so it never steps over the deletions of the passes before it.
+  std::map<std::uint32_t, std::uint64_t> first_kept;  // table id → lowest trimmed_before
   for (const auto& [key, stream] : streams_) {
-    if (tables.empty() || tables.back() != stream.table_id) tables.push_back(stream.table_id);
+    auto [it, inserted] = first_kept.emplace(stream.table_id, stream.trimmed_before);
+    if (!inserted) it->second = std::min(it->second, stream.trimmed_before);
   }
-  for (std::uint32_t table_id : tables) {
-    const std::string prefix = codec::space_prefix(table_id, codec::Space::kStream);
+  for (const auto& [table_id, from] : first_kept) {
+    const std::string upper =
+        codec::prefix_end(codec::space_prefix(table_id, codec::Space::kStream));
+    std::string lower = record_key(table_id, from);
     for (;;) {
       storage::WriteBatch batch;
       {
-        auto it = storage_.iterator(prefix, codec::prefix_end(prefix));
+        auto it = storage_.iterator(lower, upper);
         for (it->seek_to_first(); it->valid() && batch.ops().size() < 1000; it->next()) {
           StreamRecord r;
           if (decode_record(it->value(), &r) && r.created_ms >= cutoff_ms) break;
           std::string_view key = it->key();
-          trimmed_through[table_id] = codec::read_u64(key.substr(key.size() - 8));
+          const std::uint64_t sequence = codec::read_u64(key.substr(key.size() - 8));
+          trimmed_through[table_id] = sequence;
           batch.del(std::string(key));
+          lower = record_key(table_id, sequence + 1);
         }
       }
       if (batch.empty()) break;

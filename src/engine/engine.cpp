@@ -165,13 +165,13 @@ Engine::Change Engine::add_write(const TableDefinition& table, const std::string
   const TableDefinition& now = latest ? *latest : table;
   update_indexes(now, result, batch);
   if (!now.local_indexes.empty()) add_collection_size(now, result, batch);
-  update_ttl_schedule(now, storage_key, result, batch);
+  std::string ttl_entry = update_ttl_schedule(now, storage_key, result, batch);
   const int count_delta = (result.new_item ? 1 : 0) - (result.old_item ? 1 : 0);
   if (count_delta != 0) batch->add_counter(counter_key(table.id, "count"), count_delta);
   batch->add_counter(
       counter_key(table.id, "bytes"),
       static_cast<std::int64_t>(result.new_size) - static_cast<std::int64_t>(result.old_size));
-  return Change{std::move(latest), &result, false};
+  return Change{std::move(latest), &result, false, std::move(ttl_entry)};
 }
 
 void Engine::commit(storage::WriteBatch& batch, const std::vector<Change>& changes) {
@@ -180,19 +180,23 @@ void Engine::commit(storage::WriteBatch& batch, const std::vector<Change>& chang
   });
   if (!streamed) {
     storage_->write(batch);
-    return;
-  }
-  // Under the streams' lock the stream is surely open or surely closed, and sequence
-  // numbers are handed out in commit order.
-  std::lock_guard lock(streams_.mutex());
-  for (const Change& c : changes) {
-    if (!c.table) continue;
-    if (const StreamInfo* stream = streams_.active(c.table->id)) {
-      streams_.add_record(*stream, c.table->key, c.result->old_item, c.result->new_item,
-                          c.by_service, &batch);
+  } else {
+    // Under the streams' lock the stream is surely open or surely closed, and sequence
+    // numbers are handed out in commit order.
+    std::lock_guard lock(streams_.mutex());
+    for (const Change& c : changes) {
+      if (!c.table) continue;
+      if (const StreamInfo* stream = streams_.active(c.table->id)) {
+        streams_.add_record(*stream, c.table->key, c.result->old_item, c.result->new_item,
+                            c.by_service, &batch);
+      }
     }
+    storage_->write(batch);
   }
-  storage_->write(batch);
+  // After the commit: a pass that begins later reads the entry anyway.
+  for (const Change& c : changes) {
+    if (c.table && !c.ttl_entry.empty()) note_ttl_entry(c.table->id, c.ttl_entry);
+  }
 }
 
 WriteResult Engine::write_item(const TableDefinition& table, const Item& key,

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/catalog.h"
@@ -244,6 +245,8 @@ class Engine {
     TablePtr table;  // the table's definition when the write was prepared; null if deleted
     const WriteResult* result = nullptr;
     bool by_service = false;  // a TTL deletion
+    // The TTL schedule entry the write adds, when it adds one.
+    std::string ttl_entry;
   };
   // Adds to `batch` the item write and the counter, index and TTL schedule changes of
   // `result`; returns the change for commit().
@@ -251,9 +254,20 @@ class Engine {
                    WriteResult& result, storage::WriteBatch* batch) const;
   // Commits `batch` with the stream records of `changes` (tables whose stream is open).
   void commit(storage::WriteBatch& batch, const std::vector<Change>& changes);
-  // Adds to `batch` the TTL schedule change of replacing the old item by the new one.
-  void update_ttl_schedule(const TableDefinition& table, const std::string& storage_key,
-                           const WriteResult& result, storage::WriteBatch* batch) const;
+  // Adds to `batch` the TTL schedule change of replacing the old item by the new one;
+  // returns the entry it adds, if any.
+  std::string update_ttl_schedule(const TableDefinition& table, const std::string& storage_key,
+                                  const WriteResult& result, storage::WriteBatch* batch) const;
+  // Called once a TTL schedule entry is committed: an entry that falls below where the
+  // reaper's passes have reached is handed to the next pass, which reads it directly.
+  void note_ttl_entry(std::uint32_t table_id, std::string_view entry);
+  // Deletes the expired items of one table whose schedule entries lie below `upper`
+  // (entries below `past_limit` are dropped), from where the last pass stopped.
+  std::size_t expire_table(const TableDefinition& table, const std::string& past_limit,
+                           const std::string& upper, double now);
+  // Forgets where the reaper stands on a table's schedule (its schedule was dropped, or
+  // the table deleted).
+  void reset_ttl_progress(std::uint32_t table_id);
   std::optional<Item> read_current(const TableDefinition& table, const std::string& storage_key,
                                    const storage::Snapshot* snapshot = nullptr) const;
   // Reads the item a write replaces into result.old_item, and its size, as stored with it,
@@ -272,6 +286,22 @@ class Engine {
 
   std::unique_ptr<storage::Storage> storage_;
   EngineOptions options_;
+  // Where the TTL reaper stands on each table's schedule. A pass reads the entries due
+  // below its horizon (an encoded expiry, the same for every table) from `resume`, where
+  // the pass before stopped: every entry below it was handled, and the tombstones the
+  // earlier passes left there are never stepped over again. An entry committed below
+  // the horizon after a pass began may lie behind `resume`: it is kept in `late` and read
+  // directly by the next pass. In memory only: after a restart the first pass starts at
+  // the beginning of each schedule.
+  struct TtlProgress {
+    std::string resume;
+    std::vector<std::string> late;
+    bool overflow = false;  // too many late entries: the next pass starts at the beginning
+  };
+  std::mutex ttl_mutex_;
+  // The horizon of the latest pass, an encoded expiry: entries below it are due.
+  std::string ttl_horizon_;
+  std::unordered_map<std::uint32_t, TtlProgress> ttl_progress_;
   Catalog catalog_;
   ItemLocks locks_;
   TransactionTokens tokens_;

@@ -53,17 +53,49 @@ bool is_expired(const TableDefinition& table, const Item& item, double now) {
 
 }  // namespace
 
-void Engine::update_ttl_schedule(const TableDefinition& table, const std::string& storage_key,
-                                 const WriteResult& result, storage::WriteBatch* batch) const {
-  if (!table.ttl_enabled) return;
+std::string Engine::update_ttl_schedule(const TableDefinition& table,
+                                        const std::string& storage_key, const WriteResult& result,
+                                        storage::WriteBatch* batch) const {
+  if (!table.ttl_enabled) return {};
   std::optional<std::string> old_entry, new_entry;
   if (result.old_item) old_entry = expiry_key(table, *result.old_item, storage_key);
   if (result.new_item) new_entry = expiry_key(table, *result.new_item, storage_key);
-  if (old_entry == new_entry) return;
+  if (old_entry == new_entry) return {};
   if (old_entry) batch->del(*old_entry);
-  if (new_entry) {
-    batch->put(*new_entry, codec::encode_item(key_attributes(table, *result.new_item)));
+  if (!new_entry) return {};
+  batch->put(*new_entry, codec::encode_item(key_attributes(table, *result.new_item)));
+  return std::move(*new_entry);
+}
+
+namespace {
+
+// Late entries kept for the next pass, per table, before it walks the schedule from its
+// beginning instead (a bulk load of items already expired, say).
+constexpr std::size_t kMaxLateEntries = 100000;
+
+// The part of a schedule entry that orders it within its table: enc(expiry), item key.
+std::string_view schedule_position(std::string_view entry) {
+  return entry.substr(codec::space_prefix(0, codec::Space::kTtl).size());
+}
+
+}  // namespace
+
+void Engine::note_ttl_entry(std::uint32_t table_id, std::string_view entry) {
+  std::lock_guard lock(ttl_mutex_);
+  if (!(schedule_position(entry) < ttl_horizon_)) return;
+  TtlProgress& progress = ttl_progress_[table_id];
+  if (progress.overflow) return;
+  if (progress.late.size() >= kMaxLateEntries) {
+    progress.overflow = true;
+    std::vector<std::string>().swap(progress.late);
+    return;
   }
+  progress.late.emplace_back(entry);
+}
+
+void Engine::reset_ttl_progress(std::uint32_t table_id) {
+  std::lock_guard lock(ttl_mutex_);
+  ttl_progress_.erase(table_id);
 }
 
 TablePtr Engine::create_table(TableDefinition definition) {
@@ -110,6 +142,7 @@ TablePtr Engine::update_table(std::string_view name,
   } else if (!after->ttl_enabled && ttl_was) {
     const std::string prefix = codec::space_prefix(after->id, codec::Space::kTtl);
     storage::erase_range(*storage_, prefix, codec::prefix_end(prefix));
+    reset_ttl_progress(after->id);
   }
   return after;
 }
@@ -123,6 +156,7 @@ TablePtr Engine::delete_table(std::string_view name) {
     streams_.close(table->id, now_seconds());
   }
   catalog_.drop_data(*table);
+  reset_ttl_progress(table->id);
   return table;
 }
 
@@ -141,6 +175,7 @@ void Engine::start_ttl_scheduling(const std::string& table_name) {
                        storage::WriteBatch batch;
                        batch.put(*entry, codec::encode_item(key_attributes(t, item)));
                        storage_->write(batch);
+                       note_ttl_entry(t.id, *entry);
                        return true;
                      });
       if (!done) return;
@@ -179,35 +214,88 @@ bool Engine::expire_item(const TableDefinition& table, const Item& key, const st
 }
 
 std::size_t Engine::expire_items(double now) {
+  std::string horizon, past_limit;
+  codec::append_key_value(&horizon, seconds_value(now));
+  codec::append_key_value(&past_limit, seconds_value(now - kTtlPastLimitSeconds));
+  {
+    // From here on, an entry committed below the horizon is noted for the next pass: this
+    // one may have passed its place already.
+    std::lock_guard lock(ttl_mutex_);
+    if (ttl_horizon_ < horizon) ttl_horizon_ = horizon;
+  }
   std::size_t expired = 0;
   bool more = false;
   for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
+    if (stopping_) break;
     TablePtr table = catalog_.find(name);
     if (!table || !table->ttl_enabled) continue;
     const std::string prefix = codec::space_prefix(table->id, codec::Space::kTtl);
-    std::string past_limit = prefix, upper = prefix;
-    codec::append_key_value(&past_limit, seconds_value(now - kTtlPastLimitSeconds));
-    codec::append_key_value(&upper, seconds_value(now));
-    // Entries too far in the past will never be due: drop them from the schedule.
-    storage::erase_range(*storage_, prefix, past_limit);
-    std::string next = past_limit;
-    while (!stopping_) {
-      std::vector<std::pair<std::string, Item>> due;
-      {
-        auto it = storage_->iterator(next, upper);
-        for (it->seek_to_first(); it->valid() && due.size() < 1000; it->next()) {
-          Item key;
-          if (!codec::decode_item(it->value(), &key)) continue;
-          due.emplace_back(std::string(it->key()), std::move(key));
-        }
-      }
-      if (due.empty()) break;
-      for (const auto& [entry, key] : due) {
-        if (expire_item(*table, key, entry, now)) ++expired;
-      }
-      next = due.back().first + '\0';
+    expired += expire_table(*table, prefix + past_limit, prefix + horizon, now);
+  }
+  return expired;
+}
+
+std::size_t Engine::expire_table(const TableDefinition& table, const std::string& past_limit,
+                                 const std::string& upper, double now) {
+  const std::string prefix = codec::space_prefix(table.id, codec::Space::kTtl);
+  std::string resume = prefix;
+  std::vector<std::string> late;
+  {
+    std::lock_guard lock(ttl_mutex_);
+    TtlProgress& progress = ttl_progress_[table.id];
+    if (progress.overflow) {
+      progress = TtlProgress{};
+    } else if (progress.resume > resume) {
+      resume = progress.resume;
+    }
+    late.swap(progress.late);
+  }
+  std::size_t expired = 0;
+  storage::WriteBatch dropped;
+  // Entries too far in the past will never be due: they are dropped from the schedule.
+  auto handle = [&](const std::string& entry, std::string_view value) {
+    if (entry < past_limit) {
+      dropped.del(entry);
+      return;
+    }
+    Item key;
+    if (codec::decode_item(value, &key) && expire_item(table, key, entry, now)) ++expired;
+  };
+  std::vector<std::string> not_due;  // late for a pass with a later horizon than this one
+  for (std::string& entry : late) {
+    if (stopping_) return expired;
+    if (!(entry < upper)) {
+      not_due.push_back(std::move(entry));
+    } else if (std::optional<std::string> value = storage_->get(entry)) {
+      handle(entry, *value);
     }
   }
+  std::string next = resume;
+  while (!stopping_) {
+    std::vector<std::pair<std::string, std::string>> due;
+    {
+      auto it = storage_->iterator(next, upper);
+      for (it->seek_to_first(); it->valid() && due.size() < 1000; it->next()) {
+        due.emplace_back(std::string(it->key()), std::string(it->value()));
+      }
+    }
+    if (due.empty()) break;
+    for (const auto& [entry, value] : due) handle(entry, value);
+    if (!dropped.empty()) {
+      storage_->write(dropped);
+      dropped = storage::WriteBatch();
+    }
+    next = due.back().first + '\0';
+  }
+  if (!dropped.empty()) storage_->write(dropped);
+  if (stopping_) return expired;
+  // Every entry below `upper` has been handled, but those committed since the pass began,
+  // which note_ttl_entry kept for the next one.
+  std::lock_guard lock(ttl_mutex_);
+  auto it = ttl_progress_.find(table.id);
+  if (it == ttl_progress_.end() || it->second.overflow) return expired;
+  if (it->second.resume < upper) it->second.resume = upper;
+  for (std::string& entry : not_due) it->second.late.push_back(std::move(entry));
   return expired;
 }
 
