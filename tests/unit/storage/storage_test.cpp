@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "storage/memory_storage.h"
+
 namespace kumo::storage {
 namespace {
 
@@ -504,6 +506,156 @@ TYPED_TEST(StorageTest, ConcurrentWritersAndReaders) {
   }
 }
 
+// Keys that share leading bytes, are shorter than 8 bytes or hold zero bytes sort by
+// unsigned byte order, in walks and seeks alike.
+TYPED_TEST(StorageTest, KeysSortByUnsignedBytes) {
+  auto& db = *this->db_;
+  const std::vector<std::string> sorted = {
+      std::string("\0", 1),
+      std::string("\0\0", 2),
+      "a",
+      std::string("a\0", 2),
+      std::string("a\0\0\0\0\0\0\0\0", 9),
+      "abcdefg",
+      "abcdefgh",
+      std::string("abcdefgh\0", 9),
+      "abcdefgha",
+      "abcdefghb",
+      "abcdefgi",
+      "abcdefg\x7f",
+      "abcdefg\x80",
+      "\xff",
+      "\xff\xff\xff\xff\xff\xff\xff\xff\xff",
+  };
+  for (auto it = sorted.rbegin(); it != sorted.rend(); ++it) this->put(*it, "v" + *it);
+  EXPECT_EQ(this->keys("", ""), sorted);
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    EXPECT_EQ(db.get(sorted[i]), "v" + sorted[i]);
+    auto it = db.iterator("", "");
+    it->seek(sorted[i]);
+    ASSERT_TRUE(it->valid());
+    EXPECT_EQ(it->key(), sorted[i]);
+    it->seek_for_prev(sorted[i]);
+    ASSERT_TRUE(it->valid());
+    EXPECT_EQ(it->key(), sorted[i]);
+    // A range that starts or ends between two neighbours.
+    if (i + 1 < sorted.size()) {
+      EXPECT_EQ(this->keys(sorted[i] + std::string("\0", 1), sorted[i + 1] + std::string("\0", 1)),
+                std::vector<std::string>{sorted[i + 1]});
+    }
+  }
+}
+
+// Values of many sizes, rewritten larger and smaller, read back at the latest and at
+// snapshots taken in between.
+TYPED_TEST(StorageTest, ValuesOfManySizes) {
+  auto& db = *this->db_;
+  const std::vector<std::size_t> sizes = {0,    1,    7,    100, 3000, 10, 5000,
+                                          2030, 2031, 2040, 64,  0,    300};
+  std::vector<std::unique_ptr<Snapshot>> snapshots;
+  std::vector<std::string> values;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    std::string value(sizes[i], static_cast<char>('a' + i));
+    if (!value.empty()) value.back() = '!';
+    this->put("key", value);
+    this->put("key-" + std::to_string(i), value);
+    EXPECT_EQ(db.get("key"), value);
+    values.push_back(value);
+    snapshots.push_back(db.snapshot());
+  }
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    EXPECT_EQ(db.get("key", snapshots[i].get()), values[i]) << i;
+    EXPECT_EQ(db.get("key-" + std::to_string(i)), values[i]) << i;
+  }
+  this->del("key");
+  EXPECT_EQ(db.get("key"), std::nullopt);
+  EXPECT_EQ(db.get("key", snapshots.back().get()), values.back());
+}
+
+// A key deleted and written again while a snapshot is live: the snapshot still reads the
+// value it had, walks included, and later readers the new one.
+TYPED_TEST(StorageTest, KeyRewrittenAfterDeleteUnderSnapshot) {
+  auto& db = *this->db_;
+  this->put("a", "1");
+  this->put("b", "1");
+  auto snap = db.snapshot();
+  this->del("a");
+  auto deleted = db.snapshot();
+  this->put("a", "2");
+  EXPECT_EQ(db.get("a"), "2");
+  EXPECT_EQ(db.get("a", snap.get()), "1");
+  EXPECT_EQ(db.get("a", deleted.get()), std::nullopt);
+  using KV = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(this->scan("", "", snap.get()), (KV{{"a", "1"}, {"b", "1"}}));
+  EXPECT_EQ(this->scan("", "", deleted.get()), (KV{{"b", "1"}}));
+  EXPECT_EQ(this->scan("", ""), (KV{{"a", "2"}, {"b", "1"}}));
+  this->del("a");
+  this->put("a", "3");
+  EXPECT_EQ(db.get("a", snap.get()), "1");
+  EXPECT_EQ(db.get("a", deleted.get()), std::nullopt);
+  snap.reset();
+  this->put("a", "4");
+  EXPECT_EQ(db.get("a", deleted.get()), std::nullopt);
+  EXPECT_EQ(db.get("a"), "4");
+}
+
+// An iterator keeps its place, and its point-in-time view, while writers insert and
+// erase many keys around it, which moves keys between the nodes of an ordered index.
+TYPED_TEST(StorageTest, IteratorSurvivesInsertsAndErasesAroundIt) {
+  auto& db = *this->db_;
+  auto key = [](int i) {
+    std::string k = std::to_string(i);
+    return "k" + std::string(6 - k.size(), '0') + k;
+  };
+  constexpr int kKeys = 3000;
+  for (int i = 0; i < kKeys; i += 2) this->put(key(i), "old" + std::to_string(i));
+  auto it = db.iterator(key(0), key(kKeys));
+  it->seek(key(1000));
+  std::vector<int> seen;
+  int round = 0;
+  // Forward from the middle, writing between steps: odd keys near and far appear, even
+  // keys near the position go.
+  for (; it->valid(); it->next(), ++round) {
+    const int at = std::stoi(std::string(it->key().substr(1)));
+    EXPECT_EQ(it->value(), "old" + std::to_string(at));
+    seen.push_back(at);
+    WriteBatch batch;
+    for (int d = -20; d <= 20; ++d) {
+      const int near = at + d;
+      if (near < 0 || near >= kKeys) continue;
+      if (near % 2 == 1) {
+        batch.put(key(near), "new");
+      } else if (d != 0 && round % 3 == 0) {
+        batch.del(key(near));
+      }
+    }
+    batch.put(key((at * 7 + 1) % kKeys | 1), "far");
+    db.write(batch);
+  }
+  std::vector<int> want;
+  for (int i = 1000; i < kKeys; i += 2) want.push_back(i);
+  EXPECT_EQ(seen, want);
+  // Backward, with the same kind of churn.
+  seen.clear();
+  round = 0;
+  for (it->seek_for_prev(key(999)); it->valid(); it->prev(), ++round) {
+    const int at = std::stoi(std::string(it->key().substr(1)));
+    EXPECT_EQ(it->value(), "old" + std::to_string(at));
+    seen.push_back(at);
+    WriteBatch batch;
+    for (int d = -20; d <= 20; ++d) {
+      const int near = at + d;
+      if (near < 0 || near >= kKeys || near == at) continue;
+      batch.put(key(near), "new");
+      if (round % 2 == 0) batch.del(key(near));
+    }
+    db.write(batch);
+  }
+  want.clear();
+  for (int i = 998; i >= 0; i -= 2) want.push_back(i);
+  EXPECT_EQ(seen, want);
+}
+
 TYPED_TEST(StorageTest, ReopenKeepsData) {
   if constexpr (!TypeParam::kDurable) {
     GTEST_SKIP() << "the memory back end is not durable";
@@ -520,6 +672,134 @@ TYPED_TEST(StorageTest, ReopenKeepsData) {
     EXPECT_EQ(this->db_->get_counter("count"), 42);
     EXPECT_EQ(this->keys("", ""), (std::vector<std::string>{"count", "kept"}));
   }
+}
+
+// The memory back end keeps an older version only while a reader may still see it: a
+// write after the last such reader went away drops it.
+TEST(MemoryStorage, VersionsPrunedAfterSnapshotReleased) {
+  auto db = open_memory();
+  auto put = [&](const std::string& key, const std::string& value) {
+    WriteBatch batch;
+    batch.put(key, value);
+    db->write(batch);
+  };
+  put("a", "1");
+  put("b", "1");
+  EXPECT_EQ(memory_usage(*db).versions, 2u);
+  put("a", "2");  // no reader: the old version goes at once
+  EXPECT_EQ(memory_usage(*db).versions, 2u);
+  auto snap = db->snapshot();
+  put("a", "3");
+  put("a", "4");  // "2" is kept for the snapshot, "3" is seen by no one
+  EXPECT_EQ(memory_usage(*db).versions, 3u);
+  WriteBatch del;
+  del.del("b");
+  db->write(del);  // a tombstone, and "1" behind it for the snapshot
+  EXPECT_EQ(memory_usage(*db).keys, 2u);
+  EXPECT_EQ(memory_usage(*db).versions, 4u);
+  EXPECT_EQ(db->get("a", snap.get()), "2");
+  EXPECT_EQ(db->get("b", snap.get()), "1");
+  snap.reset();
+  put("a", "5");
+  put("b", "2");
+  const MemoryUsage usage = memory_usage(*db);
+  EXPECT_EQ(usage.keys, 2u);
+  EXPECT_EQ(usage.versions, 2u);
+  EXPECT_EQ(usage.data_bytes, 4u);
+  // A key deleted with no reader goes entirely.
+  WriteBatch gone;
+  gone.del("a");
+  db->write(gone);
+  EXPECT_EQ(memory_usage(*db).keys, 1u);
+  // An iterator is a reader too, until destroyed.
+  auto it = db->iterator("", "");
+  put("b", "3");
+  EXPECT_EQ(memory_usage(*db).versions, 2u);
+  it.reset();
+  put("b", "4");
+  EXPECT_EQ(memory_usage(*db).versions, 1u);
+}
+
+// A batch resolves each key's ops in order, counters over puts included, and applies
+// nothing when a counter meets a value that is not one.
+TEST(MemoryStorage, BatchResolvesOpsPerKeyOrAppliesNothing) {
+  auto db = open_memory();
+  WriteBatch batch;
+  batch.add_counter("c", 5);
+  batch.put("x", "1");
+  batch.put("c", std::string("\x02\0\0\0\0\0\0\0", 8));
+  batch.add_counter("c", 1);
+  batch.del("x");
+  batch.put("a", "first");
+  db->write(batch);
+  EXPECT_EQ(db->get_counter("c"), 3);
+  EXPECT_EQ(db->get("x"), std::nullopt);
+  EXPECT_EQ(db->get("a"), "first");
+  WriteBatch bad;
+  bad.put("a", "second");
+  bad.put("z", "new");
+  bad.put("c", "not a counter");
+  bad.add_counter("c", 1);
+  EXPECT_THROW(db->write(bad), StorageError);
+  EXPECT_EQ(db->get("a"), "first");
+  EXPECT_EQ(db->get("z"), std::nullopt);
+  EXPECT_EQ(db->get_counter("c"), 3);
+}
+
+// memory_usage() refuses a store of another back end.
+TEST(MemoryStorage, UsageOfAnotherBackEndThrows) {
+  TempDir dir;
+  Options options;
+  options.path = dir.path();
+  auto rocks = open_rocksdb(options);
+  EXPECT_THROW(memory_usage(*rocks), StorageError);
+}
+
+// Many keys written, deleted and written again at other sizes: the memory of deleted
+// entries is reused, and every value reads back.
+TEST(MemoryStorage, ManyKeysDeletedAndRewrittenAtOtherSizes) {
+  auto db = open_memory();
+  constexpr int kKeys = 20000;
+  for (int round = 0; round < 3; ++round) {
+    const std::size_t size = 20 + 90 * static_cast<std::size_t>(round);
+    for (int i = 0; i < kKeys; i += 100) {
+      WriteBatch batch;
+      for (int j = i; j < i + 100; ++j)
+        batch.put("key" + std::to_string(j), std::string(size, 'a' + round));
+      db->write(batch);
+    }
+    MemoryUsage usage = memory_usage(*db);
+    EXPECT_EQ(usage.keys, static_cast<std::size_t>(kKeys));
+    EXPECT_EQ(db->get("key77"), std::string(size, 'a' + round));
+    for (int i = 0; i < kKeys; i += 100) {
+      WriteBatch batch;
+      for (int j = i; j < i + 100; ++j) {
+        if (j % 4 != round) batch.del("key" + std::to_string(j));
+      }
+      db->write(batch);
+    }
+    usage = memory_usage(*db);
+    EXPECT_EQ(usage.keys, static_cast<std::size_t>(kKeys / 4));
+    EXPECT_EQ(usage.versions, usage.keys);
+    for (int j = 0; j < kKeys; j += 997) {
+      EXPECT_EQ(db->get("key" + std::to_string(j)),
+                j % 4 == round ? std::optional<std::string>(std::string(size, 'a' + round))
+                               : std::nullopt)
+          << j;
+    }
+  }
+  // Every key deleted, then written again.
+  erase_range(*db, "", "");
+  EXPECT_EQ(memory_usage(*db).keys, 0u);
+  EXPECT_EQ(db->get("key1"), std::nullopt);
+  for (int j = 0; j < kKeys; j += 10) {
+    WriteBatch batch;
+    batch.put("key" + std::to_string(j), "again");
+    db->write(batch);
+  }
+  EXPECT_EQ(memory_usage(*db).keys, static_cast<std::size_t>(kKeys / 10));
+  EXPECT_EQ(db->get("key10"), "again");
+  EXPECT_EQ(db->get("key11"), std::nullopt);
 }
 
 TEST(RocksStorage, OpenFailureThrowsStorageError) {
