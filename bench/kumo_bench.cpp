@@ -22,11 +22,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -74,9 +76,14 @@ struct Settings {
   std::string duration = "10s";
   std::string warmup = "2s";
   double rate = 0;
+  // Non-zero: the measured window is this many requests (after --warmup) instead of
+  // --duration.
+  std::uint64_t requests = 0;
   WorkloadConfig config;
   bool preload = true;
   unsigned preload_connections = 0;  // 0: as --connections
+  // Items per preload request: 1 sends PutItems, more a BatchWriteItem of that many.
+  unsigned preload_batch = 1;
   bool check_body = true;
   pid_t server_pid = 0;
   std::uint64_t seed = 1;
@@ -147,7 +154,12 @@ double preload(const Settings& settings, const Endpoint& endpoint, const Dataset
   SigV4Signer signer{SigV4Credentials{}};
   ensure_table(endpoint, settings.config, dataset, signer);
   const std::uint64_t items = settings.config.items;
-  const unsigned threads = settings.threads;
+  const std::uint64_t batch = settings.preload_batch;
+  // Request r loads items r*batch .. r*batch+batch-1 (fewer in the last request).
+  const std::uint64_t requests = (items + batch - 1) / batch;
+  // A thread with no request to send would run until the deadline instead.
+  const unsigned threads = static_cast<unsigned>(
+      std::min<std::uint64_t>(settings.threads, std::max<std::uint64_t>(requests, 1)));
   RunOptions options;
   options.endpoint = endpoint;
   options.connections =
@@ -159,21 +171,28 @@ double preload(const Settings& settings, const Endpoint& endpoint, const Dataset
   const RunResult result = run_threads(
       options, threads,
       [&](unsigned t) {
-        return [&settings, &dataset, t, threads](std::uint64_t index, Operation& op) {
-          dataset.load(settings.config, index * threads + t, op);
+        return [&settings, &dataset, t, threads, batch, items](std::uint64_t index, Operation& op) {
+          const std::uint64_t request = index * threads + t;
+          if (batch == 1) {
+            dataset.load(settings.config, request, op);
+          } else {
+            const std::uint64_t first = request * batch;
+            make_load_batch(dataset, settings.config, first, std::min(batch, items - first), op);
+          }
         };
       },
-      [&](unsigned t) { return items > t ? (items - t + threads - 1) / threads : 0; });
-  if (result.errors > 0 || result.unfinished > 0 || result.ok != items) {
+      [&](unsigned t) { return requests > t ? (requests - t + threads - 1) / threads : 0; });
+  if (result.errors > 0 || result.unfinished > 0 || result.ok != requests) {
     std::string why;
     for (const auto& sample : result.error_samples) why += "\n  " + sample;
-    throw std::runtime_error(fmt::format("preload of {} items: {} stored, {} errors{}", items,
-                                         result.ok, result.errors, why));
+    throw std::runtime_error(
+        fmt::format("preload of {} items: {} of {} requests stored, {} errors{}", items, result.ok,
+                    requests, result.errors, why));
   }
   const double took = seconds(Clock::now() - began);
   if (!settings.json) {
-    fmt::print(stderr, "preloaded {} items into {} in {:.1f} s\n", items, settings.config.table,
-               took);
+    fmt::print(stderr, "preloaded {} items into {} in {:.1f} s ({:.0f} items/s, {} per request)\n",
+               items, settings.config.table, took, static_cast<double>(items) / took, batch);
   }
   return took;
 }
@@ -204,9 +223,23 @@ struct Measured {
   }
 };
 
+// A request source for `workload`, thread `t`. `phase` gives the warm-up of a counted run
+// its own random draws, so that its requests (and their ClientRequestTokens) differ from
+// the measured ones.
+std::function<OperationSource(unsigned)> workload_sources(const Settings& settings,
+                                                          const Workload& workload,
+                                                          std::uint64_t phase) {
+  return [&settings, &workload, phase](unsigned t) -> OperationSource {
+    return [&settings, &workload,
+            rng = std::make_shared<Rng>(settings.seed * 1000003 + t + phase * 7919)](
+               std::uint64_t, Operation& op) { workload.make(settings.config, *rng, op); };
+  };
+}
+
 Measured measure(const Settings& settings, const Endpoint& endpoint, const Workload& workload) {
   const auto warmup = parse_duration(settings.warmup);
   const auto duration = parse_duration(settings.duration);
+  const bool counted = settings.requests > 0;
   RunOptions options;
   options.endpoint = endpoint;
   options.connections = settings.connections;
@@ -225,38 +258,33 @@ Measured measure(const Settings& settings, const Endpoint& endpoint, const Workl
   }
 
   Measured measured;
-  std::thread sampler([&] {
-    // Samples at the window's edges, from a thread that is otherwise asleep.
-    // Every thread's CPU time takes about 2 ms of /proc reading on the client's core: read
-    // a little before the window, so that the window does not pay for it. The busiest
-    // threads then cover those extra milliseconds too.
-    std::this_thread::sleep_until(options.measure_from - milliseconds(100));
-    const auto threads_before = all_thread_times();
-    std::this_thread::sleep_until(options.measure_from);
-    const auto server_before = cpu_time(server);
-    const auto server_wait_before = run_queue_wait(server);
-    const auto client_before = own_cpu_time();
-    const auto machine_before = machine_busy_time();
-    const auto from = Clock::now();
+  // The counters at the window's edges. Every thread's CPU time takes about 2 ms of /proc
+  // reading on the client's core: it is read a little before the window opens, so that
+  // the window does not pay for it. The busiest threads then cover those milliseconds too.
+  std::vector<ThreadTime> threads_before;
+  CpuSample server_before;
+  nanoseconds server_wait_before{}, client_before{}, machine_before{};
+  Clock::time_point from;
+  const auto open_window = [&] {
+    server_before = cpu_sample(server);
+    server_wait_before = run_queue_wait(server);
+    client_before = own_cpu_time();
+    machine_before = machine_busy_time();
+    from = Clock::now();
     if (!server.empty()) {
-      // RSS once a second through the window: a soak shows whether memory stays flat.
       measured.server_rss_start_kib = rss_kib(server);
       measured.server_rss_max_kib = measured.server_rss_start_kib;
-      for (auto next = from + milliseconds(1000); next < options.measure_until;
-           next += milliseconds(1000)) {
-        std::this_thread::sleep_until(next);
-        measured.server_rss_max_kib = std::max(measured.server_rss_max_kib, rss_kib(server));
-      }
     }
-    std::this_thread::sleep_until(options.measure_until);
-    const auto server_after = cpu_time(server);
+  };
+  const auto close_window = [&] {
+    const auto server_after = cpu_sample(server);
     const auto server_wait_after = run_queue_wait(server);
     const auto client_after = own_cpu_time();
     const auto machine_after = machine_busy_time();
     const auto threads_after = all_thread_times();
     measured.window_s = seconds(Clock::now() - from);
     if (!server.empty()) {
-      measured.server_cpu_s = seconds(server_after - server_before);
+      measured.server_cpu_s = seconds(cpu_between(server_before, server_after));
       measured.server_wait_s = seconds(server_wait_after - server_wait_before);
     }
     measured.client_cpu_s = seconds(client_after - client_before);
@@ -264,15 +292,68 @@ Measured measure(const Settings& settings, const Endpoint& endpoint, const Workl
     std::vector<pid_t> excluded = server;
     excluded.push_back(getpid());
     measured.others = busiest_threads_between(threads_before, threads_after, excluded);
-  });
-  measured.result = run_threads(
-      options, settings.threads,
-      [&](unsigned t) {
-        return [&settings, &workload, rng = std::make_shared<Rng>(settings.seed * 1000003 + t)](
-                   std::uint64_t, Operation& op) { workload.make(settings.config, *rng, op); };
-      },
-      [](unsigned) { return std::uint64_t{0}; });
-  sampler.join();
+  };
+  // RSS once a second through the window, until `until` or until the window is closed: a
+  // soak shows whether memory stays flat.
+  std::mutex window_mutex;
+  std::condition_variable window_closed;
+  bool closed = false;
+  const auto sample_rss = [&](Clock::time_point until) {
+    if (server.empty()) return;
+    std::unique_lock lock(window_mutex);
+    for (auto next = from + milliseconds(1000); next < until; next += milliseconds(1000)) {
+      if (window_closed.wait_until(lock, next, [&] { return closed; })) return;
+      measured.server_rss_max_kib = std::max(measured.server_rss_max_kib, rss_kib(server));
+    }
+  };
+
+  if (!counted) {
+    std::thread sampler([&] {
+      // Samples at the window's edges, from a thread that is otherwise asleep.
+      std::this_thread::sleep_until(options.measure_from - milliseconds(100));
+      threads_before = all_thread_times();
+      std::this_thread::sleep_until(options.measure_from);
+      open_window();
+      sample_rss(options.measure_until);
+      std::this_thread::sleep_until(options.measure_until);
+      close_window();
+    });
+    measured.result =
+        run_threads(options, settings.threads, workload_sources(settings, workload, 0),
+                    [](unsigned) { return std::uint64_t{0}; });
+    sampler.join();
+  } else {
+    // A warm-up by time, none of it counted (an empty window), then exactly
+    // settings.requests requests, all counted; the window is the time they took.
+    RunResult warm;
+    if (warmup.count() > 0) {
+      RunOptions warm_options = options;
+      warm_options.measure_from = warm_options.measure_until = options.measure_from;
+      warm = run_threads(warm_options, settings.threads, workload_sources(settings, workload, 1),
+                         [](unsigned) { return std::uint64_t{0}; });
+    }
+    const unsigned threads = settings.threads;
+    options.start = Clock::now();
+    options.measure_from = options.start;
+    // A deadline only, so that a server that stops answering cannot hold the run forever.
+    options.measure_until = options.start + std::chrono::minutes(30);
+    threads_before = all_thread_times();
+    open_window();
+    std::thread sampler([&] { sample_rss(Clock::time_point::max()); });
+    measured.result =
+        run_threads(options, threads, workload_sources(settings, workload, 0), [&](unsigned t) {
+          return settings.requests / threads + (t < settings.requests % threads ? 1 : 0);
+        });
+    {
+      std::lock_guard lock(window_mutex);
+      closed = true;
+    }
+    window_closed.notify_all();
+    sampler.join();
+    close_window();
+    // The warm-up counted nothing in its window; its failures and give-up still count.
+    measured.result.merge(warm);
+  }
   if (!server.empty()) {
     measured.server_rss_kib = rss_kib(process_tree(settings.server_pid));
     measured.server_rss_max_kib = std::max(measured.server_rss_max_kib, measured.server_rss_kib);
@@ -284,12 +365,14 @@ void print_human(const Settings& settings, const Measured& m) {
   const auto& r = m.result;
   const double ops = static_cast<double>(r.ok) / m.window_s;
   const auto& h = r.latency;
-  fmt::print("{}{}, {}, {} connections, {} thread(s), {} after {} warm-up, endpoint {}\n",
-             settings.label.empty() ? "" : settings.label + ": ", settings.workload,
-             settings.rate > 0 ? fmt::format("open loop at {:.0f}/s", settings.rate)
-                               : std::string("closed loop"),
-             settings.connections, settings.threads, settings.duration, settings.warmup,
-             settings.endpoint);
+  fmt::print(
+      "{}{}, {}, {} connections, {} thread(s), {} after {} warm-up, endpoint {}\n",
+      settings.label.empty() ? "" : settings.label + ": ", settings.workload,
+      settings.rate > 0 ? fmt::format("open loop at {:.0f}/s", settings.rate)
+                        : std::string("closed loop"),
+      settings.connections, settings.threads,
+      settings.requests > 0 ? fmt::format("{} requests", settings.requests) : settings.duration,
+      settings.warmup, settings.endpoint);
   fmt::print("  throughput  {:.0f} ops/s ({} right answers in {:.2f} s)\n", ops, r.ok, m.window_s);
   fmt::print("  latency     p50 {:.3f} ms  p99 {:.3f} ms  p99.9 {:.3f} ms  max {:.3f} ms{}\n",
              to_ms(h.percentile(50)), to_ms(h.percentile(99)), to_ms(h.percentile(99.9)),
@@ -365,6 +448,7 @@ void print_json(const Settings& settings, const Measured& m) {
   w.Key("mode");
   w.String(settings.rate > 0 ? "open" : "closed");
   num("rate", settings.rate);
+  if (settings.requests > 0) u64("requests", settings.requests);
   u64("connections", settings.connections);
   u64("threads", settings.threads);
   num("window_s", m.window_s);
@@ -434,20 +518,29 @@ int run(Settings& settings) {
   if (workload->dataset && settings.config.items == 0) {
     throw std::invalid_argument("--items must be at least 1 for " + settings.workload);
   }
+  if (settings.preload_batch < 1 || settings.preload_batch > kMaxBatchWrite) {
+    throw std::invalid_argument(
+        fmt::format("--preload-batch must be between 1 and {}", kMaxBatchWrite));
+  }
+  if (settings.requests > 0 && (settings.rate > 0 || settings.requests < settings.threads)) {
+    throw std::invalid_argument("--requests needs a closed loop (no --rate) and >= --threads");
+  }
   if (workload->dataset) settings.config.table += workload->dataset->table_suffix;
   double preload_s = 0;
   if (workload->dataset && settings.preload) {
     preload_s = preload(settings, endpoint, *workload->dataset);
   }
-  if (parse_duration(settings.duration).count() == 0) {
+  if (settings.requests == 0 && parse_duration(settings.duration).count() == 0) {
     // A preload alone: report the server's memory with the data loaded.
     if (settings.server_pid > 0) {
       const auto kib = rss_kib(process_tree(settings.server_pid));
       if (settings.json) {
         fmt::print(
             "{{\"kind\":\"loaded\",\"label\":\"{}\",\"items\":{},\"seconds\":{:.3f},"
-            "\"server_rss_kib\":{}}}\n",
-            settings.label, settings.config.items, preload_s, kib);
+            "\"items_per_s\":{:.0f},\"preload_batch\":{},\"server_rss_kib\":{}}}\n",
+            settings.label, settings.config.items, preload_s,
+            preload_s > 0 ? static_cast<double>(settings.config.items) / preload_s : 0.0,
+            settings.preload_batch, kib);
       } else {
         fmt::print("server RSS with {} items loaded: {:.1f} MiB\n", settings.config.items,
                    static_cast<double>(kib) / 1024);
@@ -660,7 +753,7 @@ int main(int argc, char** argv) {
   Settings s;
   std::string workload_help = "Workload:";
   for (const auto& w : workloads()) {
-    workload_help += fmt::format("\n  {:8} {}", w.name, w.summary);
+    workload_help += fmt::format("\n  {:14} {}", w.name, w.summary);
   }
   app.add_option("--endpoint", s.endpoint, "Server address, IPV4:PORT")->capture_default_str();
   app.add_option("--workload", s.workload, workload_help)->capture_default_str();
@@ -669,6 +762,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--duration", s.duration, "Measured time (0: preload only)")
       ->capture_default_str();
+  app.add_option("--requests", s.requests,
+                 "Measure this many requests (closed loop) instead of --duration");
   app.add_option("--warmup", s.warmup, "Unmeasured time before it")->capture_default_str();
   app.add_option("--rate", s.rate, "Open loop at this many requests/s (default: closed loop)");
   app.add_option("--items", s.config.items, "Keys 0..items-1, preloaded")->capture_default_str();
@@ -678,6 +773,9 @@ int main(int argc, char** argv) {
   app.add_flag("!--no-preload", s.preload, "Skip creating and loading the table");
   app.add_option("--preload-connections", s.preload_connections,
                  "Connections for the preload (default: --connections)");
+  app.add_option("--preload-batch", s.preload_batch,
+                 "Items per preload request: 1 sends PutItems, 2-25 BatchWriteItems")
+      ->capture_default_str();
   app.add_flag("!--status-only", s.check_body,
                "Check only the HTTP status (for a server that answers a fixed body)");
   app.add_option("--server-pid", s.server_pid, "Server process, for its CPU time and memory");
@@ -702,6 +800,11 @@ int main(int argc, char** argv) {
   launch_cmd->add_option("command", l.command, "Server command line, after --")->required();
 
   CLI11_PARSE(app, argc, argv);
+  // Tells this run's ClientRequestTokens from those of earlier runs against the server.
+  s.config.run_nonce =
+      static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch() /
+                                 std::chrono::nanoseconds(1)) ^
+      (static_cast<std::uint64_t>(::getpid()) << 40);
   try {
     return launch_cmd->parsed() ? launch(l) : run(s);
   } catch (const std::exception& error) {

@@ -67,6 +67,37 @@ std::chrono::nanoseconds cpu_time(const std::vector<pid_t>& pids) {
       static_cast<std::int64_t>(ticks * 1'000'000'000ULL / ticks_per_second));
 }
 
+CpuSample cpu_sample(const std::vector<pid_t>& pids) {
+  CpuSample sample;
+  sample.ticks = cpu_time(pids);
+  bool complete = true;
+  for (const pid_t pid : pids) {
+    std::error_code error;
+    const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+    for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
+      std::ifstream file(task.path() / "schedstat");
+      std::uint64_t on_cpu = 0;
+      if (!(file >> on_cpu)) {
+        complete = false;
+        continue;
+      }
+      sample.threads += std::chrono::nanoseconds(static_cast<std::int64_t>(on_cpu));
+      sample.thread_ids.push_back(static_cast<pid_t>(std::stol(task.path().filename())));
+    }
+    if (error) complete = false;
+  }
+  std::sort(sample.thread_ids.begin(), sample.thread_ids.end());
+  if (!complete) sample.thread_ids.clear();
+  return sample;
+}
+
+std::chrono::nanoseconds cpu_between(const CpuSample& before, const CpuSample& after) {
+  if (!before.thread_ids.empty() && before.thread_ids == after.thread_ids) {
+    return after.threads - before.threads;
+  }
+  return after.ticks - before.ticks;
+}
+
 std::chrono::nanoseconds run_queue_wait(const std::vector<pid_t>& pids) {
   std::uint64_t waited = 0;
   for (const pid_t pid : pids) {

@@ -20,7 +20,8 @@ for _ in $(seq 100); do
   sleep 0.05
 done
 
-for workload in getitem putitem mixed query gsi-query; do
+for workload in getitem putitem mixed query gsi-query scan group-get group-put group-query \
+  group-scan transact-put describe-table; do
   echo "== $workload"
   "$bench" --endpoint "127.0.0.1:$port" --workload "$workload" --items 1000 \
     --connections 8 --warmup 0.5s --duration 1s --server-pid "$pid"

@@ -13,6 +13,9 @@ constexpr std::string_view kPutItem = "DynamoDB_20120810.PutItem";
 constexpr std::string_view kQuery = "DynamoDB_20120810.Query";
 constexpr std::string_view kUpdateItem = "DynamoDB_20120810.UpdateItem";
 constexpr std::string_view kBatchWriteItem = "DynamoDB_20120810.BatchWriteItem";
+constexpr std::string_view kScan = "DynamoDB_20120810.Scan";
+constexpr std::string_view kTransactWriteItems = "DynamoDB_20120810.TransactWriteItems";
+constexpr std::string_view kDescribeTable = "DynamoDB_20120810.DescribeTable";
 
 std::uint64_t splitmix64(std::uint64_t& state) {
   std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
@@ -69,6 +72,7 @@ void make_get(const WorkloadConfig& config, std::uint64_t index, Operation& op) 
   op.target = kGetItem;
   op.expect = Expect::kItem;
   op.key.clear();
+  op.fragment.clear();
   append_key(op.key, index);
   op.body.clear();
   op.body.append(R"({"TableName":")").append(config.table);
@@ -136,6 +140,49 @@ void load_partition_item(const WorkloadConfig& config, std::uint64_t index, Oper
 constexpr Dataset kPartition{"partition", "_partition", create_partition_table,
                              load_partition_item};
 
+// `groups`: items 0..items-1 in partitions of ten (pk "g<index / 10>", sk index % 10), so
+// a table of many items is also a table of many partitions, as most tables are.
+std::string create_groups_table(const WorkloadConfig& config) {
+  return fmt::format(
+      R"({{"TableName":"{}","BillingMode":"PAY_PER_REQUEST","AttributeDefinitions":[)"
+      R"({{"AttributeName":"pk","AttributeType":"S"}},{{"AttributeName":"sk","AttributeType":"N"}}],)"
+      R"("KeySchema":[{{"AttributeName":"pk","KeyType":"HASH"}},{{"AttributeName":"sk","KeyType":"RANGE"}}]}})",
+      config.table);
+}
+
+void append_group(std::string& out, std::uint64_t group) {
+  fmt::format_to(std::back_inserter(out), "g{:09d}", group);
+}
+
+// The PutItem body for item `index` of `groups` with score `score`: pk (2 + 10), sk (2 + 1),
+// score (5 + up to 6) and a payload (7 + the rest) add up to about config.item_bytes.
+void make_group_put(const WorkloadConfig& config, std::uint64_t index, std::uint64_t score,
+                    Operation& op) {
+  constexpr std::size_t kFixed = 2 + 10 + 2 + 1 + 5 + 6 + 7;
+  const std::size_t payload = config.item_bytes > kFixed + 8 ? config.item_bytes - kFixed : 8;
+  op.target = kPutItem;
+  op.expect = Expect::kEmptyObject;
+  op.body.clear();
+  op.body.append(R"({"TableName":")").append(config.table).append(R"(","Item":{"pk":{"S":")");
+  append_group(op.body, index / 10);
+  fmt::format_to(std::back_inserter(op.body),
+                 R"("}},"sk":{{"N":"{}"}},"score":{{"N":"{}"}},"payload":{{"S":"{}"}}}}}})",
+                 index % 10, score, filler(index, payload));
+}
+
+// The key of item `index` of `groups`: {"pk":{"S":"g…"},"sk":{"N":"…"}}.
+void append_group_key(std::string& out, std::uint64_t index) {
+  out.append(R"({"pk":{"S":")");
+  append_group(out, index / 10);
+  fmt::format_to(std::back_inserter(out), R"("}},"sk":{{"N":"{}"}}}})", index % 10);
+}
+
+void load_group_item(const WorkloadConfig& config, std::uint64_t index, Operation& op) {
+  make_group_put(config, index, index % 100000, op);
+}
+
+constexpr Dataset kGroups{"groups", "_groups", create_groups_table, load_group_item};
+
 // GetItem of a random preloaded key; the answer must be that item.
 void getitem(const WorkloadConfig& config, Rng& rng, Operation& op) {
   make_get(config, rng.below(config.items), op);
@@ -202,6 +249,86 @@ void query10(const WorkloadConfig& config, Rng& rng, Operation& op) {
       config.table, first, first + 9);
 }
 
+// Query of the 10 items of a random partition of `groups`.
+void group_query(const WorkloadConfig& config, Rng& rng, Operation& op) {
+  op.target = kQuery;
+  op.expect = Expect::kCount10;
+  op.body.clear();
+  op.body.append(R"({"TableName":")").append(config.table);
+  op.body.append(
+      R"(","KeyConditionExpression":"pk = :p","ExpressionAttributeValues":{":p":{"S":")");
+  append_group(op.body, rng.below(std::max<std::uint64_t>(1, config.items / 10)));
+  op.body.append(R"("}}})");
+}
+
+// Scan of 10 items (Limit 10) starting after a random preloaded key: a seek to a random
+// place in the table and a walk of ten items. The last keys in token order have fewer
+// than ten after them, so any page is right.
+void scan10(const WorkloadConfig& config, Rng& rng, Operation& op) {
+  op.target = kScan;
+  op.expect = Expect::kPage;
+  op.body.clear();
+  op.body.append(R"({"TableName":")").append(config.table);
+  op.body.append(R"(","Limit":10,"ExclusiveStartKey":{"pk":{"S":")");
+  append_key(op.body, rng.below(config.items));
+  op.body.append(R"("}}})");
+}
+
+// GetItem of a random item of `groups`; the answer must be that item (its pk and sk).
+void group_get(const WorkloadConfig& config, Rng& rng, Operation& op) {
+  const std::uint64_t index = rng.below(config.items);
+  op.target = kGetItem;
+  op.expect = Expect::kItem;
+  op.key.clear();
+  append_group(op.key, index / 10);
+  op.fragment.clear();
+  fmt::format_to(std::back_inserter(op.fragment), R"("sk":{{"N":"{}"}})", index % 10);
+  op.body.clear();
+  op.body.append(R"({"TableName":")").append(config.table).append(R"(","Key":)");
+  append_group_key(op.body, index);
+  op.body.push_back('}');
+}
+
+// PutItem overwriting a random item of `groups` with a new score; the answer must be "{}".
+void group_put(const WorkloadConfig& config, Rng& rng, Operation& op) {
+  make_group_put(config, rng.below(config.items), rng.below(100000), op);
+}
+
+// Scan of 10 items (Limit 10) after a random item of `groups`. The table's last items in
+// scan order have fewer than ten after them, so any page is right.
+void group_scan(const WorkloadConfig& config, Rng& rng, Operation& op) {
+  op.target = kScan;
+  op.expect = Expect::kPage;
+  op.body.clear();
+  op.body.append(R"({"TableName":")").append(config.table);
+  op.body.append(R"(","Limit":10,"ExclusiveStartKey":)");
+  append_group_key(op.body, rng.below(config.items));
+  op.body.push_back('}');
+}
+
+// TransactWriteItems of one Put over a random item of `groups`, with a ClientRequestToken
+// no other request carries (the run's nonce and a random number: at most 36 characters),
+// so that the server keeps one more token live for ten minutes after each. The answer
+// must be "{}".
+void transact_put(const WorkloadConfig& config, Rng& rng, Operation& op) {
+  Operation put;
+  make_group_put(config, rng.below(config.items), rng.below(100000), put);
+  op.target = kTransactWriteItems;
+  op.expect = Expect::kEmptyObject;
+  op.body.clear();
+  // The PutItem body {"TableName":…,"Item":{…}} is also the Put of a transaction.
+  op.body.append(R"({"TransactItems":[{"Put":)").append(put.body);
+  fmt::format_to(std::back_inserter(op.body), R"(}}],"ClientRequestToken":"{:012x}-{:016x}"}})",
+                 config.run_nonce & 0xffffffffffffULL, rng.next());
+}
+
+// DescribeTable of the `groups` table, whose answer counts its items and bytes.
+void describe_table(const WorkloadConfig& config, Rng&, Operation& op) {
+  op.target = kDescribeTable;
+  op.expect = Expect::kActiveTable;
+  op.body = describe_table_body(config);
+}
+
 // Query of 10 entries of the 2+2 GSI: both HASH attributes, equality on day, a seq range.
 void gsi_query10(const WorkloadConfig& config, Rng& rng, Operation& op) {
   const std::uint64_t day = rng.below(std::max<std::uint64_t>(1, config.items / 100));
@@ -237,6 +364,19 @@ constexpr std::array kWorkloads{
     Workload{"query", "Query of 10 items from a partition of --items", &kPartition, query10},
     Workload{"gsi-query", "Query of 10 entries of a 2+2 multi-attribute GSI", &kPartition,
              gsi_query10},
+    Workload{"group-query", "Query of one partition of 10 items, among --items / 10", &kGroups,
+             group_query},
+    Workload{"scan", "Scan of 10 items after a random preloaded key", &kItems, scan10},
+    Workload{"group-get", "GetItem of a random item of --items, in partitions of ten", &kGroups,
+             group_get},
+    Workload{"group-put", "PutItem overwriting a random item, in partitions of ten", &kGroups,
+             group_put},
+    Workload{"group-scan", "Scan of 10 items after a random item, in partitions of ten", &kGroups,
+             group_scan},
+    Workload{"transact-put", "TransactWriteItems of one Put, each with a new ClientRequestToken",
+             &kGroups, transact_put},
+    Workload{"describe-table", "DescribeTable of the table of partitions of ten", &kGroups,
+             describe_table},
     Workload{"health", "GET / (health check): HTTP only", nullptr, health},
 };
 
@@ -278,6 +418,24 @@ std::string describe_table_body(const WorkloadConfig& config) {
   return fmt::format(R"({{"TableName":"{}"}})", config.table);
 }
 
+void make_load_batch(const Dataset& dataset, const WorkloadConfig& config, std::uint64_t first,
+                     std::uint64_t count, Operation& op) {
+  Operation put;
+  std::string items;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    dataset.load(config, first + i, put);
+    // A preload request is a PutItem body {"TableName":"…","Item":{…}}: keep {"Item":…}.
+    const auto item = put.body.find(R"("Item":)");
+    if (i) items.push_back(',');
+    items.append(R"({"PutRequest":{)").append(put.body.substr(item)).append("}");
+  }
+  op.target = kBatchWriteItem;
+  op.expect = Expect::kAllProcessed;
+  op.body.clear();
+  fmt::format_to(std::back_inserter(op.body), R"({{"RequestItems":{{"{}":[{}]}}}})", config.table,
+                 items);
+}
+
 std::string list_tables_body() {
   return "{}";
 }
@@ -296,6 +454,9 @@ std::string_view check_body(const Operation& op, std::string_view body) {
     }
     case Expect::kItem:
       if (body.find("\"Item\"") == std::string_view::npos) return "no Item in body";
+      if (!op.fragment.empty() && body.find(op.fragment) == std::string_view::npos) {
+        return "wrong item";
+      }
       // The key appears quoted as the pk value; finding it rules out another item.
       if (body.size() < op.key.size() + 2) return "wrong item";
       for (auto at = body.find(op.key); at != std::string_view::npos;
@@ -311,6 +472,11 @@ std::string_view check_body(const Operation& op, std::string_view body) {
                                                                              : "";
     case Expect::kCount10:
       return body.find("\"Count\":10,") == std::string_view::npos ? "not 10 items" : "";
+    case Expect::kPage:
+      return body.find("\"Items\":[") == std::string_view::npos ? "no Items in body" : "";
+    case Expect::kActiveTable:
+      return body.find(R"("TableStatus":"ACTIVE")") == std::string_view::npos ? "table not ACTIVE"
+                                                                              : "";
   }
   return "unknown expectation";
 }

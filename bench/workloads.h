@@ -28,9 +28,11 @@ class Rng {
 enum class Expect : std::uint8_t {
   kAnyBody,       // the health check; anything answered with 200
   kEmptyObject,   // "{}": a write without ReturnValues
-  kItem,          // an "Item" carrying the requested key: GetItem of a preloaded key
+  kItem,          // an "Item" carrying the requested key (and `fragment`, if any)
   kCount10,       // a Query page of exactly 10 items ("Count":10)
   kAllProcessed,  // a BatchWriteItem answer with no UnprocessedItems left
+  kPage,          // a Query or Scan page, of any length
+  kActiveTable,   // a DescribeTable answer for a table that is ACTIVE
 };
 
 // One request. Buffers are reused from request to request.
@@ -39,12 +41,17 @@ struct Operation {
   std::string body;
   Expect expect = Expect::kAnyBody;
   std::string key;  // for kItem: the partition key value the item must carry
+  // For kItem, when not empty: text the answer must also hold (the item's sort key).
+  std::string fragment;
 };
 
 struct WorkloadConfig {
   std::string table = "bench";
   std::uint64_t items = 10000;   // key space: keys 0..items-1 exist after the preload
   std::size_t item_bytes = 200;  // approximate item size as DynamoDB counts it
+  // Differs from one run of kumo-bench to the next, so that the ClientRequestTokens of
+  // transact-put never repeat those of an earlier run against the same server.
+  std::uint64_t run_nonce = 0;
 };
 
 // A table and the items to load into it before a workload runs.
@@ -70,6 +77,13 @@ struct Workload {
 std::span<const Workload> workloads();
 // The workload called `name`, or nullptr.
 const Workload* find_workload(std::string_view name);
+
+// The most PutRequests a BatchWriteItem may carry.
+inline constexpr std::uint64_t kMaxBatchWrite = 25;
+// Fills `op` with a BatchWriteItem of the preload requests first .. first+count-1 of
+// `dataset` (count <= kMaxBatchWrite); every write must be processed.
+void make_load_batch(const Dataset& dataset, const WorkloadConfig& config, std::uint64_t first,
+                     std::uint64_t count, Operation& op);
 
 // The request bodies for setting up and inspecting a table.
 std::string describe_table_body(const WorkloadConfig& config);

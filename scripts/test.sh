@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, then builds and runs every test:
 #   1. RelWithDebInfo build in build/: unit tests (ctest), e2e suite, AWS CLI and JS SDK
-#      smoke tests;
+#      smoke tests, the benchmark smoke run and the scaling checks;
 #   2. ASan+UBSan build in build-asan/: unit tests and the e2e suite again, where any
 #      sanitizer report fails the run.
 # Exits non-zero on the first failure and prints a summary of the steps either way.
@@ -106,6 +106,10 @@ end
 
 begin "benchmark smoke run (build/bench/kumo-bench against build/kumo)"
 timeout --kill-after=30 300 "$root/bench/smoke.sh" "$root/build"
+end
+
+begin "scaling checks (server CPU per request that must not grow with the data)"
+timeout --kill-after=30 600 "$root/bench/scaling-check.sh" "$root/build"
 end
 
 begin "build (ASan+UBSan, build-asan/)"
