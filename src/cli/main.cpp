@@ -81,6 +81,9 @@ int serve(const ServeOptions& options) {
       storage::Options storage_options;
       storage_options.path = options.data_dir;
       storage_options.sync = options.sync;
+      storage_options.block_cache_bytes = options.block_cache_mb << 20;
+      storage_options.write_buffer_bytes = options.write_buffer_mb << 20;
+      storage_options.compaction_bytes_per_second = options.compaction_rate_mb << 20;
       store = storage::open_rocksdb(storage_options);
     }
   } catch (const std::exception& e) {

@@ -40,6 +40,28 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
   serve->add_flag("--sync", options.sync,
                   "fsync the write-ahead log on every write (survives power loss, slower)");
   serve
+      ->add_option("--block-cache-mb", options.block_cache_mb,
+                   "MiB of the on-disk store's block cache: data blocks, index and filter "
+                   "partitions read from its files")
+      ->type_name("MIB")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20).description(""));
+  serve
+      ->add_option("--write-buffer-mb", options.write_buffer_mb,
+                   "MiB of each of the on-disk store's two memtables, where writes gather "
+                   "before they are written to a file")
+      ->type_name("MIB")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 16).description(""));
+  serve
+      ->add_option("--compaction-rate-mb", options.compaction_rate_mb,
+                   "MiB/s the on-disk store's flushes and compactions may write, so that the "
+                   "work after a bulk load leaves requests their share of the disk (0: no "
+                   "limit)")
+      ->type_name("MIB")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 20).description(""));
+  serve
       ->add_option("--item-collection-limit", options.item_collection_limit,
                    "Bytes at which an item collection (one partition key of a table with local "
                    "secondary indexes) is full")

@@ -29,6 +29,13 @@ struct ServeOptions {
   unsigned threads = 0;
   // fsync the write-ahead log on every write.
   bool sync = false;
+  // On a data directory: MiB of RocksDB's block cache (data blocks, index and filter
+  // partitions), MiB of each of its two memtables, and MiB/s that flushes and compactions
+  // may write (0: no limit). Resident memory stays within about the cache plus the two
+  // memtables whatever the amount of data.
+  std::uint64_t block_cache_mb = 64;
+  std::uint64_t write_buffer_mb = 32;
+  std::uint64_t compaction_rate_mb = 64;
   // Size at which an item collection (a partition of a table with LSIs) is full; DynamoDB's
   // 10 GB by default. Lower it to see ItemCollectionSizeLimitExceededException early.
   std::uint64_t item_collection_limit = std::uint64_t{10} << 30;

@@ -80,8 +80,13 @@ struct Options {
   // fsync the write-ahead log on every commit. Off by default: a committed batch is in the
   // OS page cache and survives a process kill (not a power loss).
   bool sync = false;
-  // RocksDB block cache in bytes; bounds read memory independently of data size.
+  // RocksDB block cache in bytes: data blocks, and the index and filter partitions of the
+  // table files. Bounds read memory independently of data size.
   std::size_t block_cache_bytes = 64u << 20;
+  // Bytes of each of RocksDB's two memtables.
+  std::size_t write_buffer_bytes = 32u << 20;
+  // Bytes per second that flushes and compactions may write; 0: no limit.
+  std::uint64_t compaction_bytes_per_second = 64u << 20;
 };
 
 class Storage {
