@@ -1,15 +1,16 @@
-// BatchGetItem and BatchWriteItem (dynamodb-contract.md §6.6, §7.5, §9.2).
+// BatchGetItem and BatchWriteItem.
 #include <map>
 #include <memory>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "api/capacity.h"
 #include "api/expressions.h"
-#include "api/indexes.h"
 #include "api/item_checks.h"
+#include "api/item_writes.h"
 #include "api/operations.h"
-#include "codec/key_codec.h"
+#include "api/table_names.h"
 #include "model/api_error.h"
 #include "model/capacity.h"
 
@@ -18,10 +19,8 @@ namespace {
 
 constexpr std::size_t kMaxBatchWrites = 25;
 constexpr std::size_t kMaxBatchGets = 100;
-// BatchGetItem answers at most 16 MB; the rest goes back as UnprocessedKeys (§6.6).
+// BatchGetItem answers at most 16 MB; the rest goes back as UnprocessedKeys.
 constexpr std::size_t kMaxBatchGetResponseBytes = 16u << 20;
-
-const char* kKeyMismatch = "The provided key element does not match the schema";
 
 // Coral checks on the RequestItems map: non-empty, table-name keys, list lengths.
 void check_request_items(const std::optional<JsonObject>& items, std::string_view list_member,
@@ -65,22 +64,12 @@ void check_request_items(const std::optional<JsonObject>& items, std::string_vie
   }
 }
 
-std::string storage_key(const TableDefinition& table, const Item& item) {
-  const AttributeValue* sort = table.key.range ? &item.at(table.key.range->name) : nullptr;
-  return codec::item_key(table.id, item.at(table.key.hash.name), sort);
-}
-
 }  // namespace
 
 std::string batch_write_item(const Context& ctx, const JsonObject& request) {
   auto items = request.object("RequestItems");
   auto capacity_mode = request.string("ReturnConsumedCapacity").value_or("NONE");
-  struct Write {
-    std::string table_name;  // as the request named it
-    bool put = true;
-    Item item;  // the item to put, or the key to delete
-  };
-  std::vector<Write> writes;
+  std::vector<ItemWrite> writes;
   Validation validation;
   bool malformed_request = false;
   if (items) {
@@ -97,19 +86,20 @@ std::string batch_write_item(const Context& ctx, const JsonObject& request) {
           malformed_request = true;
           continue;
         }
-        Write w{std::string(table), put.has_value(), {}};
+        // A batch's writes carry no expressions: only their item or key is read.
+        ItemWrite& w = writes.emplace_back();
+        w.kind = put ? WriteKind::kPut : WriteKind::kDelete;
+        w.spec = put ? *put : *del;
+        w.table_name = std::string(table);
         auto member = put ? put->element("Item") : del->element("Key");
         if (member) w.item = decode_item(*member, validation);
-        writes.push_back(std::move(w));
       }
     }
   }
   CoralErrors coral;
   check_request_items(items, "", kMaxBatchWrites, coral);
-  coral.check_enum(request.string("ReturnConsumedCapacity"), "returnConsumedCapacity",
-                   {"INDEXES", "TOTAL", "NONE"});
-  coral.check_enum(request.string("ReturnItemCollectionMetrics"), "returnItemCollectionMetrics",
-                   {"SIZE", "NONE"});
+  check_return_consumed_capacity(request, coral);
+  check_return_item_collection_metrics(request, coral);
   coral.throw_if_any();
   if (writes.size() > kMaxBatchWrites) {
     throw ApiError::validation("Too many items requested for the BatchWriteItem call");
@@ -120,60 +110,41 @@ std::string batch_write_item(const Context& ctx, const JsonObject& request) {
         "the supported datatypes");
   }
   validation.throw_if_failed();
-
   // Everything is checked before anything is written: one bad request rejects the call.
   std::map<std::string, engine::TablePtr> tables;
   for (const auto& w : writes) {
     if (!tables.count(w.table_name)) tables[w.table_name] = data_table(ctx, w.table_name);
   }
   std::set<std::string> keys;
-  for (const auto& w : writes) {
-    const TableDefinition& table = *tables[w.table_name];
-    if (w.put) {
-      if (item_size(w.item) > kMaxItemSize) {
-        throw ApiError::validation("Item size has exceeded the maximum allowed size");
-      }
-      // BatchWriteItem words a missing or mistyped key as a schema mismatch (§7.1).
-      for (const auto* d : {&table.key.hash, table.key.range ? &*table.key.range : nullptr}) {
-        if (!d) continue;
-        auto it = w.item.find(d->name);
-        if (it == w.item.end() || it->second.type() != to_attr_type(d->type)) {
-          throw ApiError::validation(kKeyMismatch);
-        }
-      }
-      check_item_key(table, w.item);
-      check_index_keys(table, w.item, false);
-    } else {
-      check_key_parameter(table, w.item);
-    }
-    if (!keys.insert(storage_key(table, w.item)).second) {
+  for (auto& w : writes) {
+    if (w.kind == WriteKind::kPut) check_put_size(w.item);
+    // BatchWriteItem words a missing or mistyped key of a Put as a schema mismatch.
+    bind_write(w, tables[w.table_name], KeyWording::kSchema);
+    if (!keys.insert(ctx.engine.item_key(*w.table, w.item)).second) {
       throw ApiError::validation("Provided list of item keys contains duplicates");
     }
   }
-
   const bool metrics = request.string("ReturnItemCollectionMetrics") == "SIZE";
   std::vector<ItemCollection> collections;
   std::vector<ConsumedCapacity> capacity;
   for (auto& w : writes) {
-    const TableDefinition& table = *tables[w.table_name];
-    if (metrics) add_item_collection(collections, w.table_name, table, w.item);
-    engine::WriteResult result = w.put ? ctx.engine.put_item(table, std::move(w.item))
-                                       : ctx.engine.delete_item(table, w.item);
-    // Each request is charged on its own, rounded separately (§9.2).
-    ConsumedCapacity c{
-        w.table_name, write_capacity_units(std::max(result.old_size, result.new_size)), {}};
-    c.add_indexes(result.index_units);
-    add_capacity(capacity, c);
+    const Item key = w.key();
+    if (metrics) add_item_collection(collections, w.table_name, *w.table, key);
+    engine::WriteResult result = ctx.engine.write_item(
+        *w.table, key,
+        [&](const std::optional<Item>& current) { return apply_write(w, current, nullptr); });
+    // Each request is charged on its own, rounded separately.
+    add_capacity(capacity, write_capacity(w.table_name, result));
   }
   JsonOut out;
-  JsonWriter w(out);
-  w.StartObject();
-  write_key(w, "UnprocessedItems");
-  w.StartObject();
-  w.EndObject();
-  write_consumed_capacity(w, capacity_mode, capacity);
-  write_item_collection_metrics(w, collections);
-  w.EndObject();
+  JsonWriter writer(out);
+  writer.StartObject();
+  write_key(writer, "UnprocessedItems");
+  writer.StartObject();
+  writer.EndObject();
+  write_consumed_capacity(writer, capacity_mode, capacity);
+  write_item_collection_metrics(writer, collections);
+  writer.EndObject();
   return json_text(out);
 }
 
@@ -207,8 +178,7 @@ std::string batch_get_item(const Context& ctx, const JsonObject& request) {
   }
   CoralErrors coral;
   check_request_items(items, "Keys", kMaxBatchGets, coral);
-  coral.check_enum(request.string("ReturnConsumedCapacity"), "returnConsumedCapacity",
-                   {"INDEXES", "TOTAL", "NONE"});
+  check_return_consumed_capacity(request, coral);
   coral.throw_if_any();
   if (total > kMaxBatchGets) {
     throw ApiError::validation("Too many items requested for the BatchGetItem call");
@@ -224,7 +194,7 @@ std::string batch_get_item(const Context& ctx, const JsonObject& request) {
     std::set<std::string> keys;
     for (const auto& key : read.keys) {
       check_key_parameter(table, key);
-      if (!keys.insert(storage_key(table, key)).second) {
+      if (!keys.insert(ctx.engine.item_key(table, key)).second) {
         throw ApiError::validation("Provided list of item keys contains duplicates");
       }
     }

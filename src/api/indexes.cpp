@@ -1,4 +1,5 @@
 #include "api/indexes.h"
+#include "api/table_names.h"
 
 #include <set>
 

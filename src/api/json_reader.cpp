@@ -289,7 +289,7 @@ void CoralErrors::throw_if_any() const {
     if (i) message += "; ";
     message += errors_[i];
   }
-  throw ApiError::validation(std::move(message));
+  throw ApiError::coral_validation(std::move(message));
 }
 
 void CoralErrors::check_length(std::string_view value, std::string_view path, std::size_t min,

@@ -160,6 +160,32 @@ std::vector<AttributeValue> value_list(const JsonArray& list) {
   return out;
 }
 
+// Calls `visit(attribute, condition)` for each entry of a legacy conditions map (attribute
+// name → {ComparisonOperator, AttributeValueList, ...}): null entries are skipped, and an
+// entry that is not an object is a SerializationException.
+template <typename F>
+void for_each_condition(const JsonObject& conditions, F&& visit) {
+  for (auto [attribute, json] : conditions) {
+    if (json.IsNull()) continue;
+    if (!json.IsObject()) throw_not_object(json);
+    visit(std::string(attribute), JsonObject(json));
+  }
+}
+
+// The ComparisonOperator of a condition of QueryFilter, ScanFilter or KeyConditions
+// (`map_path`: their member names in coral paths), where it is required.
+std::string_view required_operator(const JsonObject& condition, std::string_view map_path,
+                                   const std::string& attribute) {
+  const std::optional<std::string_view> op = condition.string("ComparisonOperator");
+  if (!op) {
+    throw ApiError::coral_validation(fmt::format(
+        "1 validation error detected: Value null at '{}.{}.member.comparisonOperator' failed to "
+        "satisfy constraint: Member must not be null",
+        map_path, attribute));
+  }
+  return *op;
+}
+
 }  // namespace
 
 std::string translate_conditions(const JsonObject& conditions, std::string_view member,
@@ -167,24 +193,16 @@ std::string translate_conditions(const JsonObject& conditions, std::string_view 
                                  expr::AttributeNames& names, expr::AttributeValues& values) {
   Placeholders p("kumo_condition_", names, values);
   std::vector<std::string> parts;
-  for (auto [attribute_view, json] : conditions) {
-    const std::string attribute(attribute_view);
-    if (json.IsNull()) continue;
-    if (!json.IsObject()) throw_not_object(json);
-    JsonObject condition(json);
-    auto op = condition.string("ComparisonOperator");
+  for_each_condition(conditions, [&](const std::string& attribute, const JsonObject& condition) {
     auto list = condition.array("AttributeValueList");
     if (!expected_form) {
-      if (!op) {
-        throw ApiError::validation(fmt::format(
-            "1 validation error detected: Value null at '{}.{}.member.comparisonOperator' failed "
-            "to satisfy constraint: Member must not be null",
-            member == "QueryFilter" ? "queryFilter" : "scanFilter", attribute));
-      }
-      parts.push_back(comparison(member, attribute, *op,
+      const std::string_view op = required_operator(
+          condition, member == "QueryFilter" ? "queryFilter" : "scanFilter", attribute);
+      parts.push_back(comparison(member, attribute, op,
                                  list ? value_list(*list) : std::vector<AttributeValue>{}, p));
-      continue;
+      return;
     }
+    auto op = condition.string("ComparisonOperator");
     auto value = condition.element("Value");
     auto exists = condition.boolean("Exists");
     if (value && list) {
@@ -209,7 +227,7 @@ std::string translate_conditions(const JsonObject& conditions, std::string_view 
             kInvalid, *op, attribute));
       }
       parts.push_back(comparison(member, attribute, *op, std::move(operands), p));
-      continue;
+      return;
     }
     if (list) {
       throw ApiError::validation(fmt::format(
@@ -232,7 +250,7 @@ std::string translate_conditions(const JsonObject& conditions, std::string_view 
       }
       parts.push_back(comparison(member, attribute, "NULL", {}, p));
     }
-  }
+  });
   std::string text;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     if (i) text += fmt::format(" {} ", conditional_operator);
@@ -326,28 +344,18 @@ std::string translate_key_conditions(const JsonObject& conditions, expr::Attribu
   // Tables and LSIs take one or two conditions; a multi-attribute GSI one per component
   // (up to 8). Query checks the table case once it knows which key is queried.
   if (count < 1 || count > 8) throw ApiError::validation("Conditions can be of length 1 or 2 only");
-  for (auto [attribute_view, json] : conditions) {
-    const std::string attribute(attribute_view);
-    if (json.IsNull()) continue;
-    if (!json.IsObject()) throw_not_object(json);
-    JsonObject condition(json);
-    auto op = condition.string("ComparisonOperator");
-    if (!op) {
-      throw ApiError::validation(fmt::format(
-          "1 validation error detected: Value null at 'keyConditions.{}.member.comparisonOperator' "
-          "failed to satisfy constraint: Member must not be null",
-          attribute));
-    }
+  for_each_condition(conditions, [&](const std::string& attribute, const JsonObject& condition) {
+    const std::string_view op = required_operator(condition, "keyConditions", attribute);
     auto list = condition.array("AttributeValueList");
     std::vector<AttributeValue> operands = list ? value_list(*list) : std::vector<AttributeValue>{};
     static constexpr std::string_view kIndexable[] = {"EQ", "LE",          "LT",     "GE",
                                                       "GT", "BEGINS_WITH", "BETWEEN"};
-    if (find_rule(*op) &&
-        std::find(std::begin(kIndexable), std::end(kIndexable), *op) == std::end(kIndexable)) {
+    if (find_rule(op) &&
+        std::find(std::begin(kIndexable), std::end(kIndexable), op) == std::end(kIndexable)) {
       throw ApiError::validation("Attempted conditional constraint is not an indexable operation");
     }
-    parts.push_back(comparison("KeyConditions", attribute, *op, std::move(operands), p));
-  }
+    parts.push_back(comparison("KeyConditions", attribute, op, std::move(operands), p));
+  });
   std::string text;
   for (const auto& part : parts) text += (text.empty() ? "" : " AND ") + part;
   return text;

@@ -1,8 +1,11 @@
 // Query and Scan (dynamodb-contract.md §5.5, §6.2–6.5, §8, §9).
 #include <fmt/format.h>
 
+#include "api/capacity.h"
 #include "api/expressions.h"
 #include "api/operations.h"
+#include "api/stored_item_json.h"
+#include "api/table_names.h"
 #include "model/api_error.h"
 #include "model/capacity.h"
 
@@ -28,7 +31,9 @@ struct ReadRequest {
 void check_select(Kind kind, const ReadRequest& r, const JsonObject& request) {
   // Query words these with the write envelope's prefix; Scan does not (§6.3).
   auto fail = [&](std::string message) {
-    if (kind == Kind::kQuery) message = "1 validation error detected: " + message;
+    if (kind == Kind::kQuery) {
+      throw ApiError::coral_validation("1 validation error detected: " + message);
+    }
     throw ApiError::validation(std::move(message));
   };
   const bool expression = request.has("ProjectionExpression");
@@ -79,8 +84,7 @@ ReadRequest read_request(Kind kind, const JsonObject& request, RequestExpression
   }
   coral.check_enum(r.select, "select",
                    {"SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES"});
-  coral.check_enum(request.string("ReturnConsumedCapacity"), "returnConsumedCapacity",
-                   {"INDEXES", "TOTAL", "NONE"});
+  check_return_consumed_capacity(request, coral);
   coral.check_enum(request.string("ConditionalOperator"), "conditionalOperator", {"OR", "AND"});
   if (r.segment && *r.segment < 0) {
     coral.add(std::to_string(*r.segment), "segment",

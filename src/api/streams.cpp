@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "api/operations.h"
+#include "api/table_names.h"
 #include "model/api_error.h"
 #include "model/clock.h"
 

@@ -4,7 +4,10 @@
 
 #include <fmt/format.h>
 
+#include "api/tags.h"
+
 #include "api/operations.h"
+#include "api/table_names.h"
 #include "model/api_error.h"
 
 namespace kumo::api {
@@ -64,6 +67,8 @@ engine::TablePtr tagged_table(const Context& ctx, std::string_view arn) {
                     "Provided resource arn: {}",
                     kInvalid, arn));
   }
+  // A table of another account is not Kumo's to show: DynamoDB refuses the caller.
+  if (parts[4] != ctx.options.account_id) throw ApiError::access_denied();
   engine::TablePtr table = ctx.engine.catalog().find(name);
   if (!table) {
     throw ApiError::resource_not_found(

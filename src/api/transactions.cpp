@@ -1,4 +1,4 @@
-// TransactWriteItems and TransactGetItems (dynamodb-contract.md §7.6, §7.7, §9.2).
+// TransactWriteItems and TransactGetItems.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -6,11 +6,12 @@
 
 #include <fmt/format.h>
 
+#include "api/capacity.h"
 #include "api/expressions.h"
-#include "api/indexes.h"
 #include "api/item_checks.h"
+#include "api/item_writes.h"
 #include "api/operations.h"
-#include "codec/key_codec.h"
+#include "api/table_names.h"
 #include "model/api_error.h"
 #include "model/capacity.h"
 
@@ -19,8 +20,19 @@ namespace {
 
 constexpr std::size_t kMaxTransactItems = 100;
 
+// TransactItems is required and holds 1 to 100 actions.
+void check_transact_items(const std::optional<JsonArray>& list, CoralErrors& coral) {
+  coral.require(list.has_value(), "transactItems");
+  if (list && (list->size() < 1 || list->size() > kMaxTransactItems)) {
+    coral.add("[...]", "transactItems",
+              list->size() < 1 ? "Member must have length greater than or equal to 1"
+                               : fmt::format("Member must have length less than or equal to {}",
+                                             kMaxTransactItems));
+  }
+}
+
 // A canonical rendering of JSON (object members sorted), so that two requests that differ
-// only in member order have the same fingerprint (§7.6 idempotency).
+// only in member order have the same fingerprint under one ClientRequestToken.
 void canonical(const JsonValue& e, JsonWriter& w) {
   if (e.IsObject()) {
     std::vector<std::pair<std::string_view, const JsonValue*>> members;
@@ -42,244 +54,199 @@ void canonical(const JsonValue& e, JsonWriter& w) {
   }
 }
 
-std::string storage_key(const TableDefinition& table, const Item& item) {
-  const AttributeValue* sort = table.key.range ? &item.at(table.key.range->name) : nullptr;
-  return codec::item_key(table.id, item.at(table.key.hash.name), sort);
-}
-
-struct Action {
-  enum class Kind { kConditionCheck, kPut, kUpdate, kDelete } kind;
-  JsonObject spec;
-  std::string table_name;
-  Item item;  // Put: the item; others: the key
-  std::unique_ptr<RequestExpressions> expressions = std::make_unique<RequestExpressions>();
-  engine::TablePtr table = nullptr;
+// A TransactWriteItems request: its actions, each a single-item write, and the members
+// that apply to all of them.
+struct TransactWriteRequest {
+  std::vector<ItemWrite> writes;
+  std::optional<std::string_view> token;  // ClientRequestToken
+  std::string_view capacity_mode = "NONE";
+  bool collection_metrics = false;
 };
 
-}  // namespace
-
-std::string transact_write_items(const Context& ctx, const JsonObject& request) {
+// Reads the request: each action and its JSON types, then the model constraints of every
+// member, in DynamoDB's order. Throws SerializationException or ValidationException.
+TransactWriteRequest decode_transact_write(const JsonObject& request, Validation& validation) {
+  static constexpr std::pair<std::string_view, WriteKind> kKinds[] = {
+      {"ConditionCheck", WriteKind::kConditionCheck},
+      {"Put", WriteKind::kPut},
+      {"Update", WriteKind::kUpdate},
+      {"Delete", WriteKind::kDelete}};
+  TransactWriteRequest r;
   auto list = request.array("TransactItems");
-  auto token = request.string("ClientRequestToken");
-  auto capacity_mode = request.string("ReturnConsumedCapacity").value_or("NONE");
-  Validation validation;
-  std::vector<Action> actions;
+  r.token = request.string("ClientRequestToken");
+  r.capacity_mode = request.string("ReturnConsumedCapacity").value_or("NONE");
+  r.collection_metrics = request.string("ReturnItemCollectionMetrics") == "SIZE";
   bool malformed = false;
   CoralErrors coral;
   if (list) {
     std::size_t i = 0;
     for (const auto& element : list->objects()) {
       ++i;
-      static constexpr std::pair<std::string_view, Action::Kind> kKinds[] = {
-          {"ConditionCheck", Action::Kind::kConditionCheck},
-          {"Put", Action::Kind::kPut},
-          {"Update", Action::Kind::kUpdate},
-          {"Delete", Action::Kind::kDelete}};
       int found = 0;
       for (const auto& [member, kind] : kKinds) {
         if (!element) break;
         auto spec = element->object(member);
         if (!spec) continue;
         ++found;
-        Action action{kind, *spec, {}, {}};
+        ItemWrite& w = r.writes.emplace_back();
         auto table_name = spec->string("TableName");
         const std::string path =
             fmt::format("transactItems.{}.member.{}{}", i,
                         static_cast<char>(std::tolower(member[0])), member.substr(1));
         check_table_name_or_arn(coral, table_name, path + ".tableName");
-        action.table_name = std::string(table_name.value_or(""));
-        auto item_json = spec->element(kind == Action::Kind::kPut ? "Item" : "Key");
-        coral.require(item_json != nullptr, path + (kind == Action::Kind::kPut ? ".item" : ".key"));
-        if (item_json) action.item = decode_item(*item_json, validation);
-        if (kind == Action::Kind::kConditionCheck) {
+        w.table_name = std::string(table_name.value_or(""));
+        const bool item_given = read_write(*spec, kind, w, validation);
+        coral.require(item_given, path + (kind == WriteKind::kPut ? ".item" : ".key"));
+        if (kind == WriteKind::kConditionCheck) {
           coral.require(spec->has("ConditionExpression"), path + ".conditionExpression");
         }
-        if (kind == Action::Kind::kUpdate) {
+        if (kind == WriteKind::kUpdate) {
           coral.require(spec->has("UpdateExpression"), path + ".updateExpression");
         }
         coral.check_enum(spec->string("ReturnValuesOnConditionCheckFailure"),
                          path + ".returnValuesOnConditionCheckFailure", {"ALL_OLD", "NONE"});
-        action.expressions->read_maps(*spec, validation);
-        actions.push_back(std::move(action));
       }
       if (found != 1) malformed = true;
     }
   }
-  coral.require(list.has_value(), "transactItems");
-  if (list && (list->size() < 1 || list->size() > kMaxTransactItems)) {
-    coral.add("[...]", "transactItems",
-              list->size() < 1 ? "Member must have length greater than or equal to 1"
-                               : fmt::format("Member must have length less than or equal to {}",
-                                             kMaxTransactItems));
-  }
-  if (token) coral.check_length(*token, "clientRequestToken", 1, 36);
-  coral.check_enum(request.string("ReturnConsumedCapacity"), "returnConsumedCapacity",
-                   {"INDEXES", "TOTAL", "NONE"});
-  coral.check_enum(request.string("ReturnItemCollectionMetrics"), "returnItemCollectionMetrics",
-                   {"SIZE", "NONE"});
+  check_transact_items(list, coral);
+  if (r.token) coral.check_length(*r.token, "clientRequestToken", 1, 36);
+  check_return_consumed_capacity(request, coral);
+  check_return_item_collection_metrics(request, coral);
   coral.throw_if_any();
   if (malformed) {
     throw ApiError::validation(
         "TransactItems can only contain one of Check, Put, Update or Delete");
   }
+  return r;
+}
+
+// Checks the actions' values and expressions, then each against its table; no two
+// actions may address one item. Throws ValidationException or ResourceNotFoundException.
+void validate_transact_write(const Context& ctx, TransactWriteRequest& r,
+                             const Validation& validation) {
   validation.throw_if_failed();
-  for (auto& action : actions) {
-    switch (action.kind) {
-      case Action::Kind::kUpdate:
-        action.expressions->compile(
-            action.spec, {.condition = true,
-                          .update = true,
-                          .values_null_tail = "UpdateExpression and ConditionExpression are null"});
-        break;
-      default:
-        action.expressions->compile(
-            action.spec, {.condition = true, .values_null_tail = "ConditionExpression is null"});
-    }
-    if (action.kind == Action::Kind::kPut && item_size(action.item) > kMaxItemSize) {
-      throw ApiError::validation("Item size has exceeded the maximum allowed size");
-    }
+  for (ItemWrite& w : r.writes) {
+    compile_write(w);
+    if (w.kind == WriteKind::kPut) check_put_size(w.item);
   }
   std::set<std::string> keys;
-  for (auto& action : actions) {
-    action.table = data_table(ctx, action.table_name);
-    const TableDefinition& table = *action.table;
-    if (action.kind == Action::Kind::kPut) {
-      check_item_key(table, action.item);
-      check_index_keys(table, action.item, false);
-    } else {
-      check_key_parameter(table, action.item);
-    }
-    if (action.kind == Action::Kind::kUpdate && action.expressions->update) {
-      std::vector<std::string> key_names{table.key.hash.name};
-      if (table.key.range) key_names.push_back(table.key.range->name);
-      action.expressions->update->check_key_attributes(key_names);
-    }
-    if (!keys.insert(storage_key(table, action.item)).second) {
+  for (ItemWrite& w : r.writes) {
+    bind_write(w, data_table(ctx, w.table_name));
+    if (!keys.insert(ctx.engine.item_key(*w.table, w.item)).second) {
       throw ApiError::validation(
           "Transaction request cannot include multiple operations on one item");
     }
   }
+}
 
-  engine::TransactionTokens& tokens = ctx.engine.transaction_tokens();
-  std::string token_key;
-  if (token) {
-    token_key = std::string(*token);
-    JsonOut canonical_request;
-    JsonWriter writer(canonical_request);
-    canonical(request.raw(), writer);
-    const std::string fingerprint = json_text(canonical_request);
-    std::string previous;
-    switch (tokens.begin(token_key, fingerprint, &previous)) {
-      case engine::TransactionTokens::State::kNew:
-        break;
-      case engine::TransactionTokens::State::kCompleted:
-        return previous;
-      case engine::TransactionTokens::State::kInProgress:
-        throw ApiError::transaction_in_progress();
-      case engine::TransactionTokens::State::kMismatch:
-        throw ApiError::idempotent_parameter_mismatch();
+// Why each action of a cancelled transaction failed, in request order.
+std::vector<CancellationReason> cancellation_reasons(
+    const std::vector<std::exception_ptr>& failures) {
+  std::vector<CancellationReason> reasons;
+  for (const auto& failure : failures) {
+    if (!failure) {
+      reasons.push_back({"None", std::nullopt, std::nullopt});
+      continue;
+    }
+    try {
+      std::rethrow_exception(failure);
+    } catch (const ApiError& e) {
+      if (e.code() == ApiError::Code::kConditionalCheckFailed) {
+        reasons.push_back({"ConditionalCheckFailed", *e.message(), e.item()});
+      } else {
+        reasons.push_back({"ValidationError", e.message(), std::nullopt});
+      }
     }
   }
-  try {
-    std::vector<engine::TransactWrite> writes;
-    for (auto& action : actions) {
-      engine::TransactWrite w;
-      w.table = action.table.get();
-      w.key = action.item;
-      if (action.kind != Action::Kind::kPut) {
-        // Key only: drop nothing, the key is exactly the table's key here.
-      } else {
-        Item key;
-        key.emplace(w.table->key.hash.name, action.item.at(w.table->key.hash.name));
-        if (w.table->key.range) {
-          key.emplace(w.table->key.range->name, action.item.at(w.table->key.range->name));
-        }
-        w.key = std::move(key);
-      }
-      const Action* a = &action;
-      w.check = [a](const std::optional<Item>& current) {
-        check_condition(*a->expressions, a->spec, current);
+  return reasons;
+}
+
+// Applies every action or none. Returns the response, and in *replay the response a repeat
+// of the request under its ClientRequestToken gets: it writes nothing, and reports the
+// (transactional) read units of the items instead of the write units.
+std::string apply_transact_write(const Context& ctx, TransactWriteRequest& r, std::string* replay) {
+  std::vector<engine::TransactWrite> actions;
+  std::vector<Item> keys;
+  for (ItemWrite& w : r.writes) keys.push_back(w.key());
+  for (std::size_t i = 0; i < r.writes.size(); ++i) {
+    ItemWrite* w = &r.writes[i];
+    engine::TransactWrite action;
+    action.table = w->table.get();
+    action.key = keys[i];
+    action.check = [w](const std::optional<Item>& current) { check_write_condition(*w, current); };
+    action.check_only = w->kind == WriteKind::kConditionCheck;
+    if (!action.check_only) {
+      action.mutation = [w](const std::optional<Item>& current) {
+        return apply_write(*w, current, nullptr);
       };
-      switch (action.kind) {
-        case Action::Kind::kConditionCheck:
-          w.check_only = true;
-          break;
-        case Action::Kind::kPut:
-          w.mutation = [a](const std::optional<Item>&) { return std::optional<Item>(a->item); };
-          break;
-        case Action::Kind::kDelete:
-          w.mutation = [](const std::optional<Item>&) { return std::optional<Item>(); };
-          break;
-        case Action::Kind::kUpdate:
-          w.mutation = [a](const std::optional<Item>& current) {
-            Item next = current ? *current : a->item;
-            if (a->expressions->update) {
-              a->expressions->update->apply(next);
-              check_index_keys(*a->table, next, true);
-            }
-            if (item_size(next) > kMaxItemSize) {
-              throw ApiError::validation(
-                  "Item size to update has exceeded the maximum allowed size");
-            }
-            return std::optional<Item>(std::move(next));
-          };
-          break;
-      }
-      writes.push_back(std::move(w));
     }
-    std::vector<engine::WriteResult> results;
-    std::vector<std::exception_ptr> failures;
-    if (!ctx.engine.transact_write(writes, &results, &failures)) {
-      std::vector<CancellationReason> reasons;
-      for (const auto& failure : failures) {
-        if (!failure) {
-          reasons.push_back({"None", std::nullopt, std::nullopt});
-          continue;
-        }
-        try {
-          std::rethrow_exception(failure);
-        } catch (const ApiError& e) {
-          if (e.type().ends_with("#ConditionalCheckFailedException")) {
-            reasons.push_back({"ConditionalCheckFailed", *e.message(), e.item()});
-          } else {
-            reasons.push_back({"ValidationError", e.message(), std::nullopt});
-          }
-        }
-      }
-      throw ApiError::transaction_canceled(std::move(reasons));
+    actions.push_back(std::move(action));
+  }
+  std::vector<engine::WriteResult> results;
+  std::vector<std::exception_ptr> failures;
+  if (!ctx.engine.transact_write(actions, &results, &failures)) {
+    throw ApiError::transaction_canceled(cancellation_reasons(failures));
+  }
+  // A transaction costs twice the units of the same writes.
+  std::vector<ConsumedCapacity> capacity, replay_capacity;
+  std::vector<ItemCollection> collections;
+  for (std::size_t i = 0; i < r.writes.size(); ++i) {
+    const ItemWrite& w = r.writes[i];
+    add_capacity(capacity, write_capacity(w.table_name, results[i], 2));
+    const std::size_t size = std::max(results[i].old_size, results[i].new_size);
+    add_capacity(replay_capacity, {w.table_name, 2 * read_capacity_units(size, true), {}});
+    if (r.collection_metrics && w.kind != WriteKind::kConditionCheck) {
+      add_item_collection(collections, w.table_name, *w.table, keys[i]);
     }
-    // Transactions cost twice the units of the same writes; a replay of a completed
-    // request under its ClientRequestToken writes nothing and reports the (transactional)
-    // read units of the items instead (§7.6, §9.2).
-    std::vector<ConsumedCapacity> capacity, replay_capacity;
-    for (std::size_t i = 0; i < actions.size(); ++i) {
-      const std::size_t size = std::max(results[i].old_size, results[i].new_size);
-      ConsumedCapacity c{actions[i].table_name, 2 * write_capacity_units(size), {}};
-      c.add_indexes(results[i].index_units, 2);
-      add_capacity(capacity, c);
-      add_capacity(replay_capacity,
-                   {actions[i].table_name, 2 * read_capacity_units(size, true), {}});
-    }
-    std::vector<ItemCollection> collections;
-    if (request.string("ReturnItemCollectionMetrics") == "SIZE") {
-      for (const auto& action : actions) {
-        if (action.kind == Action::Kind::kConditionCheck) continue;
-        add_item_collection(collections, action.table_name, *action.table, action.item);
-      }
-    }
-    auto response = [&](const std::vector<ConsumedCapacity>& units) {
-      JsonOut out;
-      JsonWriter w(out);
-      w.StartObject();
-      write_consumed_capacity(w, capacity_mode, units);
-      write_item_collection_metrics(w, collections);
-      w.EndObject();
-      return json_text(out);
-    };
-    if (token) tokens.complete(token_key, response(replay_capacity));
-    return response(capacity);
+  }
+  auto response = [&](const std::vector<ConsumedCapacity>& units) {
+    JsonOut out;
+    JsonWriter writer(out);
+    writer.StartObject();
+    write_consumed_capacity(writer, r.capacity_mode, units);
+    write_item_collection_metrics(writer, collections);
+    writer.EndObject();
+    return json_text(out);
+  };
+  *replay = response(replay_capacity);
+  return response(capacity);
+}
+
+}  // namespace
+
+std::string transact_write_items(const Context& ctx, const JsonObject& request) {
+  Validation validation;
+  TransactWriteRequest r = decode_transact_write(request, validation);
+  validate_transact_write(ctx, r, validation);
+  if (!r.token) {
+    std::string replay;
+    return apply_transact_write(ctx, r, &replay);
+  }
+  // A repeat of a completed request with the same token answers as the first did.
+  engine::TransactionTokens& tokens = ctx.engine.transaction_tokens();
+  const std::string token(*r.token);
+  JsonOut canonical_request;
+  JsonWriter writer(canonical_request);
+  canonical(request.raw(), writer);
+  std::string previous;
+  switch (tokens.begin(token, json_text(canonical_request), &previous)) {
+    case engine::TransactionTokens::State::kNew:
+      break;
+    case engine::TransactionTokens::State::kCompleted:
+      return previous;
+    case engine::TransactionTokens::State::kInProgress:
+      throw ApiError::transaction_in_progress();
+    case engine::TransactionTokens::State::kMismatch:
+      throw ApiError::idempotent_parameter_mismatch();
+  }
+  try {
+    std::string replay;
+    std::string response = apply_transact_write(ctx, r, &replay);
+    tokens.complete(token, std::move(replay));
+    return response;
   } catch (...) {
-    if (token) tokens.abandon(token_key);
+    tokens.abandon(token);
     throw;
   }
 }
@@ -317,15 +284,8 @@ std::string transact_get_items(const Context& ctx, const JsonObject& request) {
       gets.push_back(std::move(g));
     }
   }
-  coral.require(list.has_value(), "transactItems");
-  if (list && (list->size() < 1 || list->size() > kMaxTransactItems)) {
-    coral.add("[...]", "transactItems",
-              list->size() < 1 ? "Member must have length greater than or equal to 1"
-                               : fmt::format("Member must have length less than or equal to {}",
-                                             kMaxTransactItems));
-  }
-  coral.check_enum(request.string("ReturnConsumedCapacity"), "returnConsumedCapacity",
-                   {"INDEXES", "TOTAL", "NONE"});
+  check_transact_items(list, coral);
+  check_return_consumed_capacity(request, coral);
   coral.throw_if_any();
   validation.throw_if_failed();
   for (auto& g : gets) g.expressions->compile(g.spec, {.projection = true});

@@ -1,6 +1,7 @@
 // UpdateTimeToLive, DescribeTimeToLive (dynamodb-contract.md §3.9). The engine's reaper
 // deletes expired items (§10.1).
 #include "api/operations.h"
+#include "api/table_names.h"
 #include "model/api_error.h"
 #include "model/clock.h"
 

@@ -116,7 +116,7 @@ void Engine::start_backfill(const std::string& table_name, std::uint32_t index_i
   });
 }
 
-std::string Engine::key_of(const TableDefinition& table, const Item& item_or_key) const {
+std::string Engine::item_key(const TableDefinition& table, const Item& item_or_key) const {
   const AttributeValue& partition = item_or_key.find(table.key.hash.name)->second;
   const AttributeValue* sort = nullptr;
   if (table.key.range) sort = &item_or_key.find(table.key.range->name)->second;
@@ -201,7 +201,7 @@ void Engine::commit(storage::WriteBatch& batch, const std::vector<Change>& chang
 
 WriteResult Engine::write_item(const TableDefinition& table, const Item& key,
                                const ItemMutation& mutation) {
-  const std::string storage_key = key_of(table, key);
+  const std::string storage_key = item_key(table, key);
   WriteResult result;
   auto guard = locks_.lock(storage_key);
   read_old(table, storage_key, result);
@@ -217,7 +217,7 @@ bool Engine::transact_write(const std::vector<TransactWrite>& writes,
                             std::vector<WriteResult>* results,
                             std::vector<std::exception_ptr>* failures) {
   std::vector<std::string> keys;
-  for (const auto& w : writes) keys.push_back(key_of(*w.table, w.key));
+  for (const auto& w : writes) keys.push_back(item_key(*w.table, w.key));
   auto guards = locks_.lock_all(keys);
   results->assign(writes.size(), WriteResult{});
   failures->assign(writes.size(), nullptr);
@@ -256,7 +256,7 @@ std::vector<std::optional<Item>> Engine::transact_get(const std::vector<Transact
   auto snapshot = storage_->snapshot();
   std::vector<std::optional<Item>> items;
   for (const auto& g : gets)
-    items.push_back(read_current(*g.table, key_of(*g.table, g.key), snapshot.get()));
+    items.push_back(read_current(*g.table, item_key(*g.table, g.key), snapshot.get()));
   return items;
 }
 
@@ -335,7 +335,7 @@ WriteResult Engine::put_item(const TableDefinition& table, Item item) {
 }
 
 std::optional<Item> Engine::get_item(const TableDefinition& table, const Item& key) const {
-  return read_current(table, key_of(table, key));
+  return read_current(table, item_key(table, key));
 }
 
 WriteResult Engine::delete_item(const TableDefinition& table, const Item& key) {

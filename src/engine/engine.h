@@ -161,6 +161,10 @@ class Engine {
   // The items with these keys, read from one snapshot (nullopt where absent).
   std::vector<std::optional<Item>> transact_get(const std::vector<TransactGet>& gets) const;
 
+  // The identity of the item whose key attributes `item_or_key` carries, within the whole
+  // store: two writes address the same item exactly when their keys are equal.
+  std::string item_key(const TableDefinition& table, const Item& item_or_key) const;
+
   // Replaces (or creates) the item whose key attributes `item` carries.
   WriteResult put_item(const TableDefinition& table, Item item);
   // The item with `key` (exactly the table's key attributes), or nullopt.
@@ -209,7 +213,6 @@ class Engine {
   std::int64_t index_size_bytes(const TableDefinition& table, const IndexDefinition& index) const;
 
  private:
-  std::string key_of(const TableDefinition& table, const Item& item_or_key) const;
   // Reads [lower, upper) of the table's items (index null) or of an index's entries from
   // a snapshot, in the requested direction, into a page.
   Page read_range(const TableDefinition& table, const IndexDefinition* index, std::string lower,

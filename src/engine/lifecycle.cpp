@@ -191,7 +191,7 @@ void Engine::start_ttl_scheduling(const std::string& table_name) {
 
 bool Engine::expire_item(const TableDefinition& table, const Item& key, const std::string& entry,
                          double now) {
-  const std::string storage_key = key_of(table, key);
+  const std::string storage_key = item_key(table, key);
   auto guard = locks_.lock(storage_key);
   TablePtr latest = current(table);
   if (!latest || !latest->ttl_enabled) return false;

@@ -58,7 +58,7 @@ Item key_of_item(const TableDefinition& table, const Item& item) {
 }  // namespace
 
 std::optional<StoredItem> Engine::get_stored(const TableDefinition& table, const Item& key) const {
-  std::optional<std::string> bytes = storage_->get(key_of(table, key));
+  std::optional<std::string> bytes = storage_->get(item_key(table, key));
   if (!bytes) return std::nullopt;
   std::optional<StoredItem> item = StoredItem::from_bytes(*bytes);
   if (!item) throw storage::StorageError("corrupt item in table " + table.name);
@@ -75,7 +75,7 @@ Page Engine::read_range(const TableDefinition& table, const IndexDefinition* ind
       if (!entry) return {};
       start = std::move(*entry);
     } else {
-      start = key_of(table, *options.exclusive_start_key);
+      start = item_key(table, *options.exclusive_start_key);
     }
     if (options.forward) {
       std::string next = after(start);
@@ -216,7 +216,7 @@ std::uint32_t Engine::segment_of(const TableDefinition& table, const Item& key,
     if (!entry) return total_segments;  // no segment holds it
     token = codec::read_u64(std::string_view(*entry).substr(index_token_offset()));
   } else {
-    const std::string storage_key = key_of(table, key);
+    const std::string storage_key = item_key(table, key);
     const std::size_t token_at = codec::space_prefix(table.id, codec::Space::kItems).size();
     token = codec::read_u64(std::string_view(storage_key).substr(token_at));
   }

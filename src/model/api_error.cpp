@@ -6,8 +6,10 @@ constexpr const char* kCoralService = "com.amazon.coral.service#";
 constexpr const char* kDynamo = "com.amazonaws.dynamodb.v20120810#";
 }  // namespace
 
-ApiError::ApiError(int status, std::string type, std::optional<std::string> message, bool capital)
-    : http_status_(status),
+ApiError::ApiError(Code code, int status, std::string type, std::optional<std::string> message,
+                   bool capital)
+    : code_(code),
+      http_status_(status),
       type_(std::move(type)),
       message_(std::move(message)),
       capital_message_(capital) {}
@@ -17,60 +19,76 @@ const char* ApiError::what() const noexcept {
 }
 
 ApiError ApiError::validation(std::string message) {
-  return ApiError(400, "com.amazon.coral.validate#ValidationException", std::move(message));
+  return ApiError(Code::kValidation, 400, "com.amazon.coral.validate#ValidationException",
+                  std::move(message));
+}
+ApiError ApiError::coral_validation(std::string message) {
+  ApiError e = validation(std::move(message));
+  e.coral_ = true;
+  return e;
 }
 ApiError ApiError::serialization() {
-  return ApiError(400, std::string(kCoralService) + "SerializationException", std::nullopt);
+  return ApiError(Code::kSerialization, 400, std::string(kCoralService) + "SerializationException",
+                  std::nullopt);
 }
 ApiError ApiError::serialization(std::string message) {
-  return ApiError(400, std::string(kCoralService) + "SerializationException", std::move(message),
-                  true);
+  return ApiError(Code::kSerialization, 400, std::string(kCoralService) + "SerializationException",
+                  std::move(message), true);
 }
 ApiError ApiError::unknown_operation() {
-  return ApiError(400, std::string(kCoralService) + "UnknownOperationException", std::nullopt);
+  return ApiError(Code::kUnknownOperation, 400,
+                  std::string(kCoralService) + "UnknownOperationException", std::nullopt);
 }
 ApiError ApiError::missing_authentication_token() {
-  return ApiError(400, std::string(kCoralService) + "MissingAuthenticationTokenException",
+  return ApiError(Code::kMissingAuthenticationToken, 400,
+                  std::string(kCoralService) + "MissingAuthenticationTokenException",
                   "Request is missing Authentication Token");
 }
 ApiError ApiError::incomplete_signature(std::string message) {
-  return ApiError(400, std::string(kCoralService) + "IncompleteSignatureException",
-                  std::move(message));
+  return ApiError(Code::kIncompleteSignature, 400,
+                  std::string(kCoralService) + "IncompleteSignatureException", std::move(message));
 }
 ApiError ApiError::invalid_signature(std::string message) {
-  return ApiError(400, std::string(kCoralService) + "InvalidSignatureException",
-                  std::move(message));
+  return ApiError(Code::kInvalidSignature, 400,
+                  std::string(kCoralService) + "InvalidSignatureException", std::move(message));
 }
 ApiError ApiError::unrecognized_client() {
-  return ApiError(400, std::string(kCoralService) + "UnrecognizedClientException",
+  return ApiError(Code::kUnrecognizedClient, 400,
+                  std::string(kCoralService) + "UnrecognizedClientException",
                   "The security token included in the request is invalid.");
 }
 ApiError ApiError::access_denied() {
-  return ApiError(400, std::string(kCoralService) + "AccessDeniedException", "Access denied.");
+  return ApiError(Code::kAccessDenied, 400, std::string(kCoralService) + "AccessDeniedException",
+                  "Access denied.");
 }
 ApiError ApiError::resource_not_found(std::string message) {
-  return ApiError(400, std::string(kDynamo) + "ResourceNotFoundException", std::move(message));
+  return ApiError(Code::kResourceNotFound, 400, std::string(kDynamo) + "ResourceNotFoundException",
+                  std::move(message));
 }
 ApiError ApiError::resource_in_use(std::string message) {
-  return ApiError(400, std::string(kDynamo) + "ResourceInUseException", std::move(message));
+  return ApiError(Code::kResourceInUse, 400, std::string(kDynamo) + "ResourceInUseException",
+                  std::move(message));
 }
 ApiError ApiError::limit_exceeded(std::string message) {
-  return ApiError(400, std::string(kDynamo) + "LimitExceededException", std::move(message));
+  return ApiError(Code::kLimitExceeded, 400, std::string(kDynamo) + "LimitExceededException",
+                  std::move(message));
 }
 ApiError ApiError::conditional_check_failed(std::optional<Item> item) {
-  ApiError e(400, std::string(kDynamo) + "ConditionalCheckFailedException",
+  ApiError e(Code::kConditionalCheckFailed, 400,
+             std::string(kDynamo) + "ConditionalCheckFailedException",
              "The conditional request failed");
   e.item_ = std::move(item);
   return e;
 }
 ApiError ApiError::internal(std::string message) {
-  return ApiError(500, std::string(kDynamo) + "InternalServerError", std::move(message));
+  return ApiError(Code::kInternal, 500, std::string(kDynamo) + "InternalServerError",
+                  std::move(message));
 }
 
 ApiError ApiError::transaction_canceled(std::vector<CancellationReason> reasons) {
   std::string codes;
   for (const auto& r : reasons) codes += (codes.empty() ? "" : ", ") + r.code;
-  ApiError e(400, std::string(kDynamo) + "TransactionCanceledException",
+  ApiError e(Code::kTransactionCanceled, 400, std::string(kDynamo) + "TransactionCanceledException",
              "Transaction cancelled, please refer cancellation reasons for specific reasons [" +
                  codes + "]",
              true);
@@ -79,29 +97,33 @@ ApiError ApiError::transaction_canceled(std::vector<CancellationReason> reasons)
 }
 
 ApiError ApiError::idempotent_parameter_mismatch() {
-  return ApiError(400, std::string(kDynamo) + "IdempotentParameterMismatchException",
+  return ApiError(Code::kIdempotentParameterMismatch, 400,
+                  std::string(kDynamo) + "IdempotentParameterMismatchException",
                   "Request parameters do not match the parameters of a previous request with the "
                   "same client request token",
                   true);
 }
 
 ApiError ApiError::item_collection_size_limit_exceeded() {
-  return ApiError(400, std::string(kDynamo) + "ItemCollectionSizeLimitExceededException",
+  return ApiError(Code::kItemCollectionSizeLimitExceeded, 400,
+                  std::string(kDynamo) + "ItemCollectionSizeLimitExceededException",
                   "Collection size exceeded.");
 }
 
 ApiError ApiError::transaction_in_progress() {
-  return ApiError(400, std::string(kDynamo) + "TransactionInProgressException",
+  return ApiError(Code::kTransactionInProgress, 400,
+                  std::string(kDynamo) + "TransactionInProgressException",
                   "Transaction from previous request is still in progress", true);
 }
 
 ApiError ApiError::expired_iterator() {
-  return ApiError(400, std::string(kDynamo) + "ExpiredIteratorException",
+  return ApiError(Code::kExpiredIterator, 400, std::string(kDynamo) + "ExpiredIteratorException",
                   "The provided iterator exceeds the maximum age allowed.");
 }
 
 ApiError ApiError::trimmed_data_access() {
-  return ApiError(400, std::string(kDynamo) + "TrimmedDataAccessException",
+  return ApiError(Code::kTrimmedDataAccess, 400,
+                  std::string(kDynamo) + "TrimmedDataAccessException",
                   "The data you are trying to access has been trimmed.");
 }
 

@@ -4,6 +4,7 @@
 // messages.h; see dynamodb-contract.md §1.3.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -22,8 +23,35 @@ struct CancellationReason {
 
 class ApiError : public std::exception {
  public:
+  // What went wrong, for code that decides on an error; type() and message() are what the
+  // client is told.
+  enum class Code : std::uint8_t {
+    kValidation,
+    kSerialization,
+    kUnknownOperation,
+    kMissingAuthenticationToken,
+    kIncompleteSignature,
+    kInvalidSignature,
+    kUnrecognizedClient,
+    kAccessDenied,
+    kResourceNotFound,
+    kResourceInUse,
+    kLimitExceeded,
+    kConditionalCheckFailed,
+    kInternal,
+    kTransactionCanceled,
+    kIdempotentParameterMismatch,
+    kItemCollectionSizeLimitExceeded,
+    kTransactionInProgress,
+    kExpiredIterator,
+    kTrimmedDataAccess,
+  };
+
   // com.amazon.coral.validate#ValidationException, HTTP 400.
   static ApiError validation(std::string message);
+  // A ValidationException whose message lists constraint violations in DynamoDB's request
+  // validation form, "N validation error(s) detected: ..." (coral() is true).
+  static ApiError coral_validation(std::string message);
   // com.amazon.coral.service#SerializationException; without a message the body has only
   // __type (bad JSON, empty body), with one it carries "Message".
   static ApiError serialization();
@@ -52,6 +80,9 @@ class ApiError : public std::exception {
   static ApiError expired_iterator();
   static ApiError trimmed_data_access();
 
+  Code code() const { return code_; }
+  // A ValidationException already in the "N validation error(s) detected" form.
+  bool coral() const { return coral_; }
   int http_status() const { return http_status_; }
   // Full type with namespace, e.g. "com.amazon.coral.validate#ValidationException".
   const std::string& type() const { return type_; }
@@ -63,8 +94,11 @@ class ApiError : public std::exception {
   const char* what() const noexcept override;
 
  private:
-  ApiError(int status, std::string type, std::optional<std::string> message, bool capital = false);
+  ApiError(Code code, int status, std::string type, std::optional<std::string> message,
+           bool capital = false);
 
+  Code code_;
+  bool coral_ = false;
   int http_status_;
   std::string type_;
   std::optional<std::string> message_;

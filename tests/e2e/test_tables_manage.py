@@ -481,6 +481,23 @@ def test_tag_missing_table(api, op):
     assert_not_found(api(op, body), f"Requested resource not found: ResourcArn: {arn} not found")
 
 
+@pytest.mark.parametrize("op", ["TagResource", "UntagResource", "ListTagsOfResource"])
+@pytest.mark.parametrize("exists", [True, False])
+def test_tag_other_account_arn_is_access_denied(api, make_table, op, exists):
+    # A table ARN of another account is refused whether or not the table exists here.
+    name = make_table() if exists else unique_name()
+    arn = table_arn(name).replace(":000000000000:", ":123456789012:")
+    body = {"ResourceArn": arn}
+    if op == "TagResource":
+        body["Tags"] = [{"Key": "k", "Value": "v"}]
+    elif op == "UntagResource":
+        body["TagKeys"] = ["k"]
+    resp = api(op, body)
+    assert resp.status == 400
+    assert resp.json == {"__type": "com.amazon.coral.service#AccessDeniedException",
+                           "message": "Access denied."}
+
+
 def test_tags_boto3_round_trip(ddb, make_table):
     name = make_table()
     arn = table_arn(name)

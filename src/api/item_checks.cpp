@@ -1,0 +1,87 @@
+#include "api/item_checks.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "model/api_error.h"
+
+namespace kumo::api {
+namespace {
+
+constexpr std::string_view kInvalid = "One or more parameter values were invalid: ";
+// Key attribute values are bounded: 2,048 bytes for a partition key, 1,024 for a sort key.
+constexpr std::size_t kMaxPartitionKeyBytes = 2048;
+constexpr std::size_t kMaxSortKeyBytes = 1024;
+
+}  // namespace
+
+std::size_t key_value_size(const AttributeValue& v) {
+  return v.type() == AttrType::N ? v.as_number().size_bytes() : v.as_string().size();
+}
+
+void check_item_key(const TableDefinition& t, const Item& item) {
+  std::vector<const AttributeDefinition*> keys{&t.key.hash};
+  if (t.key.range) keys.push_back(&*t.key.range);
+  for (const auto* k : keys) {
+    if (!item.count(k->name)) {
+      throw ApiError::validation(
+          fmt::format("{}Missing the key {} in the item", kInvalid, k->name));
+    }
+  }
+  for (const auto* k : keys) {
+    const AttributeValue& v = item.find(k->name)->second;
+    if (v.type() != to_attr_type(k->type)) {
+      throw ApiError::validation(fmt::format("{}Type mismatch for key {} expected: {} actual: {}",
+                                             kInvalid, k->name, scalar_type_name(k->type),
+                                             type_name(v.type())));
+    }
+  }
+  for (const auto* k : keys) {
+    const AttributeValue& v = item.find(k->name)->second;
+    if (v.type() != AttrType::N && v.as_string().empty()) {
+      throw ApiError::validation(fmt::format(
+          "One or more parameter values are not valid. The AttributeValue for a key attribute "
+          "cannot contain an empty {} value. Key: {}",
+          v.type() == AttrType::S ? "string" : "binary", k->name));
+    }
+  }
+  if (key_value_size(item.find(t.key.hash.name)->second) > kMaxPartitionKeyBytes) {
+    throw ApiError::validation(std::string(kInvalid) +
+                               "Size of hashkey has exceeded the maximum size limit of2048 bytes");
+  }
+  if (t.key.range && key_value_size(item.find(t.key.range->name)->second) > kMaxSortKeyBytes) {
+    throw ApiError::validation(std::string(kInvalid) +
+                               "Aggregated size of all range keys has exceeded the size limit "
+                               "of 1024 bytes");
+  }
+}
+
+void check_key_parameter(const TableDefinition& t, const Item& key) {
+  const std::size_t expected = t.key.range ? 2 : 1;
+  auto matches = [&](const AttributeDefinition& d) {
+    auto it = key.find(d.name);
+    return it != key.end() && it->second.type() == to_attr_type(d.type);
+  };
+  if (key.size() != expected || !matches(t.key.hash) || (t.key.range && !matches(*t.key.range))) {
+    throw ApiError::validation("The provided key element does not match the schema");
+  }
+  for (const auto& [name, v] : key) {
+    if (v.type() != AttrType::N && v.as_string().empty()) {
+      throw ApiError::validation(fmt::format(
+          "{}The AttributeValue for a key attribute cannot contain an empty {} value. Key: {}",
+          kInvalid, v.type() == AttrType::S ? "string" : "binary", name));
+    }
+  }
+  if (key_value_size(key.find(t.key.hash.name)->second) > kMaxPartitionKeyBytes) {
+    throw ApiError::validation(std::string(kInvalid) +
+                               "Size of hashkey has exceeded the maximum size limit of2048 bytes");
+  }
+  if (t.key.range && key_value_size(key.find(t.key.range->name)->second) > kMaxSortKeyBytes) {
+    throw ApiError::validation(std::string(kInvalid) +
+                               "Aggregated size of all range keys has exceeded the size limit "
+                               "of 1024 bytes");
+  }
+}
+
+}  // namespace kumo::api

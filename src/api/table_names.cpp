@@ -1,0 +1,75 @@
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "api/table_names.h"
+#include "model/api_error.h"
+
+namespace kumo::api {
+
+std::string table_arn(const Context& ctx, std::string_view table_name) {
+  return fmt::format("arn:aws:dynamodb:{}:{}:table/{}", ctx.options.region, ctx.options.account_id,
+                     table_name);
+}
+
+std::string stream_arn(const Context& ctx, std::string_view table_name, std::string_view label) {
+  return fmt::format("{}/stream/{}", table_arn(ctx, table_name), label);
+}
+
+std::string table_name_of(std::string_view name_or_arn) {
+  if (name_or_arn.substr(0, 4) != "arn:") return std::string(name_or_arn);
+  // arn:<partition>:dynamodb:<region>:<account>:table/<name>. Tables are shared across
+  // regions and accounts, so those parts are not compared.
+  std::size_t colons = 0, pos = 0;
+  for (; pos < name_or_arn.size() && colons < 5; ++pos) {
+    if (name_or_arn[pos] == ':') ++colons;
+  }
+  std::string_view resource = name_or_arn.substr(pos);
+  if (colons == 5 && resource.substr(0, 6) == "table/" && resource.size() > 6 &&
+      resource.find('/', 6) == std::string_view::npos &&
+      name_or_arn.substr(0, pos).find(":dynamodb:") != std::string_view::npos) {
+    return std::string(resource.substr(6));
+  }
+  throw ApiError::validation(
+      fmt::format("Invalid TableArn: Invalid ResourceArn provided as input {}", name_or_arn));
+}
+
+void check_table_name_or_arn(CoralErrors& coral, std::optional<std::string_view> value,
+                             std::string_view path) {
+  if (value && value->substr(0, 4) == "arn:") {
+    coral.check_length(*value, path, 1, 1024);
+    return;
+  }
+  coral.check_table_name(value, path);
+}
+
+engine::TablePtr data_table(const Context& ctx, std::string_view name_or_arn) {
+  engine::TablePtr table = ctx.engine.catalog().find(table_name_of(name_or_arn));
+  if (!table) throw ApiError::resource_not_found();
+  return table;
+}
+
+engine::TablePtr control_table(const Context& ctx, std::string_view name_or_arn) {
+  std::string name = table_name_of(name_or_arn);
+  engine::TablePtr table = ctx.engine.catalog().find(name);
+  if (!table) {
+    throw ApiError::resource_not_found("Requested resource not found: Table: " + name +
+                                       " not found");
+  }
+  return table;
+}
+
+void write_key_schema(JsonWriter& w, const std::vector<KeySchemaElement>& schema) {
+  w.StartArray();
+  for (const auto& k : schema) {
+    w.StartObject();
+    write_key(w, "AttributeName");
+    write_string(w, k.name);
+    write_key(w, "KeyType");
+    write_string(w, k.type == KeyType::HASH ? "HASH" : "RANGE");
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+}  // namespace kumo::api

@@ -1,0 +1,42 @@
+// How requests and responses name a table: its name or ARN, the table a name designates
+// for data-plane and control-plane operations, stream ARNs, and its key schema.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/attribute_json.h"
+#include "api/json_reader.h"
+#include "api/operations.h"
+#include "engine/engine.h"
+
+namespace kumo::api {
+
+// "arn:aws:dynamodb:<region>:<account>:table/<name>/stream/<label>".
+std::string stream_arn(const Context& ctx, std::string_view table_name, std::string_view label);
+
+// "arn:aws:dynamodb:<region>:<account>:table/<name>".
+std::string table_arn(const Context& ctx, std::string_view table_name);
+
+// The table name a TableName member designates: the name itself, or the name inside a
+// table ARN. Throws ValidationException for a malformed ARN.
+std::string table_name_of(std::string_view name_or_arn);
+
+// Checks a TableName member that may be a name or an ARN (coral rules at `path`).
+void check_table_name_or_arn(CoralErrors& coral, std::optional<std::string_view> value,
+                             std::string_view path);
+
+// The table for a data-plane operation; ResourceNotFoundException "Requested resource not
+// found" when absent.
+engine::TablePtr data_table(const Context& ctx, std::string_view name_or_arn);
+
+// The table for a control-plane operation; ResourceNotFoundException "Requested resource
+// not found: Table: <name> not found" when absent.
+engine::TablePtr control_table(const Context& ctx, std::string_view name_or_arn);
+
+// Writes a KeySchema list: [{"AttributeName", "KeyType"}, ...] in schema order.
+void write_key_schema(JsonWriter& w, const std::vector<KeySchemaElement>& schema);
+
+}  // namespace kumo::api

@@ -1,0 +1,186 @@
+#include "api/table_requests.h"
+
+#include <fmt/format.h>
+
+#include "api/indexes.h"
+#include "api/table_names.h"
+#include "model/api_error.h"
+
+namespace kumo::api {
+namespace {
+
+// DynamoDB's bound on a capacity value in a request.
+constexpr std::int64_t kMaxCapacityValue = 1'000'000'000'000;
+// The default quota of provisioned capacity per table.
+constexpr std::int64_t kTableMaxCapacity = 40'000;
+
+void write_description(JsonWriter& w, const Context& ctx, const TableDefinition& t,
+                       std::string_view status) {
+  const std::string arn = table_arn(ctx, t.name);
+  w.StartObject();
+  write_key(w, "AttributeDefinitions");
+  w.StartArray();
+  for (const auto& d : t.attribute_definitions) {
+    w.StartObject();
+    write_key(w, "AttributeName");
+    write_string(w, d.name);
+    write_key(w, "AttributeType");
+    write_string(w, scalar_type_name(d.type));
+    w.EndObject();
+  }
+  w.EndArray();
+  write_key(w, "TableName");
+  write_string(w, t.name);
+  write_key(w, "KeySchema");
+  write_key_schema(w, t.key_schema);
+  write_key(w, "TableStatus");
+  write_string(w, status);
+  write_key(w, "CreationDateTime");
+  w.Double(t.creation_date_time);
+  write_key(w, "ProvisionedThroughput");
+  w.StartObject();
+  if (t.throughput.last_increase_date_time > 0) {
+    write_key(w, "LastIncreaseDateTime");
+    w.Double(t.throughput.last_increase_date_time);
+  }
+  if (t.throughput.last_decrease_date_time > 0) {
+    write_key(w, "LastDecreaseDateTime");
+    w.Double(t.throughput.last_decrease_date_time);
+  }
+  write_key(w, "NumberOfDecreasesToday");
+  w.Int64(t.throughput.number_of_decreases_today);
+  write_key(w, "ReadCapacityUnits");
+  w.Int64(t.throughput.read_capacity_units);
+  write_key(w, "WriteCapacityUnits");
+  w.Int64(t.throughput.write_capacity_units);
+  w.EndObject();
+  write_key(w, "TableSizeBytes");
+  w.Int64(ctx.engine.table_size_bytes(t));
+  write_key(w, "ItemCount");
+  w.Int64(ctx.engine.item_count(t));
+  write_key(w, "TableArn");
+  write_string(w, arn);
+  write_index_descriptions(w, ctx, t);
+  write_key(w, "TableId");
+  write_string(w, t.table_id);
+  if (t.billing_mode_given || t.billing_mode == BillingMode::PAY_PER_REQUEST) {
+    write_key(w, "BillingModeSummary");
+    w.StartObject();
+    write_key(w, "BillingMode");
+    write_string(w, billing_mode_name(t.billing_mode));
+    if (t.last_update_to_pay_per_request > 0) {
+      write_key(w, "LastUpdateToPayPerRequestDateTime");
+      w.Double(t.last_update_to_pay_per_request);
+    }
+    w.EndObject();
+  }
+  if (t.stream && t.stream->enabled) {
+    write_key(w, "StreamSpecification");
+    w.StartObject();
+    write_key(w, "StreamEnabled");
+    w.Bool(true);
+    write_key(w, "StreamViewType");
+    write_string(w, t.stream->view_type);
+    w.EndObject();
+  }
+  if (!t.latest_stream_label.empty()) {
+    write_key(w, "LatestStreamLabel");
+    write_string(w, t.latest_stream_label);
+    write_key(w, "LatestStreamArn");
+    write_string(w, stream_arn(ctx, t.name, t.latest_stream_label));
+  }
+  if (t.sse_enabled) {
+    write_key(w, "SSEDescription");
+    w.StartObject();
+    write_key(w, "Status");
+    write_string(w, "ENABLED");
+    write_key(w, "SSEType");
+    write_string(w, "KMS");
+    write_key(w, "KMSMasterKeyArn");
+    write_string(w, fmt::format("arn:aws:kms:{}:{}:key/{}", ctx.options.region,
+                                ctx.options.account_id, t.table_id));
+    w.EndObject();
+  }
+  if (t.table_class_given) {
+    write_key(w, "TableClassSummary");
+    w.StartObject();
+    write_key(w, "TableClass");
+    write_string(w, t.table_class);
+    w.EndObject();
+  }
+  write_key(w, "DeletionProtectionEnabled");
+  w.Bool(t.deletion_protection);
+  w.EndObject();
+}
+
+}  // namespace
+
+std::string_view billing_mode_name(BillingMode mode) {
+  return mode == BillingMode::PAY_PER_REQUEST ? "PAY_PER_REQUEST" : "PROVISIONED";
+}
+
+std::optional<ThroughputRequest> read_throughput(const JsonObject& request, CoralErrors& coral) {
+  auto pt = request.object("ProvisionedThroughput");
+  if (!pt) return std::nullopt;
+  ThroughputRequest t{pt->integer("ReadCapacityUnits", "Long"),
+                      pt->integer("WriteCapacityUnits", "Long")};
+  coral.require(t.read.has_value(), "provisionedThroughput.readCapacityUnits");
+  if (t.read && *t.read < 1) {
+    coral.add(std::to_string(*t.read), "provisionedThroughput.readCapacityUnits",
+              "Member must have value greater than or equal to 1");
+  }
+  coral.require(t.write.has_value(), "provisionedThroughput.writeCapacityUnits");
+  if (t.write && *t.write < 1) {
+    coral.add(std::to_string(*t.write), "provisionedThroughput.writeCapacityUnits",
+              "Member must have value greater than or equal to 1");
+  }
+  return t;
+}
+
+void check_throughput_bounds(const ThroughputRequest& t) {
+  if (*t.read > kMaxCapacityValue) {
+    throw ApiError::validation(
+        fmt::format("Given value {} for ReadCapacityUnits is out of bounds", *t.read));
+  }
+  if (*t.write > kMaxCapacityValue) {
+    throw ApiError::validation(
+        fmt::format("Given value {} for WriteCapacityUnits is out of bounds", *t.write));
+  }
+  if (*t.read > kTableMaxCapacity || *t.write > kTableMaxCapacity) {
+    throw ApiError::limit_exceeded(fmt::format(
+        "Subscriber limit exceeded: Provisioned throughput for a table cannot exceed {} "
+        "ReadCapacityUnits and {} WriteCapacityUnits",
+        kTableMaxCapacity, kTableMaxCapacity));
+  }
+}
+
+std::optional<StreamRequest> read_stream(const JsonObject& request, CoralErrors& coral) {
+  auto spec = request.object("StreamSpecification");
+  if (!spec) return std::nullopt;
+  StreamRequest s{spec->boolean("StreamEnabled"), spec->string("StreamViewType")};
+  coral.require(s.enabled.has_value(), "streamSpecification.streamEnabled");
+  coral.check_enum(s.view_type, "streamSpecification.streamViewType",
+                   {"NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY"});
+  return s;
+}
+
+void check_table_class(std::optional<std::string_view> table_class) {
+  if (table_class && *table_class != "STANDARD" && *table_class != "STANDARD_INFREQUENT_ACCESS") {
+    throw ApiError::validation(
+        "Invalid table-class parameter provided. Please try again with a valid table-class "
+        "value: [STANDARD, STANDARD_INFREQUENT_ACCESS].");
+  }
+}
+
+std::string table_description_response(const Context& ctx, const TableDefinition& t,
+                                       std::string_view member, std::string_view status) {
+  JsonOut out;
+  JsonWriter w(out);
+  w.StartObject();
+  write_key(w, member);
+  write_description(w, ctx, t, status);
+  w.EndObject();
+  return json_text(out);
+}
+
+}  // namespace kumo::api

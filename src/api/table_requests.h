@@ -1,0 +1,47 @@
+// What CreateTable and UpdateTable share: their throughput, stream and table class members,
+// and the TableDescription both answer with (tables.cpp, create_table.cpp,
+// update_table.cpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "api/json_reader.h"
+#include "api/operations.h"
+#include "model/table.h"
+
+namespace kumo::api {
+
+inline constexpr std::string_view kInvalidParameters =
+    "One or more parameter values were invalid: ";
+
+std::string_view billing_mode_name(BillingMode mode);
+
+struct ThroughputRequest {
+  std::optional<std::int64_t> read;
+  std::optional<std::int64_t> write;
+};
+
+// The ProvisionedThroughput member, with its model constraints added to `coral`.
+std::optional<ThroughputRequest> read_throughput(const JsonObject& request, CoralErrors& coral);
+// Capacity values beyond what DynamoDB accepts at all, then beyond the table quota.
+void check_throughput_bounds(const ThroughputRequest& t);
+
+struct StreamRequest {
+  std::optional<bool> enabled;
+  std::optional<std::string_view> view_type;
+};
+
+// The StreamSpecification member, with its model constraints added to `coral`.
+std::optional<StreamRequest> read_stream(const JsonObject& request, CoralErrors& coral);
+
+// TableClass is STANDARD or STANDARD_INFREQUENT_ACCESS.
+void check_table_class(std::optional<std::string_view> table_class);
+
+// {"<member>": TableDescription} of the table, in status `status`.
+std::string table_description_response(const Context& ctx, const TableDefinition& t,
+                                       std::string_view member, std::string_view status);
+
+}  // namespace kumo::api
