@@ -320,8 +320,6 @@ engine::PageOptions page_options(const ReadRequest& r) {
   return options;
 }
 
-}  // namespace
-
 engine::SortCondition to_sort_condition(const expr::KeyTerm& term) {
   engine::SortCondition sort;
   using Op = engine::SortCondition::Op;
@@ -352,6 +350,8 @@ engine::SortCondition to_sort_condition(const expr::KeyTerm& term) {
   sort.value2 = term.upper;
   return sort;
 }
+
+}  // namespace
 
 std::string query(const Context& ctx, const JsonObject& request) {
   RequestExpressions expressions;

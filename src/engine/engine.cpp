@@ -11,31 +11,10 @@
 #include "model/capacity.h"
 
 namespace kumo::engine {
-namespace {
-
-// Per-table counters, kept in the table's own key range so DeleteTable drops them with the
-// data: [table id][0x00]"count" and [table id][0x00]"bytes". Updated in the same batch as
-// the item, so they are exact and survive a crash.
-std::string counter_key(std::uint32_t table_id, std::string_view name) {
-  std::string key = codec::table_prefix(table_id);
-  key.push_back('\0');
-  key.append(name);
-  return key;
-}
-
-}  // namespace
-
-std::string index_counter_key(const TableDefinition& table, std::uint32_t index_id,
-                              std::string_view name) {
-  std::string key = counter_key(table.id, "index");
-  codec::append_u32(&key, index_id);
-  key.append(name);
-  return key;
-}
 
 namespace {
 
-// DynamoDB counts 100 bytes of overhead per item in TableSizeBytes (§2.4).
+// DynamoDB counts 100 bytes of overhead per item in TableSizeBytes and IndexSizeBytes.
 constexpr std::int64_t kItemOverheadBytes = 100;
 
 }  // namespace
@@ -167,9 +146,9 @@ Engine::Change Engine::add_write(const TableDefinition& table, const std::string
   if (!now.local_indexes.empty()) add_collection_size(now, result, batch);
   std::string ttl_entry = update_ttl_schedule(now, storage_key, result, batch);
   const int count_delta = (result.new_item ? 1 : 0) - (result.old_item ? 1 : 0);
-  if (count_delta != 0) batch->add_counter(counter_key(table.id, "count"), count_delta);
+  if (count_delta != 0) batch->add_counter(table_counter_key(table.id, "count"), count_delta);
   batch->add_counter(
-      counter_key(table.id, "bytes"),
+      table_counter_key(table.id, "bytes"),
       static_cast<std::int64_t>(result.new_size) - static_cast<std::int64_t>(result.old_size));
   return Change{std::move(latest), &result, false, std::move(ttl_entry)};
 }
@@ -275,7 +254,7 @@ std::int64_t Engine::collection_bytes(const TableDefinition& table,
 void Engine::add_collection_size(const TableDefinition& table, const WriteResult& result,
                                  storage::WriteBatch* batch) const {
   const Item& any = result.new_item ? *result.new_item : *result.old_item;
-  std::string key = counter_key(table.id, "collection");
+  std::string key = table_counter_key(table.id, "collection");
   codec::append_key_value(&key, any.at(table.key.hash.name));
   const std::int64_t delta =
       collection_bytes(table, result.new_item) - collection_bytes(table, result.old_item);
@@ -343,11 +322,11 @@ WriteResult Engine::delete_item(const TableDefinition& table, const Item& key) {
 }
 
 std::int64_t Engine::item_count(const TableDefinition& table) const {
-  return storage_->get_counter(counter_key(table.id, "count"));
+  return storage_->get_counter(table_counter_key(table.id, "count"));
 }
 
 std::int64_t Engine::table_size_bytes(const TableDefinition& table) const {
-  return storage_->get_counter(counter_key(table.id, "bytes")) +
+  return storage_->get_counter(table_counter_key(table.id, "bytes")) +
          kItemOverheadBytes * item_count(table);
 }
 

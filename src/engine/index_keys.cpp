@@ -4,6 +4,21 @@
 
 namespace kumo::engine {
 
+std::string table_counter_key(std::uint32_t table_id, std::string_view name) {
+  std::string key = codec::table_prefix(table_id);
+  key.push_back('\0');
+  key.append(name);
+  return key;
+}
+
+std::string index_counter_key(const TableDefinition& table, std::uint32_t index_id,
+                              std::string_view name) {
+  std::string key = table_counter_key(table.id, "index");
+  codec::append_u32(&key, index_id);
+  key.append(name);
+  return key;
+}
+
 std::string index_prefix(const TableDefinition& table, std::uint32_t index_id) {
   std::string key = codec::space_prefix(table.id, codec::Space::kIndexes);
   codec::append_u32(&key, index_id);

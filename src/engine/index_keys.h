@@ -1,4 +1,5 @@
-// Storage keys and values of secondary-index entries (architecture.md "Storage layout"):
+// Storage keys of secondary-index entries and of a table's counters (docs/storage.md has
+// the whole layout). An index entry:
 // [table id][kIndexes][index id][token(enc(HASH tuple))][enc(HASH tuple)][enc(RANGE tuple)]
 // [enc(table key)] → the item's projection. Tuples are encoded component by component, each
 // in its native order, so entries sort by the RANGE tuple and one seek serves any
@@ -36,6 +37,13 @@ Item project_entry(const IndexDefinition& index, const Item& item);
 // The LastEvaluatedKey of an entry: every index key component and the table key.
 Item index_entry_position(const TableDefinition& table, const IndexDefinition& index,
                           const Item& entry);
+
+// The counter key `name` of a table: "count" and "bytes" (its items and their total
+// size), "collection" followed by a partition key (an item collection's size). Counters
+// are kept in the table's own key range, [table id][0x00]<name>, so DeleteTable drops them
+// with the data, and are updated in the batch of the write that changes them, so they are
+// exact and survive a crash.
+std::string table_counter_key(std::uint32_t table_id, std::string_view name);
 
 // The counter key of an index's entry count ("count") or size ("bytes"), kept in the
 // table's key range so both go with the table.

@@ -107,7 +107,7 @@ static_assert(sizeof(Entry) == 16);
 
 // The first 8 bytes of `key` (zeros past its end) as a number whose order is the bytes'
 // order: keys whose prefixes differ compare as their prefixes do.
-std::uint64_t prefix_of(std::string_view key) {
+inline std::uint64_t prefix_of(std::string_view key) {
   std::uint64_t word = 0;
   if (key.size() >= 8) {
     std::memcpy(&word, key.data(), 8);
@@ -133,7 +133,7 @@ struct TreeProbe {
 };
 
 // The order of two 8-byte words of keys, as loaded from memory: by their bytes in turn.
-absl::weak_ordering word_order(std::uint64_t a, std::uint64_t b) {
+inline absl::weak_ordering word_order(std::uint64_t a, std::uint64_t b) {
   if constexpr (std::endian::native == std::endian::little) {
     a = __builtin_bswap64(a);
     b = __builtin_bswap64(b);
