@@ -15,7 +15,7 @@
 namespace kumo::api {
 namespace {
 
-// DynamoDB accepts a scalar wrapped in 31 levels of L/M and rejects 32 (§2.3).
+// DynamoDB accepts a scalar wrapped in 31 levels of L/M and rejects 32.
 constexpr int kMaxDepth = 32;
 
 constexpr std::string_view kInvalid = "One or more parameter values were invalid: ";

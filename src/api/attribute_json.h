@@ -1,8 +1,8 @@
-// AttributeValue ⇄ JSON, with DynamoDB's validation of values as they arrive
-// (dynamodb-contract.md §2.1–2.3): JSON type errors throw SerializationException at once;
-// invalid values are recorded in the Validation context so that the request reports the
-// first one after every type error has had its chance (DynamoDB deserializes the whole
-// request before it validates it).
+// AttributeValue ⇄ JSON, with DynamoDB's validation of values (types, numbers, sets,
+// nesting) as they arrive: JSON type errors throw SerializationException at once; invalid
+// values are recorded in the Validation context so that the request reports the first one
+// after every type error has had its chance (DynamoDB deserializes the whole request
+// before it validates it).
 #pragma once
 
 #include <optional>

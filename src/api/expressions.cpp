@@ -8,7 +8,8 @@
 namespace kumo::api {
 namespace {
 
-// The mixing rule's fixed orders (§8.1).
+// Legacy and expression parameters may not be mixed; the error lists those present in
+// these fixed orders.
 constexpr std::string_view kLegacyMembers[] = {
     "AttributesToGet", "AttributeUpdates",    "QueryFilter",  "ScanFilter",
     "Expected",        "ConditionalOperator", "KeyConditions"};
@@ -34,7 +35,7 @@ void check_mixing(const JsonObject& request) {
     if (request.has(m)) expression.push_back(m);
   }
   // Query may pair KeyConditions with expressions as long as KeyConditionExpression is
-  // absent (§8.1).
+  // absent.
   if (legacy.size() == 1 && legacy[0] == "KeyConditions" &&
       !request.has("KeyConditionExpression")) {
     return;
@@ -50,7 +51,7 @@ void check_mixing(const JsonObject& request) {
 }  // namespace
 
 void RequestExpressions::read_maps(const JsonObject& request, Validation& validation) {
-  // JSON types come before every semantic check, the mixing rule included (§1.2).
+  // JSON types come before every semantic check, the mixing rule included.
   for (auto m : kExpressionMembers) request.string(m);
   for (auto m : {"AttributeUpdates", "QueryFilter", "ScanFilter", "Expected", "KeyConditions"}) {
     if (auto conditions = request.object(m)) {

@@ -1,5 +1,5 @@
-// The expression parameters of one request (dynamodb-contract.md §5.3, §8.1): the names and
-// values maps, each expression compiled against them, and the checks that span them all.
+// The expression parameters of one request: the names and values maps, each expression
+// compiled against them, and the checks that span them all.
 // Legacy parameters (Expected, AttributeUpdates, QueryFilter, ScanFilter) are translated into
 // the same expressions, so one evaluator serves both.
 #pragma once
@@ -69,7 +69,7 @@ class RequestExpressions {
 
 // Legacy translation (legacy.cpp): appends to `names`/`values` the generated placeholders
 // and returns the expression text, or "" when the map is empty. Throws DynamoDB's legacy
-// validation messages (§8.2, §8.3).
+// validation messages for condition maps and AttributeUpdates.
 std::string translate_conditions(const JsonObject& conditions, std::string_view member,
                                  std::string_view conditional_operator, bool expected_form,
                                  expr::AttributeNames& names, expr::AttributeValues& values);

@@ -51,7 +51,8 @@ void check_projection(const IndexRequest& index) {
   }
 }
 
-// Every component must be defined (§3.2 step 3 wording, reused for indexes).
+// Every component must be defined in AttributeDefinitions (CreateTable's wording for the
+// table key, reused for indexes).
 void check_defined(const IndexRequest& index, const std::vector<AttributeDefinition>& defs) {
   std::vector<std::string> keys;
   for (const auto& k : index.keys) keys.emplace_back(*k.first);
@@ -299,7 +300,7 @@ void build_indexes(const std::optional<std::vector<IndexRequest>>& lsis,
         "all secondary indexes",
         kMaxProjectedAttributes));
   }
-  // With indexes, every definition must be used by some key (§3.2 step 7).
+  // With indexes, every definition must be used by some key.
   std::vector<std::string> used{table.key.hash.name};
   if (table.key.range) used.push_back(table.key.range->name);
   for (const auto* list : {&lsis, &gsis}) {

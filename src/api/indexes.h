@@ -1,5 +1,6 @@
-// Secondary indexes at the API edge (dynamodb-contract.md §3.2 steps 4–7, §3.4, §4): reading
-// and validating index definitions, describing them, and the checks item writes owe them.
+// Secondary indexes at the API edge (CreateTable, UpdateTable, multi-attribute GSI keys):
+// reading and validating index definitions, describing them, and the checks item writes
+// owe them.
 #pragma once
 
 #include <optional>
@@ -63,8 +64,8 @@ std::uint32_t apply_global_index_updates(const GlobalIndexUpdates& updates, Tabl
 // Writes "LocalSecondaryIndexes" / "GlobalSecondaryIndexes" of a table description.
 void write_index_descriptions(JsonWriter& w, const Context& ctx, const TableDefinition& table);
 
-// Index key checks on an item about to be written (§4.4, §7.1): a component of the wrong
-// type or an empty S/B component is rejected. `via_update` selects UpdateItem's wording.
+// Index key checks on an item about to be written: a component of the wrong type or an
+// empty S/B component is rejected. `via_update` selects UpdateItem's wording.
 void check_index_keys(const TableDefinition& table, const Item& item, bool via_update);
 
 }  // namespace kumo::api

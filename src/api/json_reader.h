@@ -1,7 +1,8 @@
 // Typed reading of a request's JSON, the way DynamoDB's deserializer reads it: a member of
 // the wrong JSON type is a SerializationException with the Java deserializer's text
-// (dynamodb-contract.md §1.4); null members count as absent; unknown members are ignored.
-// Model-constraint violations are collected in DynamoDB's "coral" format (§1.5).
+// (e.g. "NUMBER_VALUE cannot be converted to String"); null members count as absent;
+// unknown members are ignored. Model-constraint violations are collected into one message
+// in DynamoDB's "coral" format: "N validation error(s) detected: ...".
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
-// Legacy parameters (dynamodb-contract.md §8) translated into expression text over
-// generated placeholders, so that the one expression evaluator decides them.
+// Legacy parameters (AttributesToGet, KeyConditions, QueryFilter, ScanFilter, Expected,
+// AttributeUpdates, ConditionalOperator) translated into expression text over generated
+// placeholders, so that the one expression evaluator decides them.
 #include <fmt/format.h>
 
 #include "api/expressions.h"
@@ -50,7 +51,7 @@ const OperatorRule* find_rule(std::string_view name) {
 }
 
 // Generated placeholders cannot clash with a client's: clients may not send names or values
-// alongside legacy parameters (§5.3), so the maps hold only these.
+// alongside legacy parameters, so the maps hold only these.
 class Placeholders {
  public:
   Placeholders(std::string_view prefix, expr::AttributeNames& names, expr::AttributeValues& values)
@@ -108,7 +109,7 @@ std::string comparison(std::string_view member, std::string_view attribute, std:
                        std::vector<AttributeValue> operands, Placeholders& p) {
   const OperatorRule* rule = find_rule(op);
   if (!rule) {
-    // Map entries appear in coral paths as <map>.<key>.member (§1.5).
+    // Map entries appear in coral paths as <map>.<key>.member.
     std::string path(member);
     if (!path.empty())
       path[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(path[0])));

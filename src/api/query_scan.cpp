@@ -1,4 +1,4 @@
-// Query and Scan (dynamodb-contract.md §5.5, §6.2–6.5, §8, §9).
+// Query and Scan: key conditions, filters, pagination at 1 MB, Select and capacity.
 #include <fmt/format.h>
 
 #include "api/capacity.h"
@@ -29,7 +29,7 @@ struct ReadRequest {
 };
 
 void check_select(Kind kind, const ReadRequest& r, const JsonObject& request) {
-  // Query words these with the write envelope's prefix; Scan does not (§6.3).
+  // Query words these with the write envelope's prefix; Scan does not.
   auto fail = [&](std::string message) {
     if (kind == Kind::kQuery) {
       throw ApiError::coral_validation("1 validation error detected: " + message);
@@ -124,7 +124,7 @@ ReadRequest read_request(Kind kind, const JsonObject& request, RequestExpression
   }
   check_select(kind, r, request);
   // A bad value inside ExclusiveStartKey: number and duplicate messages stand alone, the
-  // others are introduced as an invalid starting key (§6.5).
+  // others are introduced as an invalid starting key.
   if (start_validation.failed()) {
     const std::string& m = *start_validation.message();
     const bool bare = m.find("numeric") != std::string::npos ||
@@ -153,7 +153,7 @@ ReadRequest read_request(Kind kind, const JsonObject& request, RequestExpression
   return r;
 }
 
-// The index a read names, with the checks that depend on it (§4.5, §6.2, §6.3).
+// The index a read names, with the checks that depend on it.
 const IndexDefinition* read_index(const TableDefinition& table, const ReadRequest& r) {
   if (!r.index_name) return nullptr;
   const IndexDefinition* index = table.find_index(*r.index_name);
@@ -180,8 +180,8 @@ const IndexDefinition* read_index(const TableDefinition& table, const ReadReques
 
 // Whether the page's items must be built: to filter or project them, or to replace LSI
 // entries with the table's items (on an LSI whose projection is partial, ALL_ATTRIBUTES or
-// a projection reads the items from the table, §6.3). Otherwise the response is written
-// straight from the stored items.
+// a projection reads the items from the table). Otherwise the response is written straight
+// from the stored items.
 bool fetches_from_table(const IndexDefinition* index, const ReadRequest& r,
                         const RequestExpressions& expressions) {
   return index && !index->global && index->projection.type != ProjectionType::ALL &&
@@ -190,7 +190,7 @@ bool fetches_from_table(const IndexDefinition* index, const ReadRequest& r,
 
 struct BuiltItems {
   std::vector<Item> items;
-  std::size_t table_bytes = 0;  // bytes read from the table, which the read pays for (§9.2)
+  std::size_t table_bytes = 0;  // bytes read from the table, which the read pays for
 };
 
 std::optional<BuiltItems> build_items(const Context& ctx, const TableDefinition& table,
@@ -215,9 +215,9 @@ std::optional<BuiltItems> build_items(const Context& ctx, const TableDefinition&
   return built;
 }
 
-// What a page cost (§9.2, §9.3): the sizes read summed and rounded up once; a GSI read is
-// charged to the index (eventually consistent), an LSI read to the index plus any items
-// fetched from the table.
+// What a page cost: the sizes read summed and rounded up once; a GSI read is charged to the
+// index (eventually consistent), an LSI read to the index plus any items fetched from the
+// table.
 ConsumedCapacity page_capacity(const ReadRequest& r, const IndexDefinition* index,
                                const engine::Page& page, std::size_t table_bytes) {
   ConsumedCapacity capacity{std::string(*r.table_name), 0, {}};
@@ -250,7 +250,7 @@ void check_index_start_key(const IndexDefinition& index, const Item& key) {
   }
 }
 
-// ExclusiveStartKey must be exactly the table's key (§6.5).
+// ExclusiveStartKey must be exactly the table's key.
 void check_start_key(const TableDefinition& table, const Item& key) {
   const std::size_t expected = table.key.range ? 2 : 1;
   if (key.size() != expected || !key.count(table.key.hash.name) ||

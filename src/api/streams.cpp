@@ -1,6 +1,5 @@
-// The DynamoDB Streams API: ListStreams, DescribeStream, GetShardIterator, GetRecords
-// (dynamodb-contract.md §10.2–10.4). Each stream has one shard; records come from the
-// engine's change streams.
+// The DynamoDB Streams API: ListStreams, DescribeStream, GetShardIterator, GetRecords.
+// Each stream has one shard; records come from the engine's change streams.
 #include <fmt/format.h>
 #include <xxhash.h>
 
@@ -14,7 +13,7 @@
 namespace kumo::api {
 namespace {
 
-// GetRecords answers at most 1 MB of records (§10.4).
+// GetRecords answers at most 1 MB of records.
 constexpr std::size_t kRecordsPageBytes = 1 << 20;
 
 struct StreamName {

@@ -1,5 +1,4 @@
-// UpdateTimeToLive, DescribeTimeToLive (dynamodb-contract.md §3.9). The engine's reaper
-// deletes expired items (§10.1).
+// UpdateTimeToLive, DescribeTimeToLive. The engine's reaper deletes expired items.
 #include "api/operations.h"
 #include "api/table_names.h"
 #include "model/api_error.h"

@@ -1,7 +1,7 @@
 // Order-preserving, self-delimiting encoding of key values, and the storage keys built
-// from them (architecture.md "Storage layout"). Byte order of encodings equals DynamoDB's
-// order: S by UTF-8 bytes, B by unsigned bytes, N numerically (1, 1.0 and 1E0 encode
-// identically because Decimal is canonical).
+// from them (docs/storage.md). Byte order of encodings equals DynamoDB's order: S by UTF-8
+// bytes, B by unsigned bytes, N numerically (1, 1.0 and 1E0 encode identically because
+// Decimal is canonical).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
-// The parsed form of an expression, shared by all five kinds (dynamodb-contract.md §5). A
-// ParsedExpression depends only on the expression text: placeholders stay unresolved, so one
-// parse serves every request with the same text (see cache.h). It is immutable once built.
+// The parsed form of an expression, shared by all five kinds (condition, filter, key
+// condition, projection, update). A ParsedExpression depends only on the expression text:
+// placeholders stay unresolved, so one parse serves every request with the same text (see
+// cache.h). It is immutable once built.
 #pragma once
 
 #include <cstdint>

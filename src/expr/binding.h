@@ -1,5 +1,5 @@
 // Placeholders of one parsed expression resolved against one request's
-// ExpressionAttributeNames and ExpressionAttributeValues (dynamodb-contract.md §5.3).
+// ExpressionAttributeNames and ExpressionAttributeValues; an undefined one is an error.
 #pragma once
 
 #include <string_view>

@@ -1,5 +1,6 @@
 // ConditionExpression (PutItem, UpdateItem, DeleteItem, transaction actions) and
-// FilterExpression (Query, Scan): dynamodb-contract.md §5.4, §7.3.
+// FilterExpression (Query, Scan). A missing item has no attributes; a false condition
+// fails the write with ConditionalCheckFailedException.
 #pragma once
 
 #include <memory>
@@ -31,7 +32,8 @@ class ConditionExpression {
   std::vector<std::string_view> attribute_names() const;
 
   // Throws "Filter Expression can only contain non-primary key attributes: ..." when the
-  // expression reads one of `key_names` (a Query's table or index key attributes, §4.5, §5.4).
+  // expression reads one of `key_names` (a Query's table or index key attributes, every
+  // component of a multi-attribute key included).
   void check_no_key_attributes(std::span<const std::string> key_names) const;
 
   const ParsedExpression& parsed() const { return *parsed_; }

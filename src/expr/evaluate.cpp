@@ -162,7 +162,7 @@ class Evaluator {
   }
 
   // A missing operand makes every comparison false except <>, which is then true; so do
-  // mismatched types (§5.4).
+  // mismatched types.
   static bool compare(Comparator op, const AttributeValue* a, const AttributeValue* b) {
     if (a == nullptr || b == nullptr) return op == Comparator::kNe;
     switch (op) {

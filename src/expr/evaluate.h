@@ -1,5 +1,5 @@
-// Evaluation of condition and filter expressions against one item
-// (dynamodb-contract.md §5.4), and DynamoDB's value comparisons.
+// Evaluation of condition and filter expressions against one item, and DynamoDB's value
+// comparisons.
 #pragma once
 
 #include <compare>

@@ -76,8 +76,8 @@ void check_type(const KeyTerm& term, const AttributeDefinition& key) {
   }
 }
 
-// §4.5: every HASH component with `=`; RANGE components constrained as a prefix, all `=`
-// except the last.
+// Multi-attribute keys: every HASH component with `=`; RANGE components constrained as a
+// prefix, all `=` except the last.
 void check_multi_attribute(const std::vector<KeyTerm>& terms,
                            std::span<const AttributeDefinition> hash,
                            std::span<const AttributeDefinition> range) {

@@ -1,6 +1,7 @@
-// KeyConditionExpression (Query): dynamodb-contract.md §5.5, and multi-attribute GSI keys
-// (§4.5). The expression is reduced to one term per key attribute; resolve() then checks the
-// terms against the queried key schema and orders them as the engine seeks.
+// KeyConditionExpression (Query): `=` on the partition key and at most one sort-key
+// condition, or one condition per component of a multi-attribute GSI key. The expression is
+// reduced to one term per key attribute; resolve() then checks the terms against the
+// queried key schema and orders them as the engine seeks.
 #pragma once
 
 #include <memory>

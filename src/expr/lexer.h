@@ -1,4 +1,5 @@
-// The one lexer all five expression kinds share (dynamodb-contract.md §5.1).
+// The one lexer all five expression kinds share: keywords are case-insensitive, function
+// names case-sensitive, and every constant is a :value placeholder.
 #pragma once
 
 #include <cstdint>

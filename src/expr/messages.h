@@ -1,6 +1,6 @@
-// Every user-visible text of the expression language (dynamodb-contract.md §5), in one place
-// so that a wording change in DynamoDB is a one-line edit here. Functions return the text
-// only; callers add the "Invalid <Kind>: " prefix where DynamoDB does (see `invalid`).
+// Every user-visible text of the expression language, in one place so that a wording change
+// in DynamoDB is a one-line edit here. Functions return the text only; callers add the
+// "Invalid <Kind>: " prefix where DynamoDB does (see `invalid`).
 #pragma once
 
 #include <cstddef>
@@ -11,12 +11,13 @@
 
 namespace kumo::expr::msg {
 
-// Limits DynamoDB documents for every expression (§5.1).
+// Limits DynamoDB documents for every expression: 4 KB of text, 300 operators and
+// functions, 100 IN operands.
 constexpr std::size_t kMaxExpressionBytes = 4096;
 constexpr std::size_t kMaxOperators = 300;
 constexpr std::size_t kMaxInOperands = 100;
 
-// [open] §5.4: size() of a string counts UTF-8 bytes (true) or code points (false).
+// [open] Whether size() of a string counts UTF-8 bytes (true) or code points (false).
 constexpr bool kStringSizeInBytes = true;
 
 // "Invalid <Kind>: <detail>" — the shape of every parse/validation error of one expression.
@@ -62,7 +63,7 @@ std::string key_missed_element(std::string_view attribute);
 std::string key_condition_not_supported();
 std::string key_too_many_conditions(std::size_t conditions, std::size_t key_attributes);
 std::string key_type_mismatch();
-std::string key_hash_equality(std::string_view attribute);  // [open] §4.5 rule 1
+std::string key_hash_equality(std::string_view attribute);  // [open] exact wording
 std::string key_range_equality(std::string_view attribute, std::string_view later);
 
 // --- UpdateExpression execution (not prefixed) ---
@@ -74,7 +75,7 @@ std::string update_number_overflow();
 std::string update_key_attribute(std::string_view attribute);
 std::string update_nested_key(std::string_view attribute, bool index_key);
 std::string nesting_too_deep();
-// L/M levels a value may have: a scalar wrapped in 31 levels is accepted, 32 rejected (§2.3).
+// L/M levels a value may have: a scalar wrapped in 31 levels is accepted, 32 rejected.
 constexpr std::size_t kMaxNestingLevels = 31;
 
 // --- Across the expressions of one request (not prefixed) ---

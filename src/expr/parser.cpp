@@ -15,7 +15,7 @@ namespace kumo::expr {
 namespace {
 
 struct FunctionInfo {
-  std::string_view name;  // case-sensitive, as DynamoDB requires (§5.1)
+  std::string_view name;  // case-sensitive, as DynamoDB requires
   Function function;
   std::size_t arity;
   bool needs_path;    // first operand must be a document path
@@ -136,7 +136,7 @@ class Parser {
   }
 
   // DynamoDB's syntax error: the first token that does not fit ("<EOF>" at the end), and the
-  // source from the start of the previous token through the end of the next one (§5.2).
+  // source from the start of the previous token through the end of the next one.
   [[noreturn]] void fail() const {
     const Token& t = tokens_[pos_];
     const bool at_end = t.type == TokenType::kEnd;
@@ -451,8 +451,8 @@ class Parser {
     } while (accept(TokenType::kComma));
   }
 
-  // --- KeyConditionExpression structure (§5.5): conditions joined by AND, each a
-  // comparison, BETWEEN or begins_with on one top-level key attribute ---
+  // --- KeyConditionExpression structure: conditions joined by AND, each a comparison,
+  // BETWEEN or begins_with on one top-level key attribute ---
   void check_key_condition(NodeId id) {
     if (!pending_[kKeyStructure].empty()) return;
     const Node& n = node(id);

@@ -1,6 +1,6 @@
-// Document paths (dynamodb-contract.md §5.1): `a.b[2].c`, `#n.x`. A path is a list of
-// elements, each an attribute/map-key name or a list index. A placeholder stands for exactly
-// one element, so `#a.#b` is two elements and a name containing a dot inside `#a` is one.
+// Document paths: `a.b[2].c`, `#n.x`. A path is a list of elements, each an
+// attribute/map-key name or a list index. A placeholder stands for exactly one element, so
+// `#a.#b` is two elements and a name containing a dot inside `#a` is one.
 #pragma once
 
 #include <cstdint>
@@ -47,7 +47,8 @@ std::string render_path(std::span<const PathStep> path);
 const AttributeValue* find_path(const Item& item, std::span<const PathStep> path);
 
 // A trie of resolved paths. Building it detects DynamoDB's overlap and conflict rules
-// (§5.6, §5.7); projections and updates then walk it alongside an item, so every attribute
+// (no path twice, nor a path and a part of it, nor one position as both a map member and a
+// list element); projections and updates then walk it alongside an item, so every attribute
 // is visited once. Names are views: their owners must outlive the tree.
 class PathTree {
  public:

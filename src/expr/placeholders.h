@@ -1,5 +1,5 @@
 // ExpressionAttributeNames / ExpressionAttributeValues checks that span all expressions of
-// one request (dynamodb-contract.md §5.3).
+// one request: every placeholder used must be defined, and every one given must be used.
 #pragma once
 
 #include <initializer_list>

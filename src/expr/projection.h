@@ -1,5 +1,5 @@
-// ProjectionExpression (GetItem, BatchGetItem, Query, Scan, TransactGetItems):
-// dynamodb-contract.md §5.6.
+// ProjectionExpression (GetItem, BatchGetItem, Query, Scan, TransactGetItems): the result
+// holds only the requested paths that exist; overlapping or conflicting paths are refused.
 #pragma once
 
 #include <memory>

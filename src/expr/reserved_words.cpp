@@ -7,8 +7,7 @@
 namespace kumo::expr {
 namespace {
 
-// DynamoDB's reserved words (Developer Guide ReservedWords.html; dynamodb-contract.md §5.8),
-// sorted, upper case.
+// DynamoDB's reserved words (Developer Guide ReservedWords.html), sorted, upper case.
 // clang-format off
 constexpr std::array<std::string_view, 573> kReservedWords = {
     "ABORT", "ABSOLUTE", "ACTION", "ADD", "AFTER", "AGENT", "AGGREGATE", "ALL", "ALLOCATE", "ALTER",

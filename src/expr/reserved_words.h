@@ -1,5 +1,5 @@
 // DynamoDB's reserved words: an unaliased name in any expression that equals one of them,
-// ignoring case, must be written as a #placeholder (dynamodb-contract.md §5.8).
+// ignoring case, must be written as a #placeholder.
 #pragma once
 
 #include <cstddef>

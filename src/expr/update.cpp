@@ -18,7 +18,7 @@ UpdateExpression UpdateExpression::compile(std::string_view text, const Attribut
   u.bindings_ = Bindings(*u.parsed_, names, values);
   check_operands(*u.parsed_, u.bindings_);
   // One update may not write a path twice, nor a path and a part of it, nor use one
-  // position both as a map member and as a list element (§5.7).
+  // position both as a map member and as a list element.
   u.targets_.reserve(u.parsed_->actions.size());
   for (const UpdateAction& action : u.parsed_->actions) {
     u.targets_.push_back(u.bindings_.resolve(u.parsed_->paths[action.path]));

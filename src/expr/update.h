@@ -1,4 +1,5 @@
-// UpdateExpression (UpdateItem, TransactWriteItems Update): dynamodb-contract.md §5.7, §7.2.
+// UpdateExpression (UpdateItem, TransactWriteItems Update): SET, REMOVE, ADD and DELETE
+// clauses, each at most once, all evaluated against the item before the update.
 #pragma once
 
 #include <memory>

@@ -1,4 +1,4 @@
-// Execution of an UpdateExpression against one item (dynamodb-contract.md §5.7).
+// Execution of an UpdateExpression against one item.
 #include <algorithm>
 
 #include "expr/evaluate.h"
@@ -213,7 +213,7 @@ class Applier {
     new_trail_.push_back(PathStep::member(name));
     auto it = map.find(name);
     if (child.leaf < 0) {
-      // Nested paths need their parent: a missing one is an error, not created (§5.7).
+      // Nested paths need their parent: a missing one is an error, not created.
       if (it == map.end()) fail(msg::update_invalid_path());
       descend(it->second, child);
     } else {
@@ -265,7 +265,7 @@ class Applier {
 
   // All index actions on one list use the indexes of the list before the update: removing
   // [1] and [2] removes the two original elements, and writes beyond the end append in index
-  // order (§5.7). So the list is rebuilt once from its original elements.
+  // order. So the list is rebuilt once from its original elements.
   void apply_elements(AttributeList& list, const PathTree::Node& node) {
     AttributeList out;
     out.reserve(list.size() + node.elements.size());

@@ -99,7 +99,7 @@ class OperandChecker {
     for (NodeId arg : n.args) visit(arg);
   }
 
-  // Constant bounds are checked up front: same type, and lower <= upper (§5.4).
+  // Constant bounds are checked up front: same type, and lower <= upper.
   void check_between(const Node& n) {
     const AttributeValue* lower = constant(n.args[1]);
     const AttributeValue* upper = constant(n.args[2]);
@@ -158,7 +158,7 @@ class OperandChecker {
     }
   }
 
-  // ADD takes a number or a set, DELETE a set (§5.7).
+  // ADD takes a number or a set, DELETE a set.
   void check_action(const UpdateAction& action) {
     switch (action.clause) {
       case UpdateClause::kSet:

@@ -1,7 +1,7 @@
 // Checks of one expression that need its resolved placeholders, run after Bindings and in
-// DynamoDB's order (dynamodb-contract.md §5.2): operand counts and document-path operands
-// (found while parsing), then "first operand must be distinct", then constant operand types
-// (function arguments, BETWEEN bounds, arithmetic, ADD and DELETE values).
+// DynamoDB's order: operand counts and document-path operands (found while parsing), then
+// "first operand must be distinct", then constant operand types (function arguments, BETWEEN
+// bounds, arithmetic, ADD and DELETE values).
 #pragma once
 
 #include "expr/ast.h"

@@ -1,7 +1,7 @@
 // ApiError: every failure a client can cause, as DynamoDB reports it (type with its
 // namespace, HTTP status, message). Thrown from api/ and engine/, turned into the error
 // body by net/. Message texts live at the named constructors' call sites and in
-// messages.h; see dynamodb-contract.md §1.3.
+// messages.h. The body is compact JSON: {"__type":"<namespace>#<Name>"} plus the message.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,8 @@
 
 namespace kumo {
 
-// Why one action of a cancelled transaction failed (dynamodb-contract.md §7.6).
+// Why one action of a cancelled transaction failed: one reason per action, in request
+// order, in TransactionCanceledException's CancellationReasons.
 struct CancellationReason {
   std::string code;                    // "None", "ConditionalCheckFailed", "ValidationError", ...
   std::optional<std::string> message;  // absent for "None"

@@ -1,4 +1,4 @@
-// AttributeValue: one DynamoDB value of any of the ten types (dynamodb-contract.md §2.1),
+// AttributeValue: one DynamoDB value of any of the ten types (S N B BOOL NULL SS NS BS L M),
 // already validated. Item: an attribute map, the unit PutItem stores and GetItem returns.
 #pragma once
 
@@ -77,7 +77,7 @@ class AttributeValue {
   Payload payload_;
 };
 
-// Size DynamoDB counts for a value (§2.4): S UTF-8 bytes, B bytes, N per Decimal, BOOL and
+// Size DynamoDB counts for a value: S UTF-8 bytes, B bytes, N per Decimal, BOOL and
 // NULL 1, sets the sum of members, L 3 + Σ(1 + element), M 3 + Σ(1 + key + element).
 constexpr std::size_t kContainerBytes = 3;  // an L or M
 constexpr std::size_t kMemberBytes = 1;     // each element of an L or member of an M

@@ -1,4 +1,4 @@
-// Capacity units exactly as DynamoDB counts them (dynamodb-contract.md §9.1–9.2).
+// Capacity units exactly as DynamoDB counts them, from the item sizes read or written.
 #pragma once
 
 #include <cstddef>

@@ -137,7 +137,8 @@ Decimal::ParseError add_signed(const Decimal& a, const Decimal& b, bool negate_b
   Decimal result;
   Decimal::ParseError err = Decimal::parse(
       std::string(negative ? "-" : "") + digits + "E" + std::to_string(low_power), &result);
-  // An exact result that does not fit is reported as overflow (§2.2).
+  // An exact result that needs more than 38 digits or leaves the range is reported as
+  // overflow, as DynamoDB does for arithmetic.
   if (err != Decimal::ParseError::kNone) return Decimal::ParseError::kOverflow;
   *out = std::move(result);
   return err;

@@ -1,6 +1,5 @@
 // Decimal: DynamoDB's Number type, an exact decimal of at most 38 significant digits with
-// magnitude in [1E-130, 9.99...E+125] or zero (dynamodb-contract.md §2.2). Never goes
-// through binary floating point.
+// magnitude in [1E-130, 9.99...E+125] or zero. Never goes through binary floating point.
 #pragma once
 
 #include <compare>
@@ -41,7 +40,8 @@ class Decimal {
   // Canonical text: plain decimal, no exponent, no leading zeros, no trailing fraction
   // zeros, no '+', and "0" for zero (DynamoDB's output form).
   std::string to_string() const;
-  // Bytes DynamoDB counts for this number in an item's size (§2.4).
+  // Bytes DynamoDB counts for this number in an item's size: 1, plus 1 per base-100 digit
+  // pair aligned on the decimal point, plus 1 if negative.
   std::size_t size_bytes() const;
   // size_bytes() of the number whose canonical text (to_string) is `text`, counted on the
   // text without building the number, as stored items are measured; nullopt for any text

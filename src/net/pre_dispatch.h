@@ -1,5 +1,5 @@
-// DynamoDB's HTTP-level checks, made before a request reaches an operation
-// (dynamodb-contract.md §1.2 steps 1–3; step 4, the body limit, is the server's).
+// DynamoDB's HTTP-level checks, made before a request reaches an operation: health check,
+// unknown operation, CORS pre-flight (the body limit that follows is the server's).
 #pragma once
 
 #include <string>

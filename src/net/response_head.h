@@ -1,4 +1,4 @@
-// The status line and headers of every Kumo response (dynamodb-contract.md §1.7):
+// The status line and headers of every Kumo response, as DynamoDB sends them:
 // x-amzn-RequestId, x-amz-crc32, Content-Type, Content-Length, Date, CORS and connection
 // headers. Serialized into a caller-owned buffer so that a response goes out in one write.
 #pragma once

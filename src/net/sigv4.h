@@ -1,4 +1,5 @@
-// AWS Signature Version 4 checks for incoming requests (dynamodb-contract.md §1.6).
+// AWS Signature Version 4 checks for incoming requests, failing with DynamoDB's errors in
+// DynamoDB's check order.
 //
 // Two modes. Without credentials (the default) any well-formed signature is accepted, with
 // any access key and region, as DynamoDB Local does; a missing or malformed one is still

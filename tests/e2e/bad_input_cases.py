@@ -1,4 +1,4 @@
-"""The bad-input matrix (contract §1.2-§1.5, §2.1-§2.3), part one: the Case type and the
+"""The bad-input matrix, part one: the Case type and the
 expectations every hostile request is checked against, and the utf8, nesting, number and
 unknown groups of cases (with GOOD_NUMBERS, the accepted edge values). The type and order
 groups are in bad_input_members.py; test_bad_input_matrix.py sends them all.
@@ -56,7 +56,7 @@ def dumps(body):
 # ("error", status, type, msg)   → that status and __type, and message == msg
 # ("type", status, type)         → that status and __type, any message
 # ("ok",)                        → 200
-# ("clean",)                     → 200, or 400 with a JSON error body (the contract is silent)
+# ("clean",)                     → 200, or 400 with a JSON error body (the answer is not known)
 
 BARE = ("bare",)
 OK = ("ok",)
@@ -363,7 +363,8 @@ def number_cases():
     return out
 
 
-# Accepted edge values and the canonical form they come back in (§2.2).
+# Accepted edge values and the canonical form they come back in (plain decimal, no exponent,
+# no leading or trailing zeros, no `+`, -0 is 0).
 GOOD_NUMBERS = [
     ("38-digits", "1" * 38, "1" * 38),
     ("38-digits-trailing-zeros", "1" * 38 + "0" * 10, "1" * 38 + "0" * 10),

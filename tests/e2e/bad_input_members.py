@@ -1,8 +1,9 @@
 """The bad-input matrix, part two: the type group (every member of the main operations,
 nested structures included, given a value of the wrong JSON type: SerializationException with
-the §1.4 text), generated from the MEMBERS table (member path → model type), and the order
-group (a type mismatch next to a later-stage error: the type mismatch wins, §1.2 step 9 before
-steps 10-11). The shared definitions are in bad_input_cases.py."""
+DynamoDB's type-mismatch text), generated from the MEMBERS table (member path → model type),
+and the order group (a type mismatch next to a later-stage error: the type mismatch wins, as
+JSON types are checked before model constraints and semantic validation). The shared
+definitions are in bad_input_cases.py."""
 
 import copy
 import json
@@ -20,7 +21,7 @@ START_LIST = "Start of list found where not expected"
 FIELD = "Unexpected field type"
 VALUE = "Unexpected value type in payload"
 TOKEN = "Unexpected token received from parser"
-ANY = None  # contract silent: status and __type only
+ANY = None  # DynamoDB's text not known: status and __type only
 
 
 def wrong_values(kind, first):
@@ -34,7 +35,7 @@ def wrong_values(kind, first):
                 (["a"], f"Unrecognized collection type class java.lang.{t}")]
         extra = [(5.5, f"DECIMAL_VALUE cannot be converted to {t}"),
                  (False, f"FALSE_VALUE cannot be converted to {t}")]
-        if kind == BLOB:  # §1.4 has only the base64 texts for B
+        if kind == BLOB:  # for B only the base64 texts are known
             core = [(v, START_STRUCT if isinstance(v, dict) else ANY) for v, _ in core]
             extra = [(v, ANY) for v, _ in extra]
     elif kind in (INT, LONG):

@@ -496,7 +496,7 @@ def now_utc():
 
 
 def number_size(canonical):
-    """§2.4 size of a number given in canonical form: 1 + base-100 digit pairs aligned on the
+    """Item-size bytes of a number given in canonical form: 1 + base-100 digit pairs aligned on the
     decimal point (+1 if negative)."""
     neg = canonical.startswith("-")
     digits = canonical.lstrip("-")
@@ -541,5 +541,6 @@ def value_size(v):
 
 
 def item_size(item):
-    """Item size per contract §2.4 (numbers must already be canonical)."""
+    """Item size as DynamoDB counts it: name lengths plus value sizes (numbers must already be
+    canonical)."""
     return sum(len(k.encode()) + value_size(v) for k, v in item.items())

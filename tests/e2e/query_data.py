@@ -78,7 +78,7 @@ CAP_ITEMS = 10
 
 
 def cap_item(i):
-    """An item of exactly 1 KB (§2.4)."""
+    """An item of exactly 1 KB (attribute name bytes plus value bytes)."""
     item = {"pk": S("cap"), "sk": N(i), "fill": S("")}
     item["fill"] = S("x" * (1024 - item_size(item)))
     assert item_size(item) == 1024

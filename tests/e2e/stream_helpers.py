@@ -1,4 +1,4 @@
-"""Helpers for the DynamoDB Streams tests (contract §10.2–10.4; test_streams_*.py): raw
+"""Helpers for the DynamoDB Streams tests (test_streams_*.py): raw
 signed calls to the `DynamoDBStreams_20120810.*` targets, a boto3 `dynamodbstreams` client,
 stream tables, the small writes the tests make (k<i> items, composite k<i>/<i> items),
 reading a shard to its end (open or closed) and checking the shape of records."""

@@ -1,4 +1,4 @@
-"""Authentication (contract §1.6): the default mode, which accepts any well-formed
+"""Authentication (AWS Signature Version 4): the default mode, which accepts any well-formed
 signature, and verify mode (--credentials FILE)."""
 
 import datetime

@@ -1,4 +1,4 @@
-"""Bad input at the HTTP level (contract §1.2 step 4; RFC 9112): malformed framing
+"""Bad input at the HTTP level (HTTP/1.1 message framing, RFC 9112): malformed framing
 (bad, conflicting or oversized Content-Length, bad chunk sizes, Transfer-Encoding without
 chunked or together with Content-Length) gets one answer and a close; chunked bodies are
 counted against the 16 MiB limit as they arrive; truncated and reset bodies get no answer;
@@ -60,9 +60,9 @@ FRAMING = [
 @pytest.mark.parametrize("extra,body,status", [f[1:] for f in FRAMING],
                          ids=[f[0] for f in FRAMING])
 def test_malformed_framing_gets_one_answer_and_close(target, extra, body, status):
-    """Framing the server cannot trust: one answer (413 for a declared size over 16 MiB,
-    §1.2 step 4; otherwise 400 — the contract has no text for these) and the connection
-    closes; the body is never parsed."""
+    """Framing the server cannot trust: one answer (413 for a declared size over 16 MiB;
+    otherwise 400 — DynamoDB's text for these is not known) and the connection closes; the
+    body is never parsed."""
     out, closed = raw_exchange(target.port, head(extra) + body)
     assert out.startswith(b"HTTP/1.1 %d " % status), out[:200]
     assert responses_in(out) == 1, out
@@ -71,8 +71,9 @@ def test_malformed_framing_gets_one_answer_and_close(target, extra, body, status
 
 
 def test_transfer_encoding_without_chunked_is_rejected(target):
-    """RFC 9112 §6.3: 400 and a close, so that the body cannot be read as a second,
-    smuggled request."""
+    """A request whose Transfer-Encoding does not end in chunked has no reliable length
+    (RFC 9112): 400 and a close, so that the body cannot be read as a second, smuggled
+    request."""
     smuggled = b"GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
     out, closed = raw_exchange(target.port, head(b"Transfer-Encoding: gzip\r\n") + smuggled)
     assert_serving(target.port)
@@ -82,7 +83,8 @@ def test_transfer_encoding_without_chunked_is_rejected(target):
 
 
 def test_transfer_encoding_with_content_length_is_rejected(target):
-    """RFC 9112 §6.1: both framings at once is an attack vector; 400 and close."""
+    """Transfer-Encoding and Content-Length together (RFC 9112): both framings at once is an
+    attack vector; 400 and close."""
     out, closed = raw_exchange(
         target.port,
         head(b"Transfer-Encoding: chunked\r\nContent-Length: 5\r\n") + b"0\r\n\r\n")
@@ -94,7 +96,7 @@ def test_transfer_encoding_with_content_length_is_rejected(target):
 
 def test_chunked_body_growing_past_16_mib_is_413(target):
     """A chunked body has no Content-Length to refuse up front: the server counts as it
-    reads and answers 413 once the body passes 16 MiB (§1.2 step 4)."""
+    reads and answers 413 once the body passes 16 MiB."""
     sock = socket.create_connection(("127.0.0.1", target.port), timeout=30)
     try:
         sock.sendall(head(b"Transfer-Encoding: chunked\r\n"))

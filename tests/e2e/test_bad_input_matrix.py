@@ -1,32 +1,36 @@
 """Bad-input matrix: hostile and malformed requests, each answered exactly as DynamoDB
-answers it (contract §1.2-§1.5, §2.1-§2.3) or, where the contract names no answer, with a
-clean error and no crash. After every case the server must still serve a normal GetItem.
+answers it or, where DynamoDB's answer is not known, with a clean error and no crash. After
+every case the server must still serve a normal GetItem.
 
 Groups (the pytest ids carry `<group>:<index>/<group size>`, so the count of every group is
 visible in `pytest --collect-only -q`; CASE_COUNTS holds the same numbers). The cases are built
 in bad_input_cases.py (utf8, nesting, number, unknown) and bad_input_members.py (type, order):
 
 * utf8     invalid UTF-8 (raw bytes and escaped lone surrogates) in every kind of JSON
-           string: bare SerializationException, as for any other body that is not JSON (§1.2
-           step 5; RFC 8259 requires UTF-8).
+           string: bare SerializationException (no message), as for any other body that is
+           not JSON (JSON text must be UTF-8).
 * nesting  AttributeValue nesting past 32 levels in every place an AttributeValue is
-           read (§2.3 text, with the §1.5 write envelope and the §5.3 wrapper where they
-           apply), and raw JSON nesting far past the parser's depth limit.
+           read ("Nesting Levels have exceeded supported limits: ...", with the
+           `1 validation error detected: ` prefix on writes and, in ExpressionAttributeValues,
+           inside "ExpressionAttributeValues contains invalid value: ... for key <key>"), and
+           raw JSON nesting far past the parser's depth limit.
 * number   N values beyond 38 significant digits, beyond 1E+126 / 1E-130, with absurd
-           exponents, or not numbers at all (§2.2 texts) in every place an N is read.
-* unknown  unknown top-level members of every JSON type on every operation: ignored
-           (§1.1).
+           exponents, or not numbers at all (DynamoDB's number texts) in every place an N is
+           read.
+* unknown  unknown top-level members of every JSON type on every operation: ignored.
 * type     every member of PutItem, GetItem, UpdateItem, DeleteItem, Query, Scan,
            BatchWriteItem, BatchGetItem, TransactWriteItems and CreateTable (nested
            structures included) given a value of the wrong JSON type: SerializationException
-           with the §1.4 text. Generated from the MEMBERS table (member path → model type).
+           with DynamoDB's type-mismatch text. Generated from the MEMBERS table (member
+           path → model type).
 * order    a type mismatch together with a later-stage error (legacy/expression mix):
-           the type mismatch wins (§1.2 step 9 before steps 10-11).
+           the type mismatch wins (JSON types are checked before model constraints and
+           semantic validation).
 
-Where §1.4 has no row for a combination, the expected text follows the same Jackson rule
-the contract's rows follow ("<TOKEN> cannot be converted to <Type>", "Unrecognized
-collection type class java.lang.<Type>") when Kumo already answers that way; where it has
-neither a row nor an obvious rule (number or array for a Boolean, non-string for a Blob)
+Where DynamoDB's text for a combination is not known, the expected text follows the same
+Jackson rule the known texts follow ("<TOKEN> cannot be converted to <Type>", "Unrecognized
+collection type class java.lang.<Type>") when Kumo already answers that way; where there is
+neither a known text nor an obvious rule (number or array for a Boolean, non-string for a Blob)
 only status and __type are checked.
 
 Also here: the valid neighbours of the invalid cases (edge numbers, unusual Unicode), and a

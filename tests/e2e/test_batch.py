@@ -1,4 +1,4 @@
-"""BatchWriteItem and BatchGetItem (contract §6.6, §7.1, §7.5, §9.2): multi-table writes and
+"""BatchWriteItem and BatchGetItem: multi-table writes and
 reads, secondary-index entries that follow batch writes, UnprocessedItems/UnprocessedKeys,
 per-item capacity rounding, and every validation message, with the stored state read back
 after each rejected call."""
@@ -650,6 +650,7 @@ def test_batch_get_unused_expression_attribute_name(api, t_s):
     resp = api("BatchGetItem", {"RequestItems": {t_s: {
         "Keys": [{"pk": S("x")}], "ProjectionExpression": "a",
         "ExpressionAttributeNames": {"#unused": "b"}}}})
-    # BatchGetItem reports request-validation errors without the coral envelope (§1.5).
+    # BatchGetItem reports request-validation errors without the coral envelope
+    # (no "1 validation error detected: " prefix).
     assert_validation(resp, "Value provided in ExpressionAttributeNames unused in expressions: "
                             "keys: {#unused}")

@@ -1,8 +1,9 @@
 """Condition expressions on PutItem, UpdateItem and DeleteItem: every comparator, function and
 operator against an item holding all types, precedence, nested paths, and conditional failures
 (ConditionalCheckFailedException, ReturnValuesOnConditionCheckFailure). test_conditions.py,
-test_expression_validation.py and test_projection_expression.py together cover contract §5, §6.1,
-§7.3 and the §1.5 write envelope."""
+test_expression_validation.py and test_projection_expression.py together cover expressions,
+GetItem, conditional writes and the write envelope (the `1 validation error detected: ` prefix
+that PutItem, UpdateItem and DeleteItem put on request-validation errors)."""
 
 import pytest
 

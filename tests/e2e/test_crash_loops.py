@@ -1,6 +1,6 @@
 """Crash-consistency loops: a mixed write load against `kumo serve --data-dir`, SIGKILL at a
 random moment, restart on the same directory, exact verification, and on to the next loop
-with the state carried over (architecture "Atomicity and concurrency": a write is
+with the state carried over (a write is
 acknowledged only after its WriteBatch is in the WAL; the default fsync policy loses no
 acknowledged write on process kill).
 

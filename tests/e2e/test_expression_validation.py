@@ -1,7 +1,9 @@
 """Validation of expressions on writes: the error texts of condition expressions, their size and
 operand limits, and the rules of ExpressionAttributeNames and ExpressionAttributeValues (unused,
 undefined, empty, invalid keys and values). test_conditions.py, test_expression_validation.py and
-test_projection_expression.py together cover contract §5, §6.1, §7.3 and the §1.5 write envelope."""
+test_projection_expression.py together cover expressions, GetItem, conditional writes and the
+write envelope (the `1 validation error detected: ` prefix that PutItem, UpdateItem and
+DeleteItem put on request-validation errors)."""
 
 import pytest
 
@@ -163,7 +165,7 @@ def test_in_operand_limit(api, table, rich):
     in_list = ", ".join(values)
     assert holds(api, table, rich, f"n IN ({in_list})", None, values) is True
     values[":v100"] = N("100")
-    # The text for more than 100 IN operands is not settled (contract §5.1, [open]).
+    # IN takes at most 100 operands; the text for more is not settled [open].
     resp = put_condition(api, table, f"n IN ({in_list}, :v100)", None, values)
     assert_write_validation_prefix(resp, "Invalid ConditionExpression: ")
 
@@ -173,7 +175,8 @@ def test_operator_limit(api, table, rich):
     assert holds(api, table, rich, few, None, {":v": N("1")}) is True
     many = " AND ".join(f"n{i} <> :v" for i in range(200))
     assert len(many) < 4096
-    # The text for more than 300 operators is not settled (contract §5.1, [open]).
+    # An expression holds at most 300 operators and functions; the text for more is not
+    # settled [open].
     resp = put_condition(api, table, many, None, {":v": N("1")})
     assert_write_validation_prefix(resp, "Invalid ConditionExpression: ")
 

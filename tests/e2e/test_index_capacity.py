@@ -1,7 +1,7 @@
 """Capacity of secondary indexes and item-collection metrics: ReturnConsumedCapacity INDEXES and
 TOTAL on PutItem, UpdateItem, DeleteItem, BatchWriteItem and TransactWriteItems against a table
 with a KEYS_ONLY GSI, an INCLUDE GSI and LSIs; GSI and LSI reads charged to the index;
-ReturnItemCollectionMetrics SIZE (contract §9.1–9.4)."""
+ReturnItemCollectionMetrics SIZE."""
 
 import math
 
@@ -52,7 +52,7 @@ def gsi_only(make_table):
 
 def strip_open(cc):
     """ConsumedCapacity without the ReadCapacityUnits/WriteCapacityUnits members, whose
-    presence is open (contract §9.4, §11 item 7); when present they must be numbers."""
+    presence is open; when present they must be numbers."""
     if isinstance(cc, list):
         return [strip_open(c) for c in cc]
     out = {}
@@ -408,7 +408,7 @@ def test_item_collection_metrics_single_item_writes(api, cap):
 
 
 def test_item_collection_metrics_batch_write(api, cap, plain):
-    # Contract §9.4: a list of metrics per table with LSIs.
+    # Batch and transact writes return a list of metrics per table, only for tables with LSIs.
     out = api.ok("BatchWriteItem", {"RequestItems": {
         cap: [{"PutRequest": {"Item": item("b1", **FULL)}},
               {"PutRequest": {"Item": item("b2", lk="q")}},
@@ -428,7 +428,7 @@ def test_item_collection_metrics_batch_write(api, cap, plain):
 
 
 def test_item_collection_metrics_transact_write(api, cap, plain):
-    # Contract §9.4: a list of metrics per table with LSIs.
+    # Batch and transact writes return a list of metrics per table, only for tables with LSIs.
     out = api.ok("TransactWriteItems", {"TransactItems": [
         {"Put": {"TableName": cap, "Item": item("t1", **FULL)}},
         {"Update": {"TableName": cap, "Key": key("t2"), "UpdateExpression": "SET lk = :v",

@@ -1,7 +1,6 @@
 """Secondary-index definitions: CreateTable validation of LSIs and GSIs with multi-attribute keys
 (key schemas, projections, limits, throughput) and the index descriptions of DescribeTable and
-CreateTable. With the other test_index_*.py modules this covers secondary indexes (contract §3.2
-steps 4–7, §3.3, §3.4, §4, §6.2–6.5, §7.1, §2.5)."""
+CreateTable. With the other test_index_*.py modules this covers secondary indexes."""
 
 import pytest
 

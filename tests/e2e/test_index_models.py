@@ -1,6 +1,6 @@
 """Secondary-index data models end to end: the order-dashboard model that DynamoDB documents
 for multi-attribute keys, a GSI backfill of 10,000 items under concurrent writes, and a GSI
-next to an LSI on one table (contract §3.3, §3.4, §4, §6.2, §6.5). The GSI shapes are in
+next to an LSI on one table. The GSI shapes are in
 test_index_shapes.py."""
 
 import base64
@@ -207,7 +207,8 @@ def test_orders_status_partition_variant(kapi, orders):
                           "KeyConditionExpression": "customerId = :c",
                           "ExpressionAttributeValues": C1})
     assert_validation(resp)
-    # Exact wording open (contract §4.5 rule 1): it names HASH and equality.
+    # Every HASH component needs an `=` condition. Exact wording open: it names HASH and
+    # equality.
     assert "HASH" in resp.message and "equality" in resp.message, resp.message
 
 

@@ -1,7 +1,6 @@
 """Query and Scan on indexes: key-condition rules of multi-attribute GSI keys, ordering component by
 component, paging and ExclusiveStartKey, projections, Select, filters, consistent reads, LSIs and
-parallel scan. With the other test_index_*.py modules this covers secondary indexes (contract
-§3.2 steps 4–7, §3.3, §3.4, §4, §6.2–6.5, §7.1, §2.5)."""
+parallel scan. With the other test_index_*.py modules this covers secondary indexes."""
 
 import random
 import re

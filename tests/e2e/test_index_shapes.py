@@ -1,6 +1,6 @@
 """Multi-attribute GSI shapes end to end (1+1, 2+2, 4+4, 4+0, 1+3 with S, N and B
 components): every left-to-right RANGE prefix in order, other partitions, clause order,
-paging, and sparse add/remove/re-add (contract §4, §6.2, §6.5)."""
+paging, and sparse add/remove/re-add."""
 
 import base64
 import http.client

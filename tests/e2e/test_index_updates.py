@@ -1,6 +1,6 @@
 """UpdateTable GlobalSecondaryIndexUpdates: creating a GSI with backfill, deleting one, index
 throughput and the validation of the update list. With the other test_index_*.py modules this
-covers secondary indexes (contract §3.2 steps 4–7, §3.3, §3.4, §4, §6.2–6.5, §7.1, §2.5)."""
+covers secondary indexes."""
 
 import time
 

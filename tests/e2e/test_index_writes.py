@@ -1,7 +1,7 @@
 """Index maintenance on writes: type checks and empty values of index key attributes (PutItem,
 UpdateItem, BatchWriteItem), sparseness, entries that move or disappear when a component changes,
 item deletion and TransactWriteItems. With the other test_index_*.py modules this covers
-secondary indexes (contract §3.2 steps 4–7, §3.3, §3.4, §4, §6.2–6.5, §7.1, §2.5)."""
+secondary indexes."""
 
 import pytest
 

@@ -1,4 +1,5 @@
-"""Item collections on tables with local secondary indexes (dynamodb-contract.md §9.4): a
+"""Item collections on tables with local secondary indexes (the items sharing a partition key
+plus their LSI entries, capped in size): a
 write that would grow a full collection fails with ItemCollectionSizeLimitExceededException
 and writes nothing. The server is started with a small limit so the rule shows quickly."""
 import botocore.exceptions

@@ -1,4 +1,4 @@
-"""Single-item operations (contract §2, §6.1, §7.1–7.4, §9): PutItem, GetItem, DeleteItem,
+"""Single-item operations: PutItem, GetItem, DeleteItem,
 AttributeValue validation, numbers, sizes, ReturnValues and consumed capacity."""
 
 import pytest
@@ -360,7 +360,7 @@ def test_attributes_to_get_duplicates(api, tables):
 
 
 def sized_item(pk, size):
-    """An item with key pk (S) of exactly `size` bytes (§2.4)."""
+    """An item with key pk (S) of exactly `size` bytes (attribute name bytes plus value bytes)."""
     base = 2 + len(pk) + 4
     item = {"pk": S(pk), "data": S("x" * (size - base))}
     assert item_size(item) == size

@@ -1,6 +1,7 @@
-"""Legacy conditional parameters (contract §8, §1.5 write envelope): Expected in its Value/Exists
-and ComparisonOperator forms, ConditionalOperator, AttributeUpdates, and the rule against
-mixing legacy and expression parameters."""
+"""Legacy conditional parameters: Expected in its Value/Exists and ComparisonOperator forms,
+ConditionalOperator, AttributeUpdates, and the rule against mixing legacy and expression
+parameters; write operations prefix their request-validation errors with
+`1 validation error detected: `."""
 
 import uuid
 
@@ -536,7 +537,7 @@ def test_attribute_updates_key_attribute(api, table, action):
     assert read(api, table, key) == item
 
 
-# --------------------------------------------------------------------------- mixing (§8.1)
+# --------------------------------------------------------------------------- mixing the two forms
 
 EXPECTED = {"a": {"Exists": False}}
 UPDATES = {"a": {"Action": "PUT", "Value": S("x")}}

@@ -1,6 +1,6 @@
 """Paging of Query and Scan: pages cut by Limit and by the 1 MB read, LastEvaluatedKey, and the
 checks and resumption rules of ExclusiveStartKey. With test_query.py, test_read_options.py and
-test_scan.py this covers Query and Scan on tables (contract §5.5, §6.2–6.5, §8.1–8.2, §9.2)."""
+test_scan.py this covers Query and Scan on tables."""
 
 import math
 

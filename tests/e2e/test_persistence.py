@@ -1,5 +1,6 @@
 """Durability with --data-dir: every acknowledged write and table setting survives SIGKILL
-and a clean SIGTERM restart (architecture: "Atomicity and concurrency")."""
+and a clean SIGTERM restart (a write, with its index entries, stream records and TTL entries,
+is committed as one atomic batch)."""
 
 import concurrent.futures
 import os

@@ -1,7 +1,8 @@
 """ProjectionExpression and AttributesToGet on GetItem: document paths, placeholders, overlapping
 paths and the error texts, which GetItem returns without the write envelope. test_conditions.py,
-test_expression_validation.py and test_projection_expression.py together cover contract §5, §6.1,
-§7.3 and the §1.5 write envelope."""
+test_expression_validation.py and test_projection_expression.py together cover expressions,
+GetItem, conditional writes and the write envelope (the `1 validation error detected: ` prefix
+that PutItem, UpdateItem and DeleteItem put on request-validation errors)."""
 
 import pytest
 
@@ -154,7 +155,7 @@ def test_get_invalid_name_key_bare(api, table):
 
 
 def test_get_ignores_expression_attribute_values(api, table, rich):
-    # GetItem has no ExpressionAttributeValues member; unknown members are ignored (§1.1).
+    # GetItem has no ExpressionAttributeValues member; unknown members are ignored.
     resp = project(api, table, {"pk": rich["pk"]}, "n", ExpressionAttributeValues={":v": S("x")})
     assert resp.status == 200, resp
     assert resp.json == {"Item": {"n": N("42")}}

@@ -1,5 +1,5 @@
-"""Wire protocol: pre-dispatch checks (contract §1.2), error bodies and namespaces (§1.3),
-SerializationException texts (§1.4) and response headers (§1.7)."""
+"""Wire protocol: the checks made in order before an operation runs, error bodies and namespaces,
+SerializationException texts for JSON type mismatches and response headers."""
 
 import http.client
 import json
@@ -40,7 +40,9 @@ def assert_standard_headers(resp):
         assert resp.header("x-amz-crc32") == crc(resp.body), resp
 
 
-# --------------------------------------------------------------------------- §1.2 steps 1-4
+# --------------------------------------------------------------------------- pre-dispatch: HTTP
+# Checked first, in order: GET health check, other methods or media types (404), CORS
+# pre-flight, body over 16 MiB (413).
 
 
 @pytest.mark.parametrize("path", ["/", "/some/other/path", "/?x=1"])
@@ -168,7 +170,8 @@ def test_body_of_exactly_16_mib_is_not_rejected_for_size(server):
     assert resp.status == 200, resp
 
 
-# --------------------------------------------------------------------------- §1.2 steps 5-8
+# --------------------------------------------------------------------------- pre-dispatch: body
+# Then, in order: invalid JSON, missing or unknown X-Amz-Target, authentication, empty body.
 
 
 @pytest.mark.parametrize("body", [b"{", b"not json", b'{"TableName":}', b"[1,2", b"\xff\xfe"])
@@ -222,7 +225,7 @@ def test_unknown_members_are_ignored_and_null_is_absent(server):
     assert isinstance(resp.json["TableNames"], list)
 
 
-# --------------------------------------------------------------------------- §1.4
+# --------------------------------------------------------------------------- JSON type mismatches
 
 SER_CASES = [
     ("DescribeTable", {"TableName": 5}, "NUMBER_VALUE cannot be converted to String"),
@@ -286,7 +289,7 @@ def test_boolean_strings_are_coerced(api, make_table, text):
     assert got["Item"]["b"] == {"BOOL": expected}
 
 
-# --------------------------------------------------------------------------- §1.3, §1.7
+# --------------------------------------------------------------------------- error bodies, headers
 
 
 def test_error_body_is_compact_json_with_namespace(api):

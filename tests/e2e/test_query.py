@@ -1,7 +1,7 @@
 """Query on tables: key conditions (expression and legacy) on N, S and B sort keys, ordering in both
 directions, the error texts of key conditions and the rule against mixing expression and
 non-expression parameters. With test_read_options.py, test_pagination.py and test_scan.py this
-covers Query and Scan on tables (contract §5.5, §6.2–6.5, §8.1–8.2, §9.2)."""
+covers Query and Scan on tables."""
 
 import re
 from decimal import Decimal

@@ -1,7 +1,6 @@
 """Read options of Query and Scan: filters (FilterExpression, QueryFilter, ScanFilter), projections,
 Select, request checks common to both operations, and consumed capacity. With test_query.py,
-test_pagination.py and test_scan.py this covers Query and Scan on tables (contract §5.5,
-§6.2–6.5, §8.1–8.2, §9.2)."""
+test_pagination.py and test_scan.py this covers Query and Scan on tables."""
 
 import pytest
 from botocore.exceptions import ClientError

@@ -1,7 +1,6 @@
 """Scan on tables: whole-table order, parallel scan (segments, ExclusiveStartKey across segments and
 the segment errors) and hash-only tables. With test_query.py, test_read_options.py and
-test_pagination.py this covers Query and Scan on tables (contract §5.5, §6.2–6.5, §8.1–8.2,
-§9.2)."""
+test_pagination.py this covers Query and Scan on tables."""
 
 from decimal import Decimal
 

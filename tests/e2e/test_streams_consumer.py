@@ -1,4 +1,4 @@
-"""A DynamoDB Streams consumer against concurrent writers (contract §10.3): 10,000 mixed
+"""A DynamoDB Streams consumer against concurrent writers: 10,000 mixed
 write actions (PutItem, UpdateItem, DeleteItem, BatchWriteItem, TransactWriteItems, and
 writes that change nothing) from several threads, each owning its keys and logging every
 acknowledged change in order, on a NEW_AND_OLD_IMAGES stream, while a consumer polls

@@ -1,4 +1,4 @@
-"""DynamoDB Streams errors (contract §10.2–10.4): every error of ListStreams,
+"""DynamoDB Streams errors: every error of ListStreams,
 DescribeStream, GetShardIterator and GetRecords with its exact type and message — wrong JSON
 types, empty bodies, unknown streams, shards and sequence numbers, invalid iterators, the
 Coral model constraints (one or several at once) — and the Streams operations answering

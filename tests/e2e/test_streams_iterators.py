@@ -1,4 +1,4 @@
-"""DynamoDB Streams shard iterators and GetRecords (contract §10.3): TRIM_HORIZON,
+"""DynamoDB Streams shard iterators and GetRecords: TRIM_HORIZON,
 LATEST, AT_SEQUENCE_NUMBER and AFTER_SEQUENCE_NUMBER, paging with and without Limit (1000
 records, 1 MB a page), iterators that expire (--shard-iterator-lifetime) and records trimmed
 after the retention period (--stream-retention) with their exact errors."""

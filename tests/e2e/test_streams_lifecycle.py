@@ -1,5 +1,5 @@
-"""The DynamoDB Streams lifecycle (contract §10.2–10.4, StreamSpecification in
-§3.2/§3.4): enabling a stream with CreateTable or UpdateTable and the UpdateTable stream
+"""The DynamoDB Streams lifecycle: enabling a stream with CreateTable or UpdateTable
+(StreamSpecification) and the UpdateTable stream
 errors, disabling and enabling again (a new stream each time, the old shard closed),
 DeleteTable, ListStreams order, paging and filter, closed streams forgotten after the
 retention period, and streams surviving a restart (SIGTERM and SIGKILL)."""

@@ -1,4 +1,4 @@
-"""DynamoDB Streams records (contract §10.2–10.3): what every kind of write (PutItem,
+"""DynamoDB Streams records: what every kind of write (PutItem,
 UpdateItem, DeleteItem, BatchWriteItem, TransactWriteItems) records under every view type,
 through raw calls and the boto3 clients, on hash-only tables and tables with indexes, each
 stream holding only its own table's changes; and the writes that change nothing (identical

@@ -1,6 +1,6 @@
 """CreateTable: key schemas and descriptions of new tables, billing, streams, table classes,
 deletion protection and the validation steps with their error texts. With test_tables_manage.py
-this covers the control plane (contract §3.1–3.8)."""
+this covers the control plane."""
 
 import re
 import time
@@ -148,7 +148,7 @@ def test_create_with_stream(api, raw_tables):
     assert label[:10] == time.strftime("%Y-%m-%d", created)
 
 
-# ---- §3.2 step 1: coral constraints
+# ---- validated first: coral model constraints (names, enums, lengths, ranges)
 
 
 def test_missing_key_schema(api):
@@ -275,7 +275,7 @@ def test_missing_capacity_member(api):
                       "Member must not be null")
 
 
-# ---- §3.2 step 2: billing
+# ---- validated second: billing mode against provisioned throughput
 
 
 def test_pay_per_request_with_throughput(api):
@@ -301,7 +301,7 @@ def test_capacity_out_of_bounds(api):
                       "Given value 1000000000001 for ReadCapacityUnits is out of bounds")
 
 
-# ---- §3.2 step 3: key schema against definitions
+# ---- validated third: key schema against AttributeDefinitions
 
 
 def test_more_key_elements_than_definitions(api):
@@ -383,7 +383,7 @@ def test_create_with_an_index_describes_it(api, raw_tables, which):
     assert described[0]["IndexArn"].endswith(":table/%s/index/idx" % name)
 
 
-# ---- §3.2 steps 8-10
+# ---- validated after the indexes: streams, tags and table class, then an existing name
 
 
 def test_stream_enabled_without_view_type(api):

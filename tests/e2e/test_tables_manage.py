@@ -1,6 +1,5 @@
 """Tables after creation: DescribeTable, ListTables, DeleteTable, UpdateTable, DescribeLimits,
-DescribeEndpoints and tags. With test_tables_create.py this covers the control plane (contract
-§3.1–3.8)."""
+DescribeEndpoints and tags. With test_tables_create.py this covers the control plane."""
 
 import botocore.exceptions
 import pytest
@@ -33,7 +32,8 @@ def test_describe_counts_are_live(ddb, make_table):
         ddb.put_item(TableName=name, Item=it)
     desc = ddb.describe_table(TableName=name)["Table"]
     assert desc["ItemCount"] == 3
-    # Item sizes (§2.4): 2+1, 2+2+1+5, 2+1+1+2; storage adds 100 bytes per item.
+    # Item sizes (attribute name bytes plus value bytes): 2+1, 2+2+1+5, 2+1+1+2; storage adds
+    # 100 bytes per item.
     assert desc["TableSizeBytes"] == (3 + 10 + 6) + 3 * 100
     ddb.delete_item(TableName=name, Key={"pk": {"S": "bb"}})
     desc = ddb.describe_table(TableName=name)["Table"]

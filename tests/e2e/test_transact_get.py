@@ -1,4 +1,4 @@
-"""TransactGetItems (contract §7.7, §9.2): responses in request order from one snapshot,
+"""TransactGetItems: responses in request order from one snapshot,
 projections, transactional read capacity, and request validation."""
 
 import copy

@@ -1,4 +1,4 @@
-"""TransactWriteItems (contract §1.3, §7.6, §7.7, §9.2): every action kind
+"""TransactWriteItems: every action kind
 with conditions, all-or-nothing including secondary-index entries, the exact
 TransactionCanceledException body, request-level validation, ClientRequestToken idempotency
 and transactional capacity."""
@@ -280,8 +280,8 @@ def test_update_index_key_to_wrong_type_cancels(api, tx, tx2):
     assert body["CancellationReasons"][0] == NONE
     reason = body["CancellationReasons"][1]
     assert reason["Code"] == "ValidationError" and set(reason) == {"Code", "Message"}
-    # The contract gives both the documented transaction text and UpdateItem's text for this
-    # situation; either is accepted.
+    # DynamoDB has been seen to give both the documented transaction text and UpdateItem's
+    # text for this situation; either is accepted.
     assert reason["Message"] in (
         "The update expression attempted to update the secondary index key to unsupported type",
         INVALID + "Type mismatch for Index Key owner Expected: S Actual: N IndexName: byOwner",
@@ -352,7 +352,8 @@ def test_element_with_zero_or_two_actions(api, tx, tx2, element):
 def test_more_than_100_actions(api, tx):
     resp = transact(api, [{"Put": {"TableName": tx, "Item": {"pk": S(f"k{i}")}}}
                           for i in range(101)])
-    # Text [open]: type and the coral prefix; the path and constraint follow §1.5.
+    # Text [open]: type and the coral prefix; then "Value '...' at '<path>' failed to satisfy
+    # constraint: <constraint>".
     assert_validation(resp, message_prefix=COR_PREFIX + "Value '")
     assert resp.message.endswith("at 'transactItems' failed to satisfy constraint: Member must "
                                  "have length less than or equal to 100"), resp.message
@@ -471,7 +472,8 @@ def test_unused_expression_attribute_name(api, tx):
                           {"Delete": {"TableName": tx, "Key": {"pk": S("b")},
                                       "ConditionExpression": "attribute_exists(pk)",
                                       "ExpressionAttributeNames": {"#x": "x"}}}])
-    # Transact operations report request-validation errors without the coral envelope (§1.5).
+    # Transact operations report request-validation errors without the coral envelope
+    # (no "1 validation error detected: " prefix).
     assert_validation(resp, "Value provided in ExpressionAttributeNames unused in expressions: "
                             "keys: {#x}")
     assert state(api, tx) == []
@@ -560,7 +562,8 @@ def test_same_token_different_request_is_a_mismatch(api, tx, tx2):
     token = "tok-" + uuid.uuid4().hex[:20]
     assert api("TransactWriteItems", counter_request(tx, tx2, token)).status == 200
     resp = api("TransactWriteItems", counter_request(tx, tx2, token, amount=5))
-    # The message text is [open]: type, status and the member name (§1.3) only.
+    # The message text is [open]: type, status and the member name (capital `Message` for this
+    # exception) only.
     assert_error(resp, 400, MISMATCH)
     assert set(resp.json) == {"__type", "Message"}, resp
     assert resp.json["Message"]
@@ -608,7 +611,7 @@ def test_token_replay_reports_read_units(api, make_table):
     assert first.json["ConsumedCapacity"][0]["CapacityUnits"] == 6.0
     replay = api("TransactWriteItems", req)
     assert replay.status == 200, replay
-    # A replay reports read units, not the write units of the original call (§7.6, §9.2);
+    # A replay reports read units, not the write units of the original call;
     # reading one 3000-byte item costs at most 2 units, its transactional write 6.
     cc = replay.json["ConsumedCapacity"]
     assert len(cc) == 1 and cc[0]["TableName"] == t

@@ -1,4 +1,4 @@
-"""Transactions under load (contract §7.6, §7.7; architecture "Atomicity and concurrency"):
+"""Transactions under load (a transaction is all or nothing and isolated from other writes):
 concurrent transfers with snapshot reads that must always see a conserved total, and a
 SIGKILL in the middle of a transaction stream after which every acknowledged transaction is
 complete and no transaction is partly present."""

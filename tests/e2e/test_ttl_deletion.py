@@ -1,4 +1,4 @@
-"""What a Time to Live deletion does (contract §10.1): it removes the item's index
+"""What a Time to Live deletion does: it removes the item's index
 entries (the TTL attribute as an index key included) and updates the table's and indexes'
 counts, frees item-collection space, and writes exactly one REMOVE stream record per expired
 item with the service identity (under every view type; none when the stream is disabled).

@@ -1,4 +1,4 @@
-"""The Time to Live reaper (contract §10.1): which values expire and which are ignored,
+"""The Time to Live reaper: which values expire and which are ignored,
 that expired items stay readable and writable until deleted, that every write path schedules
 and reschedules items (also racing the reaper with conditional updates), that enabling,
 disabling and re-enabling TTL take effect on existing items, that a re-created table ignores

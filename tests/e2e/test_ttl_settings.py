@@ -1,4 +1,4 @@
-"""Time to Live settings (contract §3.9): UpdateTimeToLive / DescribeTimeToLive with
+"""Time to Live settings: UpdateTimeToLive / DescribeTimeToLive with
 DynamoDB's exact answers and errors (already enabled or disabled, another attribute, missing
 tables, Coral model constraints, wrong JSON types) and the --ttl-cooldown window. The reaper
 itself is tested in test_ttl_reaper.py and test_ttl_deletion.py."""

@@ -1,6 +1,6 @@
-"""UpdateItem with UpdateExpression (contract §5.7, §7.2, §7.4, §2.2, §1.5 write envelope):
-upserts, SET arithmetic, if_not_exists, list_append, list indexes, REMOVE, ADD, DELETE,
-nested maps, ReturnValues, and the parse-time and update-time errors."""
+"""UpdateItem with UpdateExpression: upserts, SET arithmetic, if_not_exists, list_append, list
+indexes, REMOVE, ADD, DELETE, nested maps, ReturnValues, and the parse-time and update-time
+errors (request-validation errors carry the `1 validation error detected: ` prefix)."""
 
 import uuid
 

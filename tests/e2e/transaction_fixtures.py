@@ -41,7 +41,8 @@ def transact(api, items, **extra):
 
 
 def assert_canceled(resp, reasons):
-    """The whole error body, member for member (§1.3, §7.6)."""
+    """The whole error body, member for member: type, capital `Message` and one
+    CancellationReasons entry per action."""
     codes = ", ".join(r["Code"] for r in reasons)
     assert resp.status == 400, resp
     expected = {

@@ -1,5 +1,4 @@
-// Condition and filter expressions: placeholder binding, operand checks and evaluation
-// (contract §5.3, §5.4).
+// Condition and filter expressions: placeholder binding, operand checks and evaluation.
 #include "expr/condition.h"
 
 #include <gtest/gtest.h>

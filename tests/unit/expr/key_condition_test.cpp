@@ -1,5 +1,5 @@
 // KeyConditionExpression: structure messages, table key validation and multi-attribute GSI
-// keys (contract §5.5, §4.5).
+// keys.
 #include "expr/key_condition.h"
 
 #include <gtest/gtest.h>
@@ -170,7 +170,8 @@ TEST_F(KeyConditionTest, TableSchemaErrors) {
   EXPECT_EQ(table_error("pk = :s AND sk = :n"), "<no error>");
 }
 
-// Multi-attribute GSI key h1, h2 | r1, r2, r3, r4 (§4.5).
+// Multi-attribute GSI key h1, h2 | r1, r2, r3, r4: every HASH component needs `=`, the
+// constrained RANGE components form a prefix, and only the last one may use a range operator.
 class MultiAttributeKeyTest : public KeyConditionTest {
  protected:
   std::string error(std::string_view text) {

@@ -1,5 +1,5 @@
-// Grammar, syntax-error shape and the text-only checks of the parser (contract §5.1, §5.2,
-// §5.4, §5.7, §5.8).
+// Grammar (tokens, document paths, conditions, update clauses, reserved words), syntax-error
+// shape and the text-only checks of the parser.
 #include "expr/parser.h"
 
 #include <gtest/gtest.h>
@@ -78,7 +78,7 @@ TEST(Lexer, PlaceholderKeys) {
   EXPECT_FALSE(is_valid_placeholder(":a", '#'));
 }
 
-// --- syntax errors: the observed shapes of §5.2 ---
+// --- syntax errors: Invalid <Kind>: Syntax error; token: "<token>", near: "<context>" ---
 
 TEST(SyntaxError, ObservedShapes) {
   EXPECT_EQ(parse_error(Kind::kCondition, "a-b"), syntax("ConditionExpression", "-", "a-b"));

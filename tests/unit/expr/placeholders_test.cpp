@@ -1,4 +1,4 @@
-// Unused and undefined placeholders across the expressions of one request (contract §5.3),
+// Unused and undefined placeholders across the expressions of one request,
 // and the cache of parsed expressions.
 #include "expr/placeholders.h"
 

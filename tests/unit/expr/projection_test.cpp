@@ -1,5 +1,4 @@
-// ProjectionExpression: nested projections, list compaction, overlap and conflict errors
-// (contract §5.6).
+// ProjectionExpression: nested projections, list compaction, overlap and conflict errors.
 #include "expr/projection.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // UpdateExpression: every clause, arithmetic exactness, list and set semantics, execution
-// and validation errors, key attributes and ReturnValues UPDATED_* (contract §5.7, §7.2).
+// and validation errors, key attributes and ReturnValues UPDATED_*.
 #include "expr/update.h"
 
 #include <gtest/gtest.h>
