@@ -79,15 +79,21 @@ int serve(const ServeOptions& options) {
     if (options.in_memory) {
       store = storage::open_memory();
     } else {
-      // glibc gives threads arenas of their own, up to eight per core, and an arena keeps
-      // what its threads freed: RocksDB's flush and compaction threads, each with its own,
-      // left about 12 MiB more resident after a load of 3,000,000 items than with two. One
-      // arena per I/O thread, and one for the back end's threads, keep the process within
-      // its caches.
+      // Resident memory stays within the configured caches only if what RocksDB frees goes
+      // back to the system. glibc gives threads arenas of their own, up to eight per core,
+      // and an arena keeps what its threads freed: RocksDB's flush and compaction threads,
+      // each with its own, left about 12 MiB more resident after a load of 3,000,000 items
+      // than with two. So: one arena per I/O thread, and one for the back end's threads.
+      // And memtables are allocated in blocks of an eighth of --write-buffer-mb; glibc
+      // raises its mmap threshold to the size of the largest block freed, after which the
+      // blocks come from the arenas and stay resident as free space once their memtable is
+      // flushed. A fixed threshold of 1 MiB keeps them mapped and returned whole: the RSS
+      // after that load fell from 143 MiB to 124 MiB.
       const unsigned io_threads = options.threads != 0
                                       ? options.threads
                                       : std::max(1u, std::thread::hardware_concurrency());
       mallopt(M_ARENA_MAX, static_cast<int>(io_threads + 1));
+      mallopt(M_MMAP_THRESHOLD, 1 << 20);
       std::filesystem::create_directories(options.data_dir);
       storage::Options storage_options;
       storage_options.path = options.data_dir;
