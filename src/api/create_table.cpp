@@ -194,7 +194,6 @@ void build_key(const CreateTableRequest& r, TableDefinition& def) {
   };
   for (const auto& k : r.keys) {
     const KeyType type = *k.type == "HASH" ? KeyType::HASH : KeyType::RANGE;
-    def.key_schema.push_back({std::string(*k.name), type});
     if (type == KeyType::HASH) {
       def.key.hash = definition_of(*k.name);
     } else {

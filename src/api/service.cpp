@@ -5,7 +5,6 @@
 #include "api/dispatch.h"
 #include "api/operations.h"
 #include "model/api_error.h"
-#include "storage/storage.h"
 
 namespace kumo::api {
 
@@ -32,11 +31,9 @@ Response Service::handle(std::string_view target, std::string_view body,
     return Response{200, operation(ctx, JsonObject(document.root()))};
   } catch (const ApiError& e) {
     return error_response(e);
-  } catch (const storage::StorageError& e) {
-    return error_response(ApiError::internal());
-  } catch (const std::exception& e) {
-    return error_response(ApiError::internal());
   }
+  // Anything else (a StorageError, bad_alloc) is an internal failure: it reaches the HTTP
+  // server, which logs it with the request id and answers InternalServerError.
 }
 
 Response error_response(const ApiError& error) {

@@ -41,11 +41,13 @@ class Service {
  public:
   Service(engine::Engine& engine, ServiceOptions options);
 
-  // Runs one call in DynamoDB's pre-dispatch order (dynamodb-contract.md §1.2 steps 5–11):
+  // Runs one call in DynamoDB's pre-dispatch order:
   // invalid JSON → SerializationException; missing/unknown target → UnknownOperation;
   // authentication; empty body → SerializationException; then the operation. `target` is
-  // the X-Amz-Target header value (empty when absent). Never throws: every failure becomes
-  // an error response.
+  // the X-Amz-Target header value (empty when absent). Every failure the client caused, or
+  // that DynamoDB reports as an error, becomes an error response; an internal failure
+  // (storage::StorageError or any other exception) is thrown for the caller to log and to
+  // answer InternalServerError.
   Response handle(std::string_view target, std::string_view body, const Authenticator& auth) const;
 
   const ServiceOptions& options() const { return options_; }

@@ -32,7 +32,7 @@ void write_description(JsonWriter& w, const Context& ctx, const TableDefinition&
   write_key(w, "TableName");
   write_string(w, t.name);
   write_key(w, "KeySchema");
-  write_key_schema(w, t.key_schema);
+  write_key_schema(w, t.key.elements());
   write_key(w, "TableStatus");
   write_string(w, status);
   write_key(w, "CreationDateTime");

@@ -1,5 +1,5 @@
 // TagResource, UntagResource, ListTagsOfResource, and the tag rules CreateTable shares
-// (dynamodb-contract.md §3.8).
+// (keys 1–128 and values 0–256 characters, at most 50 tags per table).
 #include <set>
 
 #include <fmt/format.h>
@@ -139,7 +139,7 @@ std::string tag_resource(const Context& ctx, const JsonObject& request) {
   coral.throw_if_any();
   engine::TablePtr table = tagged_table(ctx, *arn);
   if (tags.empty()) throw ApiError::validation("Atleast one Tag needs to be provided as Input.");
-  ctx.engine.catalog().update(table->name, [&](TableDefinition& t) {
+  ctx.engine.update_table(table->name, [&](TableDefinition& t) {
     std::size_t added = 0;
     for (const auto& tag : tags) {
       bool exists = false;
@@ -181,7 +181,7 @@ std::string untag_resource(const Context& ctx, const JsonObject& request) {
   engine::TablePtr table = tagged_table(ctx, *arn);
   if (keys.empty())
     throw ApiError::validation("Atleast one Tag Key needs to be provided as Input.");
-  ctx.engine.catalog().update(table->name, [&](TableDefinition& t) {
+  ctx.engine.update_table(table->name, [&](TableDefinition& t) {
     std::erase_if(t.tags, [&](const Tag& tag) {
       return std::find(keys.begin(), keys.end(), tag.key) != keys.end();
     });

@@ -169,7 +169,7 @@ Item to_record(const TableDefinition& t) {
         {{"name", str(d.name)}, {"type", str(std::string(scalar_type_name(d.type)))}}));
   }
   r["attribute_definitions"] = AttributeValue::list(std::move(defs));
-  r["key_schema"] = key_schema_value(t.key_schema);
+  r["key_schema"] = key_schema_value(t.key.elements());
   r["billing_mode"] =
       str(t.billing_mode == BillingMode::PAY_PER_REQUEST ? "PAY_PER_REQUEST" : "PROVISIONED");
   r["billing_mode_given"] = flag(t.billing_mode_given);
@@ -218,14 +218,13 @@ TableDefinition from_record(const Item& r) {
           {get_str(d.as_map(), "name"), parse_scalar(get_str(d.as_map(), "type"))});
     }
   }
-  t.key_schema = key_schema_from(r);
   auto definition_of = [&](const std::string& name) {
     for (const auto& d : t.attribute_definitions) {
       if (d.name == name) return d;
     }
     return AttributeDefinition{name, ScalarType::S};
   };
-  for (const auto& k : t.key_schema) {
+  for (const auto& k : key_schema_from(r)) {
     if (k.type == KeyType::HASH) {
       t.key.hash = definition_of(k.name);
     } else {
@@ -303,7 +302,7 @@ Catalog::Catalog(storage::Storage& storage) : storage_(storage) {
 }
 
 TablePtr Catalog::find(std::string_view name) const {
-  std::shared_lock lock(mutex_);
+  ReaderLock lock(mutex_);
   auto it = tables_.find(name);
   return it == tables_.end() ? nullptr : it->second;
 }
@@ -314,7 +313,7 @@ void Catalog::store(const TableDefinition& definition, storage::WriteBatch* batc
 }
 
 TablePtr Catalog::create(TableDefinition definition) {
-  std::unique_lock lock(mutex_);
+  WriterLock lock(mutex_);
   if (tables_.count(definition.name)) {
     throw ApiError::resource_in_use("Table already exists: " + definition.name);
   }
@@ -337,7 +336,7 @@ TablePtr Catalog::create(TableDefinition definition) {
 
 TablePtr Catalog::update(std::string_view name,
                          const std::function<void(TableDefinition&)>& change) {
-  std::unique_lock lock(mutex_);
+  WriterLock lock(mutex_);
   auto it = tables_.find(name);
   if (it == tables_.end()) {
     throw ApiError::resource_not_found("Requested resource not found: Table: " + std::string(name) +
@@ -353,7 +352,7 @@ TablePtr Catalog::update(std::string_view name,
 }
 
 TablePtr Catalog::remove(std::string_view name) {
-  std::unique_lock lock(mutex_);
+  WriterLock lock(mutex_);
   auto it = tables_.find(name);
   if (it == tables_.end()) return nullptr;
   TablePtr table = it->second;
@@ -376,7 +375,7 @@ void Catalog::drop_data(const TableDefinition& table) {
 
 std::vector<std::string> Catalog::list(std::string_view exclusive_start, std::size_t limit,
                                        bool* more) const {
-  std::shared_lock lock(mutex_);
+  ReaderLock lock(mutex_);
   std::vector<std::string> names;
   auto it = exclusive_start.empty() ? tables_.begin() : tables_.upper_bound(exclusive_start);
   for (; it != tables_.end() && names.size() < limit; ++it) names.push_back(it->first);

@@ -7,12 +7,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "model/mutex.h"
 #include "model/table.h"
 #include "storage/storage.h"
 
@@ -55,9 +54,9 @@ class Catalog {
   void store(const TableDefinition& definition, storage::WriteBatch* batch) const;
 
   storage::Storage& storage_;
-  mutable std::shared_mutex mutex_;
-  std::map<std::string, TablePtr, std::less<>> tables_;
-  std::uint32_t next_id_ = 1;
+  mutable SharedMutex mutex_;
+  std::map<std::string, TablePtr, std::less<>> tables_ KUMO_GUARDED_BY(mutex_);
+  std::uint32_t next_id_ KUMO_GUARDED_BY(mutex_) = 1;
 };
 
 }  // namespace kumo::engine

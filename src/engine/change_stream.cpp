@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <stdexcept>
 #include <tuple>
 
 #include "codec/item_codec.h"
@@ -200,13 +201,25 @@ void ChangeStreams::store(const StreamInfo& stream, storage::WriteBatch* batch) 
   batch->put(meta_key(stream), codec::encode_item(to_record(stream)));
 }
 
-const StreamInfo* ChangeStreams::active(std::uint32_t table_id) const {
+void ChangeStreams::held(const Guard& guard) const {
+  if (&guard.streams_ != this) throw std::logic_error("a guard of other change streams");
+}
+
+bool ChangeStreams::empty(const Guard& guard) const {
+  held(guard);
+  return streams_.empty();
+}
+
+const StreamInfo* ChangeStreams::active(const Guard& guard, std::uint32_t table_id) const {
+  held(guard);
   auto it = open_.find(table_id);
   return it == open_.end() ? nullptr : &streams_.at(it->second);
 }
 
-std::string ChangeStreams::free_label(std::string_view table_name, std::string label) const {
-  auto taken = [&](const std::string& l) {
+std::string ChangeStreams::free_label(const Guard& guard, std::string_view table_name,
+                                      std::string label) const {
+  held(guard);
+  auto taken = [&](const std::string& l) KUMO_REQUIRES(mutex_) {
     return streams_.count(std::string(kStreamPrefix) + std::string(table_name) + "/" + l) > 0;
   };
   while (taken(label)) {
@@ -223,14 +236,15 @@ std::string ChangeStreams::free_label(std::string_view table_name, std::string l
   return label;
 }
 
-void ChangeStreams::open(const TableDefinition& table, double now) {
-  close(table.id, now);
+void ChangeStreams::open(const Guard& guard, const TableDefinition& table, double now) {
+  held(guard);
+  close(guard, table.id, now);
   StreamInfo stream;
   stream.table_name = table.name;
   stream.table_id = table.id;
   stream.label = table.latest_stream_label;
   stream.view_type = table.stream->view_type;
-  stream.key_schema = table.key_schema;
+  stream.key_schema = table.key.elements();
   stream.created = now;
   stream.start = next_sequence_;
   stream.trimmed_before = stream.start;
@@ -242,7 +256,8 @@ void ChangeStreams::open(const TableDefinition& table, double now) {
   open_[table.id] = key;
 }
 
-void ChangeStreams::close(std::uint32_t table_id, double now) {
+void ChangeStreams::close(const Guard& guard, std::uint32_t table_id, double now) {
+  held(guard);
   auto it = open_.find(table_id);
   if (it == open_.end()) return;
   StreamInfo& stream = streams_.at(it->second);
@@ -261,10 +276,11 @@ void ChangeStreams::close(std::uint32_t table_id, double now) {
   open_.erase(it);
 }
 
-void ChangeStreams::add_record(const StreamInfo& stream, const KeySchema& key,
+void ChangeStreams::add_record(const Guard& guard, const StreamInfo& stream, const KeySchema& key,
                                const std::optional<Item>& old_item,
                                const std::optional<Item>& new_item, bool by_service,
                                storage::WriteBatch* batch) {
+  held(guard);
   if (!old_item && !new_item) return;
   if (old_item && new_item && *old_item == *new_item) return;  // nothing changed
   StreamRecord r;
@@ -282,7 +298,7 @@ void ChangeStreams::add_record(const StreamInfo& stream, const KeySchema& key,
 }
 
 std::vector<StreamInfo> ChangeStreams::list(std::optional<std::string_view> table_name) const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<StreamInfo> out;
   for (const auto& [key, stream] : streams_) {
     if (!table_name || stream.table_name == *table_name) out.push_back(stream);
@@ -296,7 +312,7 @@ std::vector<StreamInfo> ChangeStreams::list(std::optional<std::string_view> tabl
 
 std::optional<StreamInfo> ChangeStreams::find(std::string_view table_name,
                                               std::string_view label) const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = streams_.find(std::string(kStreamPrefix) + std::string(table_name) + "/" +
                           std::string(label));
   if (it == streams_.end()) return std::nullopt;
@@ -304,7 +320,7 @@ std::optional<StreamInfo> ChangeStreams::find(std::string_view table_name,
 }
 
 std::uint64_t ChangeStreams::next_sequence() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return next_sequence_;
 }
 
@@ -339,7 +355,7 @@ StreamPage ChangeStreams::read(const StreamInfo& stream, std::uint64_t from, std
 
 void ChangeStreams::trim(double now, double retention) {
   const auto cutoff_ms = static_cast<std::int64_t>((now - retention) * 1000);
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::map<std::uint32_t, std::uint64_t> trimmed_through;  // table id → last sequence deleted
   // Every record of a table below the trim horizon of its oldest stream is deleted: a pass
   // starts there, so it never steps over the deletions of the passes before it.

@@ -1,6 +1,6 @@
-// Change streams (DynamoDB Streams, dynamodb-contract.md §10.2–10.4). While a table's
-// stream is enabled, every change of one of its items is logged as a record in the same
-// write batch as the change, under a sequence number that increases in commit order.
+// Change streams (DynamoDB Streams). While a table's stream is enabled, every change of one
+// of its items is logged as a record in the same write batch as the change, under a
+// sequence number that increases in commit order.
 //
 // Storage: records at [table id][kStream][u64 sequence]; the streams themselves (one per
 // enable, kept until retention ends after they close) at meta/stream/<table>/<label>; the
@@ -10,13 +10,13 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "model/attribute_value.h"
+#include "model/mutex.h"
 #include "model/table.h"
 #include "storage/storage.h"
 
@@ -61,7 +61,7 @@ struct StreamPage {
   std::uint64_t next = 0;  // where the next read starts
 };
 
-// "2026-11-22T01:02:03.456": a stream's label is its creation time (§10.2).
+// "2026-11-22T01:02:03.456": a stream's label is its creation time, UTC, in milliseconds.
 std::string stream_label(double epoch_seconds);
 
 // Sequence numbers as DynamoDB writes them: decimal strings of 21 digits.
@@ -74,29 +74,44 @@ class ChangeStreams {
   // Loads the streams stored in `storage` (which must outlive this).
   explicit ChangeStreams(storage::Storage& storage);
 
-  // Guards the set of open streams and the order of sequence numbers: held from choosing
-  // a write's records until its batch is committed, so commit order is sequence order.
-  std::mutex& mutex() { return mutex_; }
+  // Holds the streams' lock, which guards the set of open streams and the order of
+  // sequence numbers. A write holds it from choosing its records until its batch is
+  // committed, so commit order is sequence order; a table change holds it from choosing a
+  // stream label until the stream is opened. The methods that need it held take the guard.
+  class KUMO_SCOPED_CAPABILITY Guard {
+   public:
+    explicit Guard(ChangeStreams& streams) KUMO_ACQUIRE(streams.mutex_) : streams_(streams) {
+      streams_.mutex_.lock();
+    }
+    ~Guard() KUMO_RELEASE() { streams_.mutex_.unlock(); }
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
 
-  // Everything below marked "locked" requires mutex() held.
+   private:
+    friend class ChangeStreams;
+    ChangeStreams& streams_;
+  };
 
-  // The open stream of table `table_id`, or null (locked).
-  const StreamInfo* active(std::uint32_t table_id) const;
+  // The open stream of table `table_id`, or null. Valid while the guard is held.
+  const StreamInfo* active(const Guard& guard, std::uint32_t table_id) const;
   // `label`, or the first millisecond after it that no stream of `table_name` has taken:
-  // two streams enabled within one millisecond must still get labels of their own (locked).
-  std::string free_label(std::string_view table_name, std::string label) const;
-  // Opens a new stream for `table` (its latest label and view type) (locked).
-  void open(const TableDefinition& table, double now);
-  // Closes the open stream of table `table_id`, if any (locked).
-  void close(std::uint32_t table_id, double now);
+  // two streams enabled within one millisecond must still get labels of their own.
+  std::string free_label(const Guard& guard, std::string_view table_name, std::string label) const;
+  // Opens a new stream for `table` (its latest label and view type).
+  void open(const Guard& guard, const TableDefinition& table, double now);
+  // Closes the open stream of table `table_id`, if any.
+  void close(const Guard& guard, std::uint32_t table_id, double now);
   // Adds to `batch` the record of a change of one item of the table whose open stream is
-  // `stream`; nothing when the item did not change (locked).
-  void add_record(const StreamInfo& stream, const KeySchema& key,
+  // `stream`; nothing when the item did not change. The batch must be committed before
+  // the guard is released.
+  void add_record(const Guard& guard, const StreamInfo& stream, const KeySchema& key,
                   const std::optional<Item>& old_item, const std::optional<Item>& new_item,
                   bool by_service, storage::WriteBatch* batch);
+  // No stream at all, open, closed or expired but not yet trimmed.
+  bool empty(const Guard& guard) const;
 
-  // No stream at all, open, closed or expired but not yet trimmed (locked).
-  bool empty() const { return streams_.empty(); }
+  // The rest take the lock themselves.
+
   // Streams not yet expired, ordered by table name then label; only `table_name`'s when
   // given.
   std::vector<StreamInfo> list(std::optional<std::string_view> table_name) const;
@@ -111,14 +126,17 @@ class ChangeStreams {
   void trim(double now, double retention);
 
  private:
+  // Tells the analysis that `guard`, a guard of this object, holds the lock.
+  void held(const Guard& guard) const KUMO_ASSERT_CAPABILITY(mutex_);
   void store(const StreamInfo& stream, storage::WriteBatch* batch) const;
   static std::string meta_key(const StreamInfo& stream);
 
   storage::Storage& storage_;
-  mutable std::mutex mutex_;
-  std::map<std::string, StreamInfo> streams_;  // by meta_key
-  std::map<std::uint32_t, std::string> open_;  // table id → meta_key of its open stream
-  std::uint64_t next_sequence_ = 1;
+  mutable Mutex mutex_;
+  std::map<std::string, StreamInfo> streams_ KUMO_GUARDED_BY(mutex_);  // by meta_key
+  // Table id → meta_key of its open stream.
+  std::map<std::uint32_t, std::string> open_ KUMO_GUARDED_BY(mutex_);
+  std::uint64_t next_sequence_ KUMO_GUARDED_BY(mutex_) = 1;
 };
 
 }  // namespace kumo::engine

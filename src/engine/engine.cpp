@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 
 #include <pthread.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 
@@ -32,8 +33,8 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
   }
   bool streams = false;
   {
-    std::lock_guard lock(streams_.mutex());
-    streams = !streams_.empty();
+    ChangeStreams::Guard guard(streams_);
+    streams = !streams_.empty(guard);
   }
   if (ttl || streams) start_maintenance();
 }
@@ -50,17 +51,17 @@ void Engine::start_maintenance() {
 
 Engine::~Engine() {
   {
-    std::lock_guard lock(maintenance_mutex_);
+    MutexLock lock(maintenance_mutex_);
     stopping_ = true;
   }
   maintenance_wake_.notify_all();
   if (maintenance_.joinable()) maintenance_.join();
-  std::lock_guard lock(workers_mutex_);
+  MutexLock lock(workers_mutex_);
   for (auto& worker : workers_) worker.thread.join();
 }
 
 void Engine::start_worker(const char* name, std::function<void()> work) {
-  std::lock_guard lock(workers_mutex_);
+  MutexLock lock(workers_mutex_);
   workers_.remove_if([](Worker& worker) {
     if (!worker.done.load(std::memory_order_acquire)) return false;
     worker.thread.join();
@@ -88,9 +89,10 @@ void Engine::start_backfill(const std::string& table_name, std::uint32_t index_i
           if (index.id == index_id) index.backfilling = false;
         }
       });
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
       // The table was deleted meanwhile, or storage failed: the index stays CREATING and
       // the backfill resumes at the next start.
+      spdlog::warn("backfill of index {} of table {} stopped: {}", index_id, table_name, e.what());
     }
   });
 }
@@ -162,11 +164,11 @@ void Engine::commit(storage::WriteBatch& batch, const std::vector<Change>& chang
   } else {
     // Under the streams' lock the stream is surely open or surely closed, and sequence
     // numbers are handed out in commit order.
-    std::lock_guard lock(streams_.mutex());
+    ChangeStreams::Guard guard(streams_);
     for (const Change& c : changes) {
       if (!c.table) continue;
-      if (const StreamInfo* stream = streams_.active(c.table->id)) {
-        streams_.add_record(*stream, c.table->key, c.result->old_item, c.result->new_item,
+      if (const StreamInfo* stream = streams_.active(guard, c.table->id)) {
+        streams_.add_record(guard, *stream, c.table->key, c.result->old_item, c.result->new_item,
                             c.by_service, &batch);
       }
     }
@@ -258,8 +260,8 @@ void Engine::add_collection_size(const TableDefinition& table, const WriteResult
   codec::append_key_value(&key, any.at(table.key.hash.name));
   const std::int64_t delta =
       collection_bytes(table, result.new_item) - collection_bytes(table, result.old_item);
-  // DynamoDB refuses a write that would grow a full item collection (§9.4); shrinking one
-  // is always allowed.
+  // DynamoDB refuses a write that would grow a full item collection; shrinking one is
+  // always allowed.
   if (delta > 0 && storage_->get_counter(key) + delta >
                        static_cast<std::int64_t>(options_.item_collection_limit)) {
     throw ApiError::item_collection_size_limit_exceeded();
@@ -284,9 +286,9 @@ void Engine::update_indexes(const TableDefinition& table, WriteResult& result,
       if (new_key) new_entry = project_entry(index, *new_item);
       const std::size_t old_size = old_entry ? item_size(*old_entry) : 0;
       const std::size_t new_size = new_entry ? item_size(*new_entry) : 0;
-      // Index write units (§9.3): an entry added or removed, or rewritten with changed
-      // projected attributes, is one write of its size; a changed index key is a delete
-      // plus a put; an unchanged entry costs nothing.
+      // Index write units: an entry added or removed, or rewritten with changed projected
+      // attributes, is one write of its size; a changed index key is a delete plus a put;
+      // an unchanged entry costs nothing.
       double units = 0;
       if (old_key && new_key && *old_key != *new_key) {
         units = write_capacity_units(old_size) + write_capacity_units(new_size);

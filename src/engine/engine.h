@@ -3,7 +3,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -21,6 +20,7 @@
 #include "engine/item_locks.h"
 #include "engine/transaction_tokens.h"
 #include "model/attribute_value.h"
+#include "model/mutex.h"
 #include "model/table.h"
 #include "model/value_visitor.h"
 #include "storage/storage.h"
@@ -33,7 +33,7 @@ struct WriteResult {
   std::optional<Item> new_item;  // the item after the write (absent after a delete)
   std::size_t old_size = 0;      // item_size of the old item (0 if none)
   std::size_t new_size = 0;      // item_size of the new item (0 after a delete)
-  // Write units each secondary index consumed (§9.3), for indexes the write touched.
+  // Write units each secondary index consumed, for indexes the write touched.
   struct IndexUnits {
     std::string name;
     bool global = true;
@@ -47,7 +47,7 @@ struct WriteResult {
 // condition, an invalid update) to abort the write; nothing is written then.
 using ItemMutation = std::function<std::optional<Item>(const std::optional<Item>& current)>;
 
-// A condition on the sort key of a Query (dynamodb-contract.md §5.5).
+// A condition on the sort key of a Query: =, <, <=, >, >=, BETWEEN or begins_with.
 struct SortCondition {
   enum class Op { kNone, kEq, kLt, kLe, kGt, kGe, kBetween, kBeginsWith };
   Op op = Op::kNone;
@@ -108,9 +108,9 @@ struct TransactGet {
 
 struct EngineOptions {
   // Bytes at which an item collection — the items sharing a partition key in a table with
-  // LSIs, plus their LSI entries — is full (DynamoDB: 10 GB, §9.4).
+  // LSIs, plus their LSI entries — is full (DynamoDB: 10 GB).
   std::uint64_t item_collection_limit = std::uint64_t{10} << 30;
-  // Seconds between two passes of the TTL reaper over the expiry schedule (§10.1).
+  // Seconds between two passes of the TTL reaper over the expiry schedule.
   double ttl_interval = 1.0;
   // Seconds a stream record is kept, and a closed stream listed (DynamoDB: 24 hours).
   double stream_retention = 86400;
@@ -127,9 +127,10 @@ class Engine {
   // Stops background work and waits for it.
   ~Engine();
 
-  Catalog& catalog() { return catalog_; }
-  TransactionTokens& transaction_tokens() { return tokens_; }
+  // Read-only: tables change through create_table, update_table and delete_table, which
+  // keep streams, the TTL schedule and background work in step with the catalog.
   const Catalog& catalog() const { return catalog_; }
+  TransactionTokens& transaction_tokens() { return tokens_; }
   ChangeStreams& streams() { return streams_; }
   const ChangeStreams& streams() const { return streams_; }
   const EngineOptions& options() const { return options_; }
@@ -143,9 +144,9 @@ class Engine {
   TablePtr delete_table(std::string_view name);
 
   // Deletes every item whose TTL attribute is a number of epoch seconds before `now` and
-  // not more than five years before it (§10.1), as a service deletion (REMOVE stream
-  // record with the service's identity). The background reaper calls it every
-  // ttl_interval. Returns the number of items deleted.
+  // not more than five years before it, as a service deletion (REMOVE stream record with
+  // the service's identity). The background reaper calls it every ttl_interval. Returns
+  // the number of items deleted.
   std::size_t expire_items(double now);
 
   // Reads the item with `key` (exactly the table's key attributes), applies `mutation` and
@@ -208,7 +209,8 @@ class Engine {
   // per item, as DynamoDB's TableSizeBytes counts).
   std::int64_t item_count(const TableDefinition& table) const;
   std::int64_t table_size_bytes(const TableDefinition& table) const;
-  // Entries in an index and their total size (entry sizes + 100 bytes each, §2.4).
+  // Entries in an index and their total size (entry sizes + 100 bytes each, as DynamoDB's
+  // IndexSizeBytes counts).
   std::int64_t index_item_count(const TableDefinition& table, const IndexDefinition& index) const;
   std::int64_t index_size_bytes(const TableDefinition& table, const IndexDefinition& index) const;
 
@@ -263,14 +265,14 @@ class Engine {
                                   const WriteResult& result, storage::WriteBatch* batch) const;
   // Called once a TTL schedule entry is committed: an entry that falls below where the
   // reaper's passes have reached is handed to the next pass, which reads it directly.
-  void note_ttl_entry(std::uint32_t table_id, std::string_view entry);
+  void note_ttl_entry(std::uint32_t table_id, std::string_view entry) KUMO_EXCLUDES(ttl_mutex_);
   // Deletes the expired items of one table whose schedule entries lie below `upper`
   // (entries below `past_limit` are dropped), from where the last pass stopped.
   std::size_t expire_table(const TableDefinition& table, const std::string& past_limit,
                            const std::string& upper, double now);
   // Forgets where the reaper stands on a table's schedule (its schedule was dropped, or
   // the table deleted).
-  void reset_ttl_progress(std::uint32_t table_id);
+  void reset_ttl_progress(std::uint32_t table_id) KUMO_EXCLUDES(ttl_mutex_);
   std::optional<Item> read_current(const TableDefinition& table, const std::string& storage_key,
                                    const storage::Snapshot* snapshot = nullptr) const;
   // Reads the item a write replaces into result.old_item, and its size, as stored with it,
@@ -301,10 +303,10 @@ class Engine {
     std::vector<std::string> late;
     bool overflow = false;  // too many late entries: the next pass starts at the beginning
   };
-  std::mutex ttl_mutex_;
+  Mutex ttl_mutex_;
   // The horizon of the latest pass, an encoded expiry: entries below it are due.
-  std::string ttl_horizon_;
-  std::unordered_map<std::uint32_t, TtlProgress> ttl_progress_;
+  std::string ttl_horizon_ KUMO_GUARDED_BY(ttl_mutex_);
+  std::unordered_map<std::uint32_t, TtlProgress> ttl_progress_ KUMO_GUARDED_BY(ttl_mutex_);
   Catalog catalog_;
   ItemLocks locks_;
   TransactionTokens tokens_;
@@ -315,10 +317,11 @@ class Engine {
     std::thread thread;
     std::atomic<bool> done{false};
   };
-  std::mutex workers_mutex_;
-  std::list<Worker> workers_;
-  std::mutex maintenance_mutex_;
-  std::condition_variable maintenance_wake_;
+  Mutex workers_mutex_;
+  std::list<Worker> workers_ KUMO_GUARDED_BY(workers_mutex_);
+  // Wakes the maintenance thread early when the engine stops.
+  Mutex maintenance_mutex_;
+  CondVar maintenance_wake_;
   std::once_flag maintenance_started_;
   std::thread maintenance_;
 };

@@ -1,6 +1,8 @@
 // ItemLocks: a striped lock table over item keys. A read-modify-write of one item holds
 // the stripe of its key from the read to the commit, so two writers of the same item never
-// interleave (architecture.md "Atomicity and concurrency").
+// interleave. These locks guard items in storage, not members of an object, and which
+// stripe a caller takes is known only at run time: they stay outside the compiler's lock
+// analysis (model/mutex.h).
 #pragma once
 
 #include <algorithm>

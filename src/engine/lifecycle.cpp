@@ -4,6 +4,8 @@
 // TTL schedule: [table id][kTtl][enc(expiry)][item key] → the item's key attributes, one
 // entry per item whose TTL attribute is a number, written in the item's own batch. The
 // reaper reads the schedule up to now instead of scanning the table.
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -15,8 +17,8 @@
 namespace kumo::engine {
 namespace {
 
-// Items whose TTL lies more than five years in the past are never deleted (§10.1): the
-// value is taken for a mistake (milliseconds, or not a time at all).
+// Items whose TTL lies more than five years in the past are never deleted: the value is
+// taken for a mistake (milliseconds, or not a time at all).
 constexpr double kTtlPastLimitSeconds = 5 * 365 * 24 * 3600.0;
 
 // The schedule entry of `item` (stored under `storage_key`), or nullopt when its TTL
@@ -81,7 +83,7 @@ std::string_view schedule_position(std::string_view entry) {
 }  // namespace
 
 void Engine::note_ttl_entry(std::uint32_t table_id, std::string_view entry) {
-  std::lock_guard lock(ttl_mutex_);
+  MutexLock lock(ttl_mutex_);
   if (!(schedule_position(entry) < ttl_horizon_)) return;
   TtlProgress& progress = ttl_progress_[table_id];
   if (progress.overflow) return;
@@ -94,19 +96,19 @@ void Engine::note_ttl_entry(std::uint32_t table_id, std::string_view entry) {
 }
 
 void Engine::reset_ttl_progress(std::uint32_t table_id) {
-  std::lock_guard lock(ttl_mutex_);
+  MutexLock lock(ttl_mutex_);
   ttl_progress_.erase(table_id);
 }
 
 TablePtr Engine::create_table(TableDefinition definition) {
-  std::lock_guard lock(streams_.mutex());
+  ChangeStreams::Guard guard(streams_);
   if (definition.stream && definition.stream->enabled) {
     definition.latest_stream_label =
-        streams_.free_label(definition.name, definition.latest_stream_label);
+        streams_.free_label(guard, definition.name, definition.latest_stream_label);
   }
   TablePtr table = catalog_.create(std::move(definition));
   if (table->stream && table->stream->enabled) {
-    streams_.open(*table, table->creation_date_time);
+    streams_.open(guard, *table, table->creation_date_time);
     start_maintenance();
   }
   return table;
@@ -116,23 +118,23 @@ TablePtr Engine::update_table(std::string_view name,
                               const std::function<void(TableDefinition&)>& change) {
   TablePtr before, after;
   {
-    std::lock_guard lock(streams_.mutex());
+    ChangeStreams::Guard guard(streams_);
     before = catalog_.find(name);
     after = catalog_.update(name, [&](TableDefinition& t) {
       const bool was_enabled = t.stream && t.stream->enabled;
       const std::string old_label = t.latest_stream_label;
       change(t);
       if (t.stream && t.stream->enabled && (!was_enabled || t.latest_stream_label != old_label)) {
-        t.latest_stream_label = streams_.free_label(t.name, t.latest_stream_label);
+        t.latest_stream_label = streams_.free_label(guard, t.name, t.latest_stream_label);
       }
     });
     const bool was_enabled = before && before->stream && before->stream->enabled;
     const bool is_enabled = after->stream && after->stream->enabled;
     if (was_enabled && (!is_enabled || before->latest_stream_label != after->latest_stream_label)) {
-      streams_.close(after->id, now_seconds());
+      streams_.close(guard, after->id, now_seconds());
     }
     if (is_enabled && (!was_enabled || before->latest_stream_label != after->latest_stream_label)) {
-      streams_.open(*after, now_seconds());
+      streams_.open(guard, *after, now_seconds());
     }
   }
   if (after->ttl_enabled || (after->stream && after->stream->enabled)) start_maintenance();
@@ -150,10 +152,10 @@ TablePtr Engine::update_table(std::string_view name,
 TablePtr Engine::delete_table(std::string_view name) {
   TablePtr table;
   {
-    std::lock_guard lock(streams_.mutex());
+    ChangeStreams::Guard guard(streams_);
     table = catalog_.remove(name);
     if (!table) return nullptr;
-    streams_.close(table->id, now_seconds());
+    streams_.close(guard, table->id, now_seconds());
   }
   catalog_.drop_data(*table);
   reset_ttl_progress(table->id);
@@ -182,9 +184,10 @@ void Engine::start_ttl_scheduling(const std::string& table_name) {
       catalog_.update(table_name, [&](TableDefinition& t) {
         if (t.id == table->id && t.ttl_attribute == attribute) t.ttl_scheduling = false;
       });
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
       // The table was deleted meanwhile, or storage failed: scheduling resumes at the next
       // start.
+      spdlog::warn("Time to Live scheduling of table {} stopped: {}", table_name, e.what());
     }
   });
 }
@@ -220,7 +223,7 @@ std::size_t Engine::expire_items(double now) {
   {
     // From here on, an entry committed below the horizon is noted for the next pass: this
     // one may have passed its place already.
-    std::lock_guard lock(ttl_mutex_);
+    MutexLock lock(ttl_mutex_);
     if (ttl_horizon_ < horizon) ttl_horizon_ = horizon;
   }
   std::size_t expired = 0;
@@ -241,7 +244,7 @@ std::size_t Engine::expire_table(const TableDefinition& table, const std::string
   std::string resume = prefix;
   std::vector<std::string> late;
   {
-    std::lock_guard lock(ttl_mutex_);
+    MutexLock lock(ttl_mutex_);
     TtlProgress& progress = ttl_progress_[table.id];
     if (progress.overflow) {
       progress = TtlProgress{};
@@ -291,7 +294,7 @@ std::size_t Engine::expire_table(const TableDefinition& table, const std::string
   if (stopping_) return expired;
   // Every entry below `upper` has been handled, but those committed since the pass began,
   // which note_ttl_entry kept for the next one.
-  std::lock_guard lock(ttl_mutex_);
+  MutexLock lock(ttl_mutex_);
   auto it = ttl_progress_.find(table.id);
   if (it == ttl_progress_.end() || it->second.overflow) return expired;
   if (it->second.resume < upper) it->second.resume = upper;
@@ -305,11 +308,11 @@ void Engine::maintain() {
   const double trim_interval = std::clamp(retention / 4, 0.05, 60.0);
   // Passes are one interval apart, the first one interval after the thread starts.
   double next_expire = now_seconds() + ttl_interval, next_trim = now_seconds() + trim_interval;
-  std::unique_lock lock(maintenance_mutex_);
+  MutexLock lock(maintenance_mutex_);
   while (!stopping_) {
     const double wait = std::max(0.0, std::min(next_expire, next_trim) - now_seconds());
-    maintenance_wake_.wait_for(lock, std::chrono::duration<double>(wait),
-                               [this] { return stopping_.load(); });
+    // Woken early, by the engine stopping or spuriously: the checks below find nothing due.
+    maintenance_wake_.wait_for(lock, std::chrono::duration<double>(wait));
     if (stopping_) break;
     lock.unlock();
     try {
@@ -322,8 +325,9 @@ void Engine::maintain() {
         streams_.trim(now, retention);
         next_trim = now + trim_interval;
       }
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
       // Storage failed; the next pass tries again.
+      spdlog::error("expiry or stream trimming pass failed: {}", e.what());
     }
     lock.lock();
   }

@@ -1,5 +1,5 @@
-// Query and Scan pages over the item space (architecture.md "Storage layout": items are
-// ordered by partition token, then partition key, then sort key).
+// Query and Scan pages over the item space (docs/storage.md: items are ordered by
+// partition token, then partition key, then sort key).
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
 #include "engine/engine.h"
@@ -28,7 +28,8 @@ void StoredItem::visit(ValueVisitor& visitor) const {
 
 namespace {
 
-// DynamoDB stops a Query or Scan page once it has read 1 MB of items (§6.2).
+// DynamoDB stops a Query or Scan page once it has read 1 MB of items (stored sizes, before
+// projection and filter).
 constexpr std::size_t kPageBytes = 1 << 20;
 
 // The smallest key greater than `key` and every key it prefixes is not needed here: item

@@ -18,7 +18,7 @@ void TransactionTokens::expire(Clock::time_point now) {
 TransactionTokens::State TransactionTokens::begin(const std::string& token,
                                                   const std::string& fingerprint,
                                                   std::string* response) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   expire(now_());
   auto [it, inserted] = entries_.try_emplace(token, Entry{fingerprint, false, {}, {}});
   if (inserted) return State::kNew;
@@ -29,7 +29,7 @@ TransactionTokens::State TransactionTokens::begin(const std::string& token,
 }
 
 void TransactionTokens::complete(const std::string& token, std::string response) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = entries_.find(token);
   if (it == entries_.end()) return;
   // Completion times never go back, so the queue stays in order even if the clock did.
@@ -42,14 +42,14 @@ void TransactionTokens::complete(const std::string& token, std::string response)
 }
 
 void TransactionTokens::abandon(const std::string& token) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = entries_.find(token);
   // Only a running request is abandoned; a completed one's token stays until it expires.
   if (it != entries_.end() && !it->second.completed) entries_.erase(it);
 }
 
 std::size_t TransactionTokens::size() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return entries_.size();
 }
 

@@ -10,9 +10,10 @@
 #include <chrono>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <unordered_map>
+
+#include "model/mutex.h"
 
 namespace kumo::engine {
 
@@ -52,13 +53,13 @@ class TransactionTokens {
     Clock::time_point at;
     std::string token;
   };
-  // Forgets the tokens that completed more than kLifetime before `now`. Caller holds mutex_.
-  void expire(Clock::time_point now);
+  // Forgets the tokens that completed more than kLifetime before `now`.
+  void expire(Clock::time_point now) KUMO_REQUIRES(mutex_);
 
   std::function<Clock::time_point()> now_;
-  std::mutex mutex_;
-  std::unordered_map<std::string, Entry> entries_;
-  std::deque<Completion> completions_;
+  Mutex mutex_;
+  std::unordered_map<std::string, Entry> entries_ KUMO_GUARDED_BY(mutex_);
+  std::deque<Completion> completions_ KUMO_GUARDED_BY(mutex_);
 };
 
 }  // namespace kumo::engine

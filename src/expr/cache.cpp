@@ -42,15 +42,17 @@ std::shared_ptr<const ParsedExpression> ExpressionCache::get_shared(std::size_t 
                                                                     ExpressionKind kind,
                                                                     std::string_view text) {
   Shard& shard = shards_[hash % kShards];
-  Map& map = shard.by_kind[static_cast<std::size_t>(kind)];
+  const auto k = static_cast<std::size_t>(kind);
   {
-    std::lock_guard lock(shard.mutex);
+    MutexLock lock(shard.mutex);
+    const Map& map = shard.by_kind[k];
     if (auto it = map.find(text); it != map.end()) return it->second;
   }
   // Parse outside the lock; a concurrent parse of the same text is harmless (the first one
   // inserted wins and both results are equivalent).
   std::shared_ptr<const ParsedExpression> parsed = parse_expression(kind, text);
-  std::lock_guard lock(shard.mutex);
+  MutexLock lock(shard.mutex);
+  Map& map = shard.by_kind[k];
   if (auto it = map.find(text); it != map.end()) return it->second;
   if (shard.size >= per_shard_) {
     for (Map& m : shard.by_kind) {
@@ -69,7 +71,7 @@ std::shared_ptr<const ParsedExpression> ExpressionCache::get_shared(std::size_t 
 std::size_t ExpressionCache::size() const {
   std::size_t n = 0;
   for (const Shard& shard : shards_) {
-    std::lock_guard lock(shard.mutex);
+    MutexLock lock(shard.mutex);
     n += shard.size;
   }
   return n;
@@ -77,7 +79,7 @@ std::size_t ExpressionCache::size() const {
 
 void ExpressionCache::clear() {
   for (Shard& shard : shards_) {
-    std::lock_guard lock(shard.mutex);
+    MutexLock lock(shard.mutex);
     for (Map& m : shard.by_kind) m.clear();
     shard.size = 0;
   }

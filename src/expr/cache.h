@@ -7,12 +7,12 @@
 #include <array>
 #include <cstddef>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
 #include "expr/ast.h"
+#include "model/mutex.h"
 
 namespace kumo::expr {
 
@@ -39,9 +39,9 @@ class ExpressionCache {
   static constexpr std::size_t kShards = 16;
   static constexpr std::size_t kKinds = 5;
   struct Shard {
-    mutable std::mutex mutex;
-    std::array<Map, kKinds> by_kind;
-    std::size_t size = 0;
+    mutable Mutex mutex;
+    std::array<Map, kKinds> by_kind KUMO_GUARDED_BY(mutex);
+    std::size_t size KUMO_GUARDED_BY(mutex) = 0;
   };
 
   std::shared_ptr<const ParsedExpression> get_shared(std::size_t hash, ExpressionKind kind,

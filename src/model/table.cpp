@@ -38,6 +38,12 @@ std::string_view projection_type_name(ProjectionType type) {
   return "";
 }
 
+std::vector<KeySchemaElement> KeySchema::elements() const {
+  std::vector<KeySchemaElement> schema{{hash.name, KeyType::HASH}};
+  if (range) schema.push_back({range->name, KeyType::RANGE});
+  return schema;
+}
+
 const IndexDefinition* TableDefinition::find_index(std::string_view index_name) const {
   for (const auto* list : {&local_indexes, &global_indexes}) {
     for (const auto& index : *list) {

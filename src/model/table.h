@@ -1,5 +1,5 @@
 // Table definitions as the engine keeps them: key schema, billing, streams, tags and the
-// rest of what DescribeTable reports (dynamodb-contract.md §3.2–3.3). Already validated.
+// rest of what DescribeTable reports. Already validated.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +34,9 @@ struct KeySchemaElement {
 struct KeySchema {
   AttributeDefinition hash;
   std::optional<AttributeDefinition> range;
+
+  // As DescribeTable lists it: the HASH element, then the RANGE element if any.
+  std::vector<KeySchemaElement> elements() const;
 };
 
 enum class BillingMode : std::uint8_t { PROVISIONED, PAY_PER_REQUEST };
@@ -65,8 +68,7 @@ struct Projection {
 };
 
 // A local or global secondary index. A GSI key may have up to 4 HASH and 4 RANGE
-// attributes (multi-attribute keys, dynamodb-contract.md §4); an LSI has the table's HASH
-// and one RANGE attribute.
+// attributes (multi-attribute keys); an LSI has the table's HASH and one RANGE attribute.
 struct IndexDefinition {
   std::string name;
   bool global = true;
@@ -91,7 +93,6 @@ struct TableDefinition {
   std::string table_id;                                    // the UUID DynamoDB reports as TableId
   double creation_date_time = 0;                           // epoch seconds with fraction
   std::vector<AttributeDefinition> attribute_definitions;  // request order
-  std::vector<KeySchemaElement> key_schema;                // request order
   KeySchema key;
   BillingMode billing_mode = BillingMode::PROVISIONED;
   bool billing_mode_given = false;  // BillingMode was named at create or update
@@ -99,9 +100,9 @@ struct TableDefinition {
   ProvisionedThroughput throughput;
   std::optional<StreamSpecification> stream;  // as last specified
   std::string latest_stream_label;            // empty: no stream was ever enabled
-  // Time to Live (dynamodb-contract.md §3.9, §10.1): the top-level N attribute holding each
-  // item's expiry in epoch seconds. Kept after TTL is disabled, to tell the attribute last
-  // used; empty when TTL was never enabled.
+  // Time to Live: the top-level N attribute holding each item's expiry in epoch seconds.
+  // Kept after TTL is disabled, to tell the attribute last used; empty when TTL was never
+  // enabled.
   std::string ttl_attribute;
   bool ttl_enabled = false;
   double ttl_updated = 0;  // epoch seconds of the last UpdateTimeToLive (cool-down)

@@ -224,8 +224,8 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
     content_type_ = find_header(headers_, "content-type").value_or(std::string_view{});
     has_origin_ = find_header(headers_, "origin").has_value();
 
-    // RFC 9112 §6.3: a Transfer-Encoding must end in chunked and comes without a
-    // Content-Length; a request framed any other way cannot be delimited safely (its body
+    // HTTP/1.1 framing (RFC 9112): a Transfer-Encoding must end in chunked and comes without
+    // a Content-Length; a request framed any other way cannot be delimited safely (its body
     // could be read as a second, smuggled request), so it is refused and the connection
     // closed.
     if (find_header(headers_, "transfer-encoding") &&
@@ -325,8 +325,10 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
     try {
       response_ = server_.handler_(target, body, authenticator);
     } catch (const std::exception& e) {
-      spdlog::error("request {}: {}", std::string_view(request_id_.data(), request_id_.size()),
-                    e.what());
+      // The one place an internal failure is logged: the request id is the one the client
+      // gets in x-amzn-RequestId.
+      spdlog::error("request {} ({}): {}", std::string_view(request_id_.data(), request_id_.size()),
+                    target, e.what());
       response_.status = 500;
       response_.body.assign(kInternalErrorBody);
     }

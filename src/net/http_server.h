@@ -1,7 +1,7 @@
 // Server: the HTTP/1.1 front of Kumo. Accepts connections on one address, answers
 // DynamoDB's HTTP-level checks itself (health check, unknown operation, CORS pre-flight,
-// body limit; dynamodb-contract.md §1.2 steps 1–4) and hands every other request to a
-// Handler together with an Authenticator for its SigV4 signature.
+// body limit, in DynamoDB's order) and hands every other request to a Handler together
+// with an Authenticator for its SigV4 signature.
 //
 // A fixed pool of I/O threads, each with its own event loop; a connection stays on one
 // thread, and a request runs start to finish there (there is no worker pool). Connections
@@ -22,8 +22,9 @@
 namespace kumo::net {
 
 // Runs one operation: `target` is the X-Amz-Target value (empty when absent), `body` the
-// request body. Called concurrently from every I/O thread; must be thread-safe. Should
-// not throw (an exception becomes a 500 InternalServerError).
+// request body. Called concurrently from every I/O thread; must be thread-safe. An
+// exception it throws is an internal failure: the server logs it with the request id and
+// answers 500 InternalServerError.
 using Handler = std::function<api::Response(std::string_view target, std::string_view body,
                                             const api::Authenticator& auth)>;
 

@@ -39,11 +39,10 @@
 
 #include <algorithm>
 #include <memory>
-#include <mutex>
 #include <set>
-#include <shared_mutex>
 #include <vector>
 
+#include "model/mutex.h"
 #include "storage/counter.h"
 #include "storage/memory_index.h"
 #include "storage/storage.h"
@@ -114,7 +113,7 @@ class MemoryStorage : public Storage {
   }
 
   std::optional<std::string> get(std::string_view key, const Snapshot* snapshot) override {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     const auto found = index_.find(key);
     if (found == index_.end()) return std::nullopt;
     const Entry* entry = snapshot ? visible(found->entry, seq_of(snapshot)) : found->entry;
@@ -126,7 +125,7 @@ class MemoryStorage : public Storage {
     if (batch.empty()) return;
     const std::vector<WriteBatch::Op>& ops = batch.ops();
     const std::size_t n = ops.size();
-    std::unique_lock lock(mu_);
+    WriterLock lock(mu_);
     // Resolve the batch into final per-key values before touching the store, so a failure
     // (a counter over a non-counter value) leaves nothing half applied. The ops are taken
     // in key order, and in batch order within a key, so each key's ops apply in turn.
@@ -177,7 +176,7 @@ class MemoryStorage : public Storage {
       }
     }
     const std::uint64_t seq = last_seq_ + 1;
-    std::lock_guard live_lock(live_mu_);
+    MutexLock live_lock(live_mu_);
     for (std::size_t k = 0; k < keys; ++k) {
       const Staged& s = staged[k];
       if (s.counter) {
@@ -202,7 +201,7 @@ class MemoryStorage : public Storage {
   void visit_range(std::string lower, std::string upper, bool forward, const EntryVisitor& visit,
                    const Snapshot* snapshot) override {
     if (!upper.empty() && lower >= upper) return;
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     const std::uint64_t seq = snapshot ? seq_of(snapshot) : last_seq_;
     const Tree& tree = tree_;
     const auto first = tree.begin();
@@ -258,20 +257,20 @@ class MemoryStorage : public Storage {
 
   // Registers a reader at the latest committed sequence; pair with release().
   std::uint64_t acquire() {
-    std::shared_lock lock(mu_);
-    std::lock_guard live_lock(live_mu_);
+    ReaderLock lock(mu_);
+    MutexLock live_lock(live_mu_);
     live_.insert(last_seq_);
     return last_seq_;
   }
 
   // Registers another reader at an existing live sequence.
   void acquire_at(std::uint64_t seq) {
-    std::lock_guard live_lock(live_mu_);
+    MutexLock live_lock(live_mu_);
     live_.insert(seq);
   }
 
   void release(std::uint64_t seq) {
-    std::lock_guard live_lock(live_mu_);
+    MutexLock live_lock(live_mu_);
     live_.erase(live_.find(seq));
   }
 
@@ -284,7 +283,7 @@ class MemoryStorage : public Storage {
   }
 
   MemoryUsage usage() const {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     MemoryUsage usage;
     for (const HashEntry& e : index_) {
       ++usage.keys;
@@ -316,18 +315,17 @@ class MemoryStorage : public Storage {
 
   // The version of a key, whose newest is `entry`, as of sequence `seq`; null when the key
   // did not exist then. May be a tombstone. Caller holds mu_.
-  const Entry* visible(const Entry* entry, std::uint64_t seq) const {
+  const Entry* visible(const Entry* entry, std::uint64_t seq) const KUMO_REQUIRES_SHARED(mu_) {
     while (entry != nullptr && entry->seq() > seq) entry = older_of(entry);
     return entry;
   }
 
-  // Caller holds mu_.
-  Entry* older_of(const Entry* entry) const {
+  Entry* older_of(const Entry* entry) const KUMO_REQUIRES_SHARED(mu_) {
     return entry->has_older() ? older_.find(entry)->second : nullptr;
   }
 
   // Detaches and returns the next older version of `entry`. Caller holds mu_ exclusively.
-  Entry* take_older(Entry* entry) {
+  Entry* take_older(Entry* entry) KUMO_REQUIRES(mu_) {
     if (!entry->has_older()) return nullptr;
     const auto found = older_.find(entry);
     Entry* older = found->second;
@@ -337,14 +335,15 @@ class MemoryStorage : public Storage {
   }
 
   // Links `older` behind `entry`, which has none. Caller holds mu_ exclusively.
-  void link_older(Entry* entry, Entry* older) {
+  void link_older(Entry* entry, Entry* older) KUMO_REQUIRES(mu_) {
     if (older == nullptr) return;
     older_.emplace(entry, older);
     entry->set_has_older(true);
   }
 
   // Caller holds mu_ exclusively and live_mu_.
-  void apply(std::string_view key, bool present, std::string_view value, std::uint64_t seq) {
+  void apply(std::string_view key, bool present, std::string_view value, std::uint64_t seq)
+      KUMO_REQUIRES(mu_, live_mu_) {
     const auto found = index_.find(key);
     if (found == index_.end()) {
       // Deleting an absent key changes nothing any reader can see.
@@ -391,7 +390,7 @@ class MemoryStorage : public Storage {
   }
 
   // Adds a key absent from the store. Caller holds mu_ exclusively.
-  void insert(std::string_view key, std::string_view value, std::uint64_t seq) {
+  void insert(std::string_view key, std::string_view value, std::uint64_t seq) KUMO_REQUIRES(mu_) {
     Entry* entry = Entry::make(heap_, key, true, value, seq);
     try {
       tree_.insert(TreeEntry{prefix_of(key), entry});
@@ -413,7 +412,7 @@ class MemoryStorage : public Storage {
   // by future readers). The oldest versions kept are dropped too while they are
   // tombstones: a reader older than a tombstone sees nothing there anyway. Caller holds mu_
   // exclusively and live_mu_.
-  void prune(Entry* newest) {
+  void prune(Entry* newest) KUMO_REQUIRES(mu_, live_mu_) {
     if (!newest->has_older()) return;
     Entry* kept = newest;        // the oldest version kept so far
     Entry* last_value = newest;  // the oldest version kept that is not a tombstone
@@ -441,20 +440,20 @@ class MemoryStorage : public Storage {
 
   static constexpr std::size_t kMinShrinkCapacity = 4096;
 
-  mutable std::shared_mutex mu_;
-  EntryHeap heap_;  // the entries' memory
-  Tree tree_;
-  HashIndex index_;
+  mutable SharedMutex mu_;
+  EntryHeap heap_ KUMO_GUARDED_BY(mu_);  // the entries' memory
+  Tree tree_ KUMO_GUARDED_BY(mu_);
+  HashIndex index_ KUMO_GUARDED_BY(mu_);
   // Each entry with an older version kept for a reader → that version.
-  absl::flat_hash_map<const Entry*, Entry*> older_;
-  std::uint64_t last_seq_ = 0;
+  absl::flat_hash_map<const Entry*, Entry*> older_ KUMO_GUARDED_BY(mu_);
+  std::uint64_t last_seq_ KUMO_GUARDED_BY(mu_) = 0;
   // Bumped whenever an element is added to or removed from `tree_`, which moves elements
   // between nodes; iterators keep their position in the tree across calls only while it
   // is unchanged.
-  std::uint64_t tree_epoch_ = 0;
+  std::uint64_t tree_epoch_ KUMO_GUARDED_BY(mu_) = 0;
 
-  std::mutex live_mu_;
-  std::multiset<std::uint64_t> live_;
+  Mutex live_mu_;
+  std::multiset<std::uint64_t> live_ KUMO_GUARDED_BY(live_mu_);
 };
 
 MemorySnapshot::~MemorySnapshot() {
@@ -482,40 +481,39 @@ class MemoryIterator : public Iterator {
   MemoryIterator& operator=(const MemoryIterator&) = delete;
 
   void seek(std::string_view target) override {
-    std::shared_lock lock(store_->mu_);
+    ReaderLock lock(store_->mu_);
     forward_from(store_->tree_.lower_bound(TreeProbe(std::max(target, std::string_view(lower_)))));
   }
 
   void seek_for_prev(std::string_view target) override {
-    std::shared_lock lock(store_->mu_);
-    const Tree& tree = store_->tree_;
+    ReaderLock lock(store_->mu_);
     if (!upper_.empty() && upper_ <= target) {
-      backward_from(tree.lower_bound(TreeProbe(upper_)));
+      backward_from(store_->tree_.lower_bound(TreeProbe(upper_)));
     } else {
-      backward_from(tree.upper_bound(TreeProbe(target)));
+      backward_from(store_->tree_.upper_bound(TreeProbe(target)));
     }
   }
 
   void seek_to_first() override { seek(lower_); }
 
   void seek_to_last() override {
-    std::shared_lock lock(store_->mu_);
-    const Tree& tree = store_->tree_;
-    backward_from(upper_.empty() ? tree.end() : tree.lower_bound(TreeProbe(upper_)));
+    ReaderLock lock(store_->mu_);
+    backward_from(upper_.empty() ? store_->tree_.end()
+                                 : store_->tree_.lower_bound(TreeProbe(upper_)));
   }
 
   bool valid() const override { return valid_; }
 
   void next() override {
     if (!valid_) return;
-    std::shared_lock lock(store_->mu_);
+    ReaderLock lock(store_->mu_);
     forward_from(epoch_ == store_->tree_epoch_ ? std::next(pos_)
                                                : store_->tree_.upper_bound(TreeProbe(key_)));
   }
 
   void prev() override {
     if (!valid_) return;
-    std::shared_lock lock(store_->mu_);
+    ReaderLock lock(store_->mu_);
     backward_from(epoch_ == store_->tree_epoch_ ? pos_
                                                 : store_->tree_.lower_bound(TreeProbe(key_)));
   }
@@ -524,11 +522,10 @@ class MemoryIterator : public Iterator {
   std::string_view value() const override { return value_; }
 
  private:
-  // Callers hold mu_ shared. Lands on the first visible key at or after `it`.
-  void forward_from(Tree::const_iterator it) {
-    const Tree& tree = store_->tree_;
+  // Lands on the first visible key at or after `it`.
+  void forward_from(Tree::const_iterator it) KUMO_REQUIRES_SHARED(store_->mu_) {
     const TreeProbe end(upper_);
-    for (; it != tree.end(); ++it) {
+    for (; it != store_->tree_.end(); ++it) {
       if (!upper_.empty() && TreeOrder()(*it, end) >= 0) break;
       if (land(it)) return;
     }
@@ -536,10 +533,9 @@ class MemoryIterator : public Iterator {
   }
 
   // Lands on the last visible key strictly before `it`.
-  void backward_from(Tree::const_iterator it) {
-    const Tree& tree = store_->tree_;
+  void backward_from(Tree::const_iterator it) KUMO_REQUIRES_SHARED(store_->mu_) {
     const TreeProbe start(lower_);
-    while (it != tree.begin()) {
+    while (it != store_->tree_.begin()) {
       --it;
       if (TreeOrder()(*it, start) < 0) break;
       if (land(it)) return;
@@ -547,7 +543,7 @@ class MemoryIterator : public Iterator {
     valid_ = false;
   }
 
-  bool land(Tree::const_iterator it) {
+  bool land(Tree::const_iterator it) KUMO_REQUIRES_SHARED(store_->mu_) {
     const Entry* entry = store_->visible(it->entry, seq_);
     if (entry == nullptr || entry->deleted()) return false;
     key_ = entry->key();

@@ -1,6 +1,6 @@
 // Storage: the ordered key-value interface the engine talks to. Keys and values are byte
 // strings; keys sort by unsigned byte order. Back ends: RocksDB (default, durable) and
-// memory (--in-memory, tests). See architecture.md "Storage layout".
+// memory (--in-memory, tests). See docs/storage.md for the keys.
 #pragma once
 
 #include <cstdint>
@@ -89,6 +89,19 @@ struct Options {
   std::uint64_t compaction_bytes_per_second = 64u << 20;
 };
 
+// Concurrency contract, which every back end keeps and the engine relies on:
+// - get, get_counter, write, snapshot, iterator and visit_range may be called from any
+//   number of threads at once, on one Storage, without outside locking.
+// - write is atomic and isolated: a concurrent reader (a get, an iterator, a snapshot
+//   taken meanwhile) sees all of a batch or none of it. Batches are applied one after
+//   another, in some order, each before write returns.
+// - A Snapshot, and an iterator made without one, read one point in time: every batch
+//   whose write returned before it was taken, and none begun after. Without a snapshot,
+//   two gets may see different points in time.
+// - An Iterator or Snapshot is used by one thread at a time; it may be made on one thread
+//   and used or destroyed on another. Both must be destroyed before the Storage.
+// - The storage serialises nothing above a batch: two read-modify-writes of one key must
+//   be ordered by the caller (the engine's ItemLocks).
 class Storage {
  public:
   virtual ~Storage() = default;

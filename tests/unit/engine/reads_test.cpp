@@ -24,9 +24,8 @@ class ReadsTest : public ::testing::Test {
     TableDefinition def;
     def.name = "reads";
     def.attribute_definitions = {{"pk", ScalarType::S}, {"sk", ScalarType::N}};
-    def.key_schema = {{"pk", KeyType::HASH}, {"sk", KeyType::RANGE}};
     def.key = {{"pk", ScalarType::S}, AttributeDefinition{"sk", ScalarType::N}};
-    table_ = engine_.catalog().create(def);
+    table_ = engine_.create_table(def);
     for (std::string_view sk : kSortKeys) {
       engine_.put_item(*table_, {{"pk", str("p")}, {"sk", num(sk)}});
       engine_.put_item(*table_, {{"pk", str("other")}, {"sk", num(sk)}});
@@ -113,7 +112,7 @@ TEST_F(ReadsTest, BeginsWithOnStrings) {
   TableDefinition def;
   def.name = "strings";
   def.key = {{"pk", ScalarType::S}, AttributeDefinition{"sk", ScalarType::S}};
-  TablePtr t = engine_.catalog().create(def);
+  TablePtr t = engine_.create_table(def);
   for (const std::string& sk :
        std::vector<std::string>{"a", "ab", "abc", "abd", "b", std::string("ab\0z", 4)}) {
     engine_.put_item(*t, {{"pk", str("p")}, {"sk", str(sk)}});
@@ -133,7 +132,7 @@ TEST(StoredItems, ItemsWithoutTheirSizeAreStillRead) {
   TableDefinition def;
   def.name = "old";
   def.key = {{"pk", ScalarType::S}, AttributeDefinition{"sk", ScalarType::N}};
-  TablePtr table = engine.catalog().create(def);
+  TablePtr table = engine.create_table(def);
   const Item item{{"pk", str("p")}, {"sk", num("1")}, {"text", str(std::string(100, 'x'))}};
   engine.put_item(*table, item);
   const std::string key = codec::item_key(table->id, str("p"), &item.at("sk"));

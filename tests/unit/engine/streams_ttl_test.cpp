@@ -38,7 +38,6 @@ class StreamsTtlTest : public ::testing::Test {
     TableDefinition def;
     def.name = "events";
     def.attribute_definitions = {{"pk", ScalarType::S}};
-    def.key_schema = {{"pk", KeyType::HASH}};
     def.key = {{"pk", ScalarType::S}, std::nullopt};
     def.stream = StreamSpecification{true, "NEW_AND_OLD_IMAGES"};
     def.latest_stream_label = "2026-11-22T00:00:00.000";
