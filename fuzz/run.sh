@@ -43,7 +43,7 @@ fi
 cmake -S "$root" -B "$build" "${generator[@]}" \
   -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
-  -DKUMO_FUZZ=ON -DKUMO_TESTS=OFF -DKUMO_BENCH=OFF >/dev/null
+  -DKUMO_FUZZ=ON -DKUMO_TESTS=OFF -DKUMO_BENCH=OFF -DKUMO_WERROR=ON >/dev/null
 cmake --build "$build" -j"$(nproc)" --target kumo_fuzz
 built=$((SECONDS - started))
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds the server (Release, in build/) and runs it in the
+# Installs what is missing, builds the server (Release, in build-release/) and runs it in the
 # foreground: port 8000, data in ./kumo-data. Extra arguments go to `kumo serve`, and a
 # --port, --data-dir or --in-memory given there replaces the default.
 set -euo pipefail
@@ -8,9 +8,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 "$root/scripts/install-deps.sh"
 
-cmake -S "$root" -B "$root/build" \
+cmake -S "$root" -B "$root/build-release" \
   -DCMAKE_BUILD_TYPE=Release -DKUMO_SANITIZE=OFF -DKUMO_TESTS=OFF
-cmake --build "$root/build" -j"$(nproc)" --target kumo
+cmake --build "$root/build-release" -j"$(nproc)" --target kumo
 
 port=(--port 8000)
 data=(--data-dir ./kumo-data)
@@ -21,4 +21,4 @@ for arg in "$@"; do
   esac
 done
 
-exec "$root/build/kumo" serve "${port[@]}" "${data[@]}" "$@"
+exec "$root/build-release/kumo" serve "${port[@]}" "${data[@]}" "$@"

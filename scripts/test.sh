@@ -3,7 +3,9 @@
 #   1. RelWithDebInfo build in build/: unit tests (ctest), e2e suite, AWS CLI and JS SDK
 #      smoke tests, the benchmark smoke run and the scaling checks;
 #   2. ASan+UBSan build in build-asan/: unit tests and the e2e suite again, where any
-#      sanitizer report fails the run.
+#      sanitizer report fails the run;
+#   3. clang build in build-fuzz/ (with -Wthread-safety): the libFuzzer targets, 20 s each.
+# Every build treats warnings as errors.
 # Exits non-zero on the first failure and prints a summary of the steps either way.
 set -euo pipefail
 
@@ -84,7 +86,7 @@ end
 
 begin "build (RelWithDebInfo, build/)"
 cmake -S "$root" -B "$root/build" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKUMO_SANITIZE=OFF -DKUMO_TESTS=ON
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKUMO_SANITIZE=OFF -DKUMO_TESTS=ON -DKUMO_WERROR=ON
 cmake --build "$root/build" -j"$jobs"
 end
 
@@ -114,7 +116,7 @@ end
 
 begin "build (ASan+UBSan, build-asan/)"
 cmake -S "$root" -B "$root/build-asan" \
-  -DCMAKE_BUILD_TYPE=Debug -DKUMO_SANITIZE=ON -DKUMO_TESTS=ON -DKUMO_BENCH=OFF
+  -DCMAKE_BUILD_TYPE=Debug -DKUMO_SANITIZE=ON -DKUMO_TESTS=ON -DKUMO_BENCH=OFF -DKUMO_WERROR=ON
 cmake --build "$root/build-asan" -j"$jobs"
 end
 
