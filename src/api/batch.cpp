@@ -128,10 +128,10 @@ std::string batch_write_item(const Context& ctx, const JsonObject& request) {
   std::vector<ItemCollection> collections;
   std::vector<ConsumedCapacity> capacity;
   for (auto& w : writes) {
-    const Item key = w.key();
-    if (metrics) add_item_collection(collections, w.table_name, *w.table, key);
+    // Before the write: a Put's item is moved into the store.
+    if (metrics) add_item_collection(collections, w.table_name, *w.table, w.item);
     engine::WriteResult result = ctx.engine.write_item(
-        *w.table, key,
+        *w.table, ctx.engine.item_key(*w.table, w.item),
         [&](const std::optional<Item>& current) { return apply_write(w, current, nullptr); });
     // Each request is charged on its own, rounded separately.
     add_capacity(capacity, write_capacity(w.table_name, result));

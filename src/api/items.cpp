@@ -47,10 +47,14 @@ ItemWrite decode_single_write(const JsonObject& request, WriteKind kind) {
 
 // Applies the write to its item under the item's lock (condition first) and answers it.
 std::string apply_single_write(const Context& ctx, const JsonObject& request, ItemWrite& w) {
-  const Item key = w.key();  // before the write: a Put's item is moved into the store
+  // Before the write: a Put's item is moved into the store. Item collections exist only
+  // on tables with local secondary indexes.
+  const std::string storage_key = ctx.engine.item_key(*w.table, w.item);
+  std::vector<ItemCollection> collections;
+  add_item_collection(collections, w.table_name, *w.table, w.item);
   expr::UpdatedPaths updated;
   engine::WriteResult result =
-      ctx.engine.write_item(*w.table, key, [&](const std::optional<Item>& current) {
+      ctx.engine.write_item(*w.table, storage_key, [&](const std::optional<Item>& current) {
         check_write_condition(w, current);
         return apply_write(w, current, &updated);
       });
@@ -64,9 +68,6 @@ std::string apply_single_write(const Context& ctx, const JsonObject& request, It
   }
   write_consumed_capacity(writer, request.string("ReturnConsumedCapacity").value_or("NONE"),
                           write_capacity(w.table_name, result));
-  // Item collections exist only on tables with local secondary indexes.
-  std::vector<ItemCollection> collections;
-  add_item_collection(collections, w.table_name, *w.table, key);
   if (request.string("ReturnItemCollectionMetrics") == "SIZE" && !collections.empty()) {
     write_key(writer, "ItemCollectionMetrics");
     write_item_collection(writer, collections.front());

@@ -167,13 +167,14 @@ std::vector<CancellationReason> cancellation_reasons(
 // (transactional) read units of the items instead of the write units.
 std::string apply_transact_write(const Context& ctx, TransactWriteRequest& r, std::string* replay) {
   std::vector<engine::TransactWrite> actions;
+  // Before the writes: a Put's item is moved into the store.
   std::vector<Item> keys;
   for (ItemWrite& w : r.writes) keys.push_back(w.key());
   for (std::size_t i = 0; i < r.writes.size(); ++i) {
     ItemWrite* w = &r.writes[i];
     engine::TransactWrite action;
     action.table = w->table.get();
-    action.key = keys[i];
+    action.storage_key = ctx.engine.item_key(*w->table, keys[i]);
     action.check = [w](const std::optional<Item>& current) { check_write_condition(*w, current); };
     action.check_only = w->kind == WriteKind::kConditionCheck;
     if (!action.check_only) {

@@ -180,9 +180,8 @@ void Engine::commit(storage::WriteBatch& batch, const std::vector<Change>& chang
   }
 }
 
-WriteResult Engine::write_item(const TableDefinition& table, const Item& key,
+WriteResult Engine::write_item(const TableDefinition& table, const std::string& storage_key,
                                const ItemMutation& mutation) {
-  const std::string storage_key = item_key(table, key);
   WriteResult result;
   auto guard = locks_.lock(storage_key);
   read_old(table, storage_key, result);
@@ -198,7 +197,7 @@ bool Engine::transact_write(const std::vector<TransactWrite>& writes,
                             std::vector<WriteResult>* results,
                             std::vector<std::exception_ptr>* failures) {
   std::vector<std::string> keys;
-  for (const auto& w : writes) keys.push_back(item_key(*w.table, w.key));
+  for (const auto& w : writes) keys.push_back(w.storage_key);
   auto guards = locks_.lock_all(keys);
   results->assign(writes.size(), WriteResult{});
   failures->assign(writes.size(), nullptr);
@@ -312,7 +311,8 @@ void Engine::update_indexes(const TableDefinition& table, WriteResult& result,
 }
 
 WriteResult Engine::put_item(const TableDefinition& table, Item item) {
-  return write_item(table, item, [&](const std::optional<Item>&) { return std::move(item); });
+  return write_item(table, item_key(table, item),
+                    [&](const std::optional<Item>&) { return std::move(item); });
 }
 
 std::optional<Item> Engine::get_item(const TableDefinition& table, const Item& key) const {
@@ -320,7 +320,8 @@ std::optional<Item> Engine::get_item(const TableDefinition& table, const Item& k
 }
 
 WriteResult Engine::delete_item(const TableDefinition& table, const Item& key) {
-  return write_item(table, key, [](const std::optional<Item>&) { return std::nullopt; });
+  return write_item(table, item_key(table, key),
+                    [](const std::optional<Item>&) { return std::nullopt; });
 }
 
 std::int64_t Engine::item_count(const TableDefinition& table) const {

@@ -93,8 +93,8 @@ struct Page {
 // One item of a multi-item write (TransactWriteItems).
 struct TransactWrite {
   const TableDefinition* table = nullptr;
-  Item key;               // exactly the table's key attributes
-  ItemMutation mutation;  // as for write_item; ignored (may be empty) when check_only
+  std::string storage_key;  // Engine::item_key of the item
+  ItemMutation mutation;    // as for write_item; ignored (may be empty) when check_only
   // Condition checks only: `check` runs on the current item and nothing is written.
   std::function<void(const std::optional<Item>& current)> check;
   bool check_only = false;
@@ -149,9 +149,10 @@ class Engine {
   // the number of items deleted.
   std::size_t expire_items(double now);
 
-  // Reads the item with `key` (exactly the table's key attributes), applies `mutation` and
-  // stores its outcome, atomically with respect to every other write of that item.
-  WriteResult write_item(const TableDefinition& table, const Item& key,
+  // Reads the item whose storage key is `storage_key` (item_key of the item or its key),
+  // applies `mutation` and stores its outcome, atomically with respect to every other
+  // write of that item.
+  WriteResult write_item(const TableDefinition& table, const std::string& storage_key,
                          const ItemMutation& mutation);
   // All or nothing: locks every item (in a global order, so no deadlock), runs every check
   // and mutation on the current items, and commits all changes in one batch when none
