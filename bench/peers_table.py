@@ -54,7 +54,7 @@ DISK_ITEMS = 1_000_000
 DISK_STARTUP_MS = 50.0
 # Kumo's RocksDB memory budget, fixed in src/storage (storage.h: block_cache_bytes;
 # rocksdb_storage.cpp: write_buffer_size x max_write_buffer_number).
-BLOCK_CACHE_MIB = 64
+BLOCK_CACHE_MIB = 128
 WRITE_BUFFERS_MIB = 2 * 32
 ITEM_BYTES = 200  # kumo-bench's --item-bytes default
 

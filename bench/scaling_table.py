@@ -36,7 +36,7 @@ OPEN_SIZE = 10_000_000
 STARTUP_MS = 50.0
 # Kumo's RocksDB memory budget by default (src/storage/storage.h: the block cache and two
 # memtables); the run's --server-args may set other sizes.
-BLOCK_CACHE_MIB = 64
+BLOCK_CACHE_MIB = 128
 WRITE_BUFFER_MIB = 32
 WRITE_BUFFERS = 2
 

@@ -33,7 +33,7 @@ struct ServeOptions {
   // partitions), MiB of each of its two memtables, and MiB/s that flushes and compactions
   // may write (0: no limit). Resident memory stays within about the cache plus the two
   // memtables whatever the amount of data.
-  std::uint64_t block_cache_mb = 64;
+  std::uint64_t block_cache_mb = 128;
   std::uint64_t write_buffer_mb = 32;
   std::uint64_t compaction_rate_mb = 64;
   // Size at which an item collection (a partition of a table with LSIs) is full; DynamoDB's
