@@ -547,14 +547,7 @@ void write_index_descriptions(JsonWriter& w, const Context& ctx, const TableDefi
           w.Bool(true);
         }
         write_key(w, "ProvisionedThroughput");
-        w.StartObject();
-        write_key(w, "NumberOfDecreasesToday");
-        w.Int64(index.throughput.number_of_decreases_today);
-        write_key(w, "ReadCapacityUnits");
-        w.Int64(index.throughput.read_capacity_units);
-        write_key(w, "WriteCapacityUnits");
-        w.Int64(index.throughput.write_capacity_units);
-        w.EndObject();
+        write_provisioned_throughput(w, index.throughput);
       }
       write_key(w, "IndexSizeBytes");
       w.Int64(ctx.engine.index_size_bytes(table, index));

@@ -72,4 +72,23 @@ void write_key_schema(JsonWriter& w, const std::vector<KeySchemaElement>& schema
   w.EndArray();
 }
 
+void write_provisioned_throughput(JsonWriter& w, const ProvisionedThroughput& throughput) {
+  w.StartObject();
+  if (throughput.last_increase_date_time > 0) {
+    write_key(w, "LastIncreaseDateTime");
+    w.Double(throughput.last_increase_date_time);
+  }
+  if (throughput.last_decrease_date_time > 0) {
+    write_key(w, "LastDecreaseDateTime");
+    w.Double(throughput.last_decrease_date_time);
+  }
+  write_key(w, "NumberOfDecreasesToday");
+  w.Int64(throughput.number_of_decreases_today);
+  write_key(w, "ReadCapacityUnits");
+  w.Int64(throughput.read_capacity_units);
+  write_key(w, "WriteCapacityUnits");
+  w.Int64(throughput.write_capacity_units);
+  w.EndObject();
+}
+
 }  // namespace kumo::api

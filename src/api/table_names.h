@@ -39,4 +39,9 @@ engine::TablePtr control_table(const Context& ctx, std::string_view name_or_arn)
 // Writes a KeySchema list: [{"AttributeName", "KeyType"}, ...] in schema order.
 void write_key_schema(JsonWriter& w, const std::vector<KeySchemaElement>& schema);
 
+// Writes a ProvisionedThroughput object as DescribeTable reports it for a table or an
+// index: the dates of the last increase and decrease once there was one, the decreases
+// today, and the two capacities.
+void write_provisioned_throughput(JsonWriter& w, const ProvisionedThroughput& throughput);
+
 }  // namespace kumo::api

@@ -38,22 +38,7 @@ void write_description(JsonWriter& w, const Context& ctx, const TableDefinition&
   write_key(w, "CreationDateTime");
   w.Double(t.creation_date_time);
   write_key(w, "ProvisionedThroughput");
-  w.StartObject();
-  if (t.throughput.last_increase_date_time > 0) {
-    write_key(w, "LastIncreaseDateTime");
-    w.Double(t.throughput.last_increase_date_time);
-  }
-  if (t.throughput.last_decrease_date_time > 0) {
-    write_key(w, "LastDecreaseDateTime");
-    w.Double(t.throughput.last_decrease_date_time);
-  }
-  write_key(w, "NumberOfDecreasesToday");
-  w.Int64(t.throughput.number_of_decreases_today);
-  write_key(w, "ReadCapacityUnits");
-  w.Int64(t.throughput.read_capacity_units);
-  write_key(w, "WriteCapacityUnits");
-  w.Int64(t.throughput.write_capacity_units);
-  w.EndObject();
+  write_provisioned_throughput(w, t.throughput);
   write_key(w, "TableSizeBytes");
   w.Int64(ctx.engine.table_size_bytes(t));
   write_key(w, "ItemCount");
