@@ -21,8 +21,8 @@ thread_local std::array<LocalSlot, kLocalSlots> local_slots;
 
 }  // namespace
 
-ExpressionCache::ExpressionCache(std::size_t capacity)
-    : per_shard_(std::max<std::size_t>(1, capacity / kShards)) {}
+ExpressionCache::ExpressionCache(std::size_t capacity, TextLimits limits)
+    : per_shard_(std::max<std::size_t>(1, capacity / kShards)), limits_(limits) {}
 
 std::shared_ptr<const ParsedExpression> ExpressionCache::get(ExpressionKind kind,
                                                              std::string_view text) {
@@ -50,7 +50,9 @@ std::shared_ptr<const ParsedExpression> ExpressionCache::get_shared(std::size_t 
   }
   // Parse outside the lock; a concurrent parse of the same text is harmless (the first one
   // inserted wins and both results are equivalent).
-  std::shared_ptr<const ParsedExpression> parsed = parse_expression(kind, text);
+  std::shared_ptr<const ParsedExpression> parsed = limits_ == TextLimits::kApply
+                                                       ? parse_expression(kind, text)
+                                                       : parse_generated_expression(kind, text);
   MutexLock lock(shard.mutex);
   Map& map = shard.by_kind[k];
   if (auto it = map.find(text); it != map.end()) return it->second;
@@ -92,6 +94,12 @@ ExpressionCache& expression_cache() {
 
 std::shared_ptr<const ParsedExpression> parse(ExpressionKind kind, std::string_view text) {
   return expression_cache().get(kind, text);
+}
+
+std::shared_ptr<const ParsedExpression> parse_generated(ExpressionKind kind,
+                                                        std::string_view text) {
+  static ExpressionCache cache(2048, TextLimits::kIgnore);
+  return cache.get(kind, text);
 }
 
 }  // namespace kumo::expr

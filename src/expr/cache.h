@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "expr/ast.h"
+#include "expr/parser.h"
 #include "model/mutex.h"
 
 namespace kumo::expr {
@@ -19,8 +20,9 @@ namespace kumo::expr {
 class ExpressionCache {
  public:
   // Holds at most about `capacity` expressions; beyond that, inserting drops an arbitrary
-  // older entry of the same shard.
-  explicit ExpressionCache(std::size_t capacity = 2048);
+  // older entry of the same shard. Parses with or without the text limits: a text past
+  // them must never be found in a cache that applies them.
+  explicit ExpressionCache(std::size_t capacity = 2048, TextLimits limits = TextLimits::kApply);
 
   // The parse of `text` as `kind`, from the cache or parsed now (see parser.h for the
   // errors thrown). Errors are not cached. Thread-safe.
@@ -48,6 +50,7 @@ class ExpressionCache {
                                                      std::string_view text);
 
   std::size_t per_shard_;
+  TextLimits limits_;
   std::array<Shard, kShards> shards_;
 };
 
@@ -56,5 +59,9 @@ ExpressionCache& expression_cache();
 
 // Shorthand for expression_cache().get(kind, text).
 std::shared_ptr<const ParsedExpression> parse(ExpressionKind kind, std::string_view text);
+
+// The same for text Kumo generates from legacy parameters, through a second process-wide
+// cache that does not apply the text limits.
+std::shared_ptr<const ParsedExpression> parse_generated(ExpressionKind kind, std::string_view text);
 
 }  // namespace kumo::expr

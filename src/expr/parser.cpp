@@ -83,8 +83,9 @@ std::optional<Comparator> comparator_of(TokenType type) {
 
 class Parser {
  public:
-  Parser(ExpressionKind kind, std::string_view text)
+  Parser(ExpressionKind kind, std::string_view text, TextLimits limits = TextLimits::kApply)
       : kind_(kind),
+        limits_(limits),
         text_(text),
         tokens_(tokenize(text)),
         out_(std::make_shared<ParsedExpression>()) {
@@ -105,7 +106,9 @@ class Parser {
         break;
     }
     if (peek().type != TokenType::kEnd) fail();
-    if (operators_ > msg::kMaxOperators) throw error(msg::too_many_operators(operators_));
+    if (limits_ == TextLimits::kApply && operators_ > msg::kMaxOperators) {
+      throw error(msg::too_many_operators(operators_));
+    }
     if (kind_ == ExpressionKind::kKeyCondition &&
         std::ranges::all_of(pending_, &std::string::empty)) {
       check_key_condition(out_->root);
@@ -512,6 +515,7 @@ class Parser {
   }
 
   ExpressionKind kind_;
+  TextLimits limits_;
   std::string_view text_;
   std::vector<Token> tokens_;
   std::size_t pos_ = 0;
@@ -524,6 +528,11 @@ class Parser {
 };
 
 }  // namespace
+
+std::shared_ptr<const ParsedExpression> parse_generated_expression(ExpressionKind kind,
+                                                                   std::string_view text) {
+  return Parser(kind, text, TextLimits::kIgnore).run();
+}
 
 std::shared_ptr<const ParsedExpression> parse_expression(ExpressionKind kind,
                                                          std::string_view text) {

@@ -6,6 +6,7 @@
 // maps come later (binding.h, validation.h).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string_view>
 
@@ -17,5 +18,14 @@ namespace kumo::expr {
 // "Invalid <Kind>: ..." message.
 std::shared_ptr<const ParsedExpression> parse_expression(ExpressionKind kind,
                                                          std::string_view text);
+
+// Whether DynamoDB's limits on an expression's text (its size and operator count) apply:
+// they do to the expressions a client writes, not to the text Kumo generates from legacy
+// parameters, which DynamoDB never sees as an expression.
+enum class TextLimits : std::uint8_t { kApply, kIgnore };
+
+// Parses non-empty text Kumo generated as `kind`, without the text limits.
+std::shared_ptr<const ParsedExpression> parse_generated_expression(ExpressionKind kind,
+                                                                   std::string_view text);
 
 }  // namespace kumo::expr
