@@ -132,7 +132,7 @@ std::string batch_write_item(const Context& ctx, const JsonObject& request) {
     if (metrics) add_item_collection(collections, w.table_name, *w.table, w.item);
     engine::WriteResult result = ctx.engine.write_item(
         *w.table, ctx.engine.item_key(*w.table, w.item),
-        [&](const std::optional<Item>& current) { return apply_write(w, current, nullptr); });
+        [&](const std::optional<Item>& current) { return apply_write(w, current); });
     // Each request is charged on its own, rounded separately.
     add_capacity(capacity, write_capacity(w.table_name, result));
   }

@@ -137,6 +137,7 @@ void RequestExpressions::compile(const JsonObject& request, const ExpressionMemb
 
   // Legacy members become expressions over generated placeholders.
   std::optional<std::string> condition_text, update_text, filter_text;
+  expr::UpdateSource update_source = expr::UpdateSource::kExpression;
   const auto conditional_operator = request.string("ConditionalOperator");
   if (conditional_operator && *conditional_operator != "AND" && *conditional_operator != "OR") {
     CoralErrors coral;
@@ -150,6 +151,7 @@ void RequestExpressions::compile(const JsonObject& request, const ExpressionMemb
     } else if (auto updates = request.object("AttributeUpdates")) {
       std::string t = translate_attribute_updates(*updates, names_, values_);
       if (!t.empty()) update_text = std::move(t);
+      update_source = expr::UpdateSource::kAttributeUpdates;
     }
   }
   if (members.condition) {
@@ -173,7 +175,9 @@ void RequestExpressions::compile(const JsonObject& request, const ExpressionMemb
     }
   }
 
-  if (update_text) update = expr::UpdateExpression::compile(*update_text, names_, values_);
+  if (update_text) {
+    update = expr::UpdateExpression::compile(*update_text, names_, values_, update_source);
+  }
   if (condition_text) {
     condition = expr::ConditionExpression::compile(expr::ExpressionKind::kCondition,
                                                    *condition_text, names_, values_);

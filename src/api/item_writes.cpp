@@ -112,8 +112,7 @@ void check_write_condition(const ItemWrite& w, const std::optional<Item>& curren
   throw ApiError::conditional_check_failed(w.all_old_on_condition_failure ? current : std::nullopt);
 }
 
-std::optional<Item> apply_write(ItemWrite& w, const std::optional<Item>& current,
-                                expr::UpdatedPaths* updated) {
+std::optional<Item> apply_write(ItemWrite& w, const std::optional<Item>& current) {
   switch (w.kind) {
     case WriteKind::kPut:
       return std::move(w.item);
@@ -124,10 +123,13 @@ std::optional<Item> apply_write(ItemWrite& w, const std::optional<Item>& current
     case WriteKind::kUpdate:
       break;
   }
-  // UpdateItem creates the item when absent: its key plus what the update sets.
+  // UpdateItem creates the item when absent: its key plus what the update sets. An update
+  // that only removes creates nothing.
+  const std::optional<expr::UpdateExpression>& update = w.expressions->update;
+  if (!current && update && update->removes_only()) return std::nullopt;
   Item next = current ? *current : w.item;
-  if (w.expressions->update) {
-    w.expressions->update->apply(next, updated);
+  if (update) {
+    update->apply(next);
     check_index_keys(*w.table, next, true);
   }
   if (item_size(next) > kMaxItemSize) {
@@ -136,11 +138,10 @@ std::optional<Item> apply_write(ItemWrite& w, const std::optional<Item>& current
   return next;
 }
 
-std::optional<Item> returned_attributes(ReturnValues return_values,
-                                        const engine::WriteResult& result,
-                                        const expr::UpdatedPaths& updated) {
+std::optional<Item> returned_attributes(const ItemWrite& w, const engine::WriteResult& result) {
+  const std::optional<expr::UpdateExpression>& update = w.expressions->update;
   std::optional<Item> attributes;
-  switch (return_values) {
+  switch (w.return_values) {
     case ReturnValues::kNone:
       break;
     case ReturnValues::kAllOld:
@@ -150,10 +151,10 @@ std::optional<Item> returned_attributes(ReturnValues return_values,
       attributes = result.new_item;
       break;
     case ReturnValues::kUpdatedOld:
-      if (result.old_item) attributes = expr::updated_old(*result.old_item, updated);
+      if (result.old_item && update) attributes = update->updated_attributes(*result.old_item);
       break;
     case ReturnValues::kUpdatedNew:
-      if (result.new_item) attributes = expr::updated_new(*result.new_item, updated);
+      if (result.new_item && update) attributes = update->updated_attributes(*result.new_item);
       break;
   }
   if (attributes && attributes->empty()) attributes.reset();

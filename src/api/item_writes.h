@@ -76,17 +76,14 @@ void bind_write(ItemWrite& w, engine::TablePtr table, KeyWording wording = KeyWo
 // condition holds on `current`, the item as stored (nullopt: absent).
 void check_write_condition(const ItemWrite& w, const std::optional<Item>& current);
 
-// What the write stores, given the current item: the item to store, or nullopt to delete.
-// An update starts from the current item (or the key when absent), applies its actions
-// and must leave valid index keys within the item size limit; `updated` receives the paths
-// it changed. A Put's item is moved out of `w`: apply once. Not for kConditionCheck.
-std::optional<Item> apply_write(ItemWrite& w, const std::optional<Item>& current,
-                                expr::UpdatedPaths* updated);
+// What the write stores, given the current item: the item to store, or nullopt to delete
+// (or, when absent, to leave absent). An update starts from the current item (or the key
+// when absent), applies its actions and must leave valid index keys within the item size
+// limit. A Put's item is moved out of `w`: apply once. Not for kConditionCheck.
+std::optional<Item> apply_write(ItemWrite& w, const std::optional<Item>& current);
 
-// The attributes ReturnValues asks for, from the write's outcome; nullopt when none.
-std::optional<Item> returned_attributes(ReturnValues return_values,
-                                        const engine::WriteResult& result,
-                                        const expr::UpdatedPaths& updated);
+// The attributes the write's ReturnValues asks for, from its outcome; nullopt when none.
+std::optional<Item> returned_attributes(const ItemWrite& w, const engine::WriteResult& result);
 
 // The capacity a write consumed: the larger of the old and new item's write units, plus
 // the index writes, times `factor` (2 in a transaction).

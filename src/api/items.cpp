@@ -52,13 +52,12 @@ std::string apply_single_write(const Context& ctx, const JsonObject& request, It
   const std::string storage_key = ctx.engine.item_key(*w.table, w.item);
   std::vector<ItemCollection> collections;
   add_item_collection(collections, w.table_name, *w.table, w.item);
-  expr::UpdatedPaths updated;
   engine::WriteResult result =
       ctx.engine.write_item(*w.table, storage_key, [&](const std::optional<Item>& current) {
         check_write_condition(w, current);
-        return apply_write(w, current, &updated);
+        return apply_write(w, current);
       });
-  const std::optional<Item> attributes = returned_attributes(w.return_values, result, updated);
+  const std::optional<Item> attributes = returned_attributes(w, result);
   JsonOut out;
   JsonWriter writer(out);
   writer.StartObject();

@@ -179,7 +179,7 @@ std::string apply_transact_write(const Context& ctx, TransactWriteRequest& r, st
     action.check_only = w->kind == WriteKind::kConditionCheck;
     if (!action.check_only) {
       action.mutation = [w](const std::optional<Item>& current) {
-        return apply_write(*w, current, nullptr);
+        return apply_write(*w, current);
       };
     }
     actions.push_back(std::move(action));

@@ -38,13 +38,4 @@ std::vector<std::string_view> ProjectionExpression::attribute_names() const {
   return top_level_names(*parsed_, bindings_);
 }
 
-Item project(const Item& item, std::span<const ResolvedPath> paths) {
-  PathTree tree;
-  std::uint32_t other = 0;
-  for (std::size_t i = 0; i < paths.size(); ++i) {
-    tree.add(paths[i], static_cast<std::uint32_t>(i), &other);
-  }
-  return project_tree(item, tree);
-}
-
 }  // namespace kumo::expr

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <memory>
-#include <span>
 #include <string_view>
 #include <vector>
 
@@ -40,9 +39,5 @@ class ProjectionExpression {
   std::vector<ResolvedPath> paths_;
   PathTree tree_;
 };
-
-// Projects `item` onto `paths` with the same rules as ProjectionExpression::apply; paths that
-// overlap an earlier one are ignored. For AttributesToGet and ReturnValues UPDATED_*.
-Item project(const Item& item, std::span<const ResolvedPath> paths);
 
 }  // namespace kumo::expr

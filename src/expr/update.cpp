@@ -5,16 +5,17 @@
 #include "expr/cache.h"
 #include "expr/condition.h"
 #include "expr/messages.h"
-#include "expr/projection.h"
 #include "expr/validation.h"
 #include "model/api_error.h"
 
 namespace kumo::expr {
 
 UpdateExpression UpdateExpression::compile(std::string_view text, const AttributeNames& names,
-                                           const AttributeValues& values) {
+                                           const AttributeValues& values, UpdateSource source) {
   UpdateExpression u;
-  u.parsed_ = parse(ExpressionKind::kUpdate, text);
+  u.parsed_ = source == UpdateSource::kExpression ? parse(ExpressionKind::kUpdate, text)
+                                                  : parse_generated(ExpressionKind::kUpdate, text);
+  u.source_ = source;
   u.bindings_ = Bindings(*u.parsed_, names, values);
   check_operands(*u.parsed_, u.bindings_);
   // One update may not write a path twice, nor a path and a part of it, nor use one
@@ -58,12 +59,14 @@ std::vector<std::string_view> UpdateExpression::attribute_names() const {
   return names;
 }
 
-Item updated_old(const Item& old_item, const UpdatedPaths& updated) {
-  return project(old_item, updated.before);
+bool UpdateExpression::removes_only() const {
+  return std::ranges::all_of(parsed_->actions, [](const UpdateAction& action) {
+    return action.clause == UpdateClause::kRemove || action.clause == UpdateClause::kDelete;
+  });
 }
 
-Item updated_new(const Item& new_item, const UpdatedPaths& updated) {
-  return project(new_item, updated.after);
+Item UpdateExpression::updated_attributes(const Item& item) const {
+  return project_tree(item, tree_);
 }
 
 }  // namespace kumo::expr

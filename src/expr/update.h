@@ -2,6 +2,7 @@
 // clauses, each at most once, all evaluated against the item before the update.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -14,15 +15,11 @@
 
 namespace kumo::expr {
 
-// Where an applied update wrote, for ReturnValues UPDATED_OLD / UPDATED_NEW. Paths view the
-// UpdateExpression's text and names: use them while it is alive.
-struct UpdatedPaths {
-  // In the item before the update: every path set, removed, added to or deleted from.
-  std::vector<ResolvedPath> before;
-  // In the item after the update: every path set, added to or deleted from (not removed).
-  // List indexes are the elements' final positions (after removals and appends).
-  std::vector<ResolvedPath> after;
-};
+// Where an update's text comes from. Legacy AttributeUpdates are not an expression to
+// DynamoDB: the limits on an expression's text (size, operator count) do not apply to the
+// one they are translated into, and an ADD or DELETE whose value clashes with the stored
+// value's kind is a "Type mismatch for attribute to update".
+enum class UpdateSource : std::uint8_t { kExpression, kAttributeUpdates };
 
 class UpdateExpression {
  public:
@@ -31,7 +28,8 @@ class UpdateExpression {
   // ApiError::validation with DynamoDB's "Invalid UpdateExpression: ..." message. `names` and
   // `values` must outlive the result.
   static UpdateExpression compile(std::string_view text, const AttributeNames& names,
-                                  const AttributeValues& values);
+                                  const AttributeValues& values,
+                                  UpdateSource source = UpdateSource::kExpression);
 
   // Throws DynamoDB's error when an action writes a table key attribute ("Cannot update
   // attribute <k>. This attribute is part of the key") or goes through a table or index key
@@ -43,9 +41,19 @@ class UpdateExpression {
   // Applies the update to `item` (an empty map for a missing item); every operand reads the
   // item as it was before the update. Throws ApiError::validation with DynamoDB's execution
   // texts (missing operand, wrong data type, invalid document path, number overflow, nesting
-  // depth); `item` is then partly updated, so apply to a copy. When `updated` is given it
-  // receives the written paths.
-  void apply(Item& item, UpdatedPaths* updated = nullptr) const;
+  // depth); `item` is then partly updated, so apply to a copy.
+  void apply(Item& item) const;
+
+  // Whether every action removes something (REMOVE, or DELETE from a set): on a missing
+  // item such an update finds nothing to remove and creates nothing, not even the key.
+  bool removes_only() const;
+
+  // ReturnValues UPDATED_OLD / UPDATED_NEW: `item`, the item before or after the update,
+  // seen through the update's own paths as written, list indexes included. So UPDATED_NEW
+  // shows nothing of a removed attribute or map member, nor of a SET past the end of a list
+  // (the value went to the end, not to that index), and shows, for a removed list element,
+  // the element that moved into its slot.
+  Item updated_attributes(const Item& item) const;
 
   // Target path of each action, in source order.
   const std::vector<ResolvedPath>& target_paths() const { return targets_; }
@@ -60,13 +68,9 @@ class UpdateExpression {
 
   std::shared_ptr<const ParsedExpression> parsed_;
   Bindings bindings_;
+  UpdateSource source_ = UpdateSource::kExpression;
   std::vector<ResolvedPath> targets_;  // by action index
   PathTree tree_;                      // leaf id = action index
 };
-
-// ReturnValues UPDATED_OLD: the parts of `old_item` the update wrote or removed.
-Item updated_old(const Item& old_item, const UpdatedPaths& updated);
-// ReturnValues UPDATED_NEW: the parts of `new_item` the update wrote (removals excluded).
-Item updated_new(const Item& new_item, const UpdatedPaths& updated);
 
 }  // namespace kumo::expr

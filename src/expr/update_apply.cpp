@@ -52,8 +52,11 @@ bool is_set(AttrType t) {
   return t == AttrType::SS || t == AttrType::NS || t == AttrType::BS;
 }
 
+// The message of an operand of the wrong kind: an UpdateExpression's, or the legacy one.
+using Message = std::string (*)();
+
 // ADD on a stored value: number + number, or set ∪ set of the same type.
-void add_to(AttributeValue& stored, const AttributeValue& operand) {
+void add_to(AttributeValue& stored, const AttributeValue& operand, Message wrong_type) {
   if (stored.type() == AttrType::N && operand.type() == AttrType::N) {
     Decimal sum;
     if (Decimal::add(stored.as_number(), operand.as_number(), &sum) != Decimal::ParseError::kNone) {
@@ -62,7 +65,7 @@ void add_to(AttributeValue& stored, const AttributeValue& operand) {
     stored = AttributeValue::number(std::move(sum));
     return;
   }
-  if (!is_set(stored.type()) || !is_set(operand.type())) fail(msg::update_operand_type());
+  if (!is_set(stored.type()) || !is_set(operand.type())) fail(wrong_type());
   if (stored.type() != operand.type()) fail(msg::update_set_type_mismatch());
   switch (stored.type()) {
     case AttrType::SS:
@@ -82,8 +85,8 @@ void add_to(AttributeValue& stored, const AttributeValue& operand) {
 
 // DELETE on a stored value: set minus set of the same type. Returns true when the set is
 // left empty: DynamoDB cannot store an empty set, so the attribute goes away.
-bool delete_from(AttributeValue& stored, const AttributeValue& operand) {
-  if (!is_set(stored.type())) fail(msg::update_operand_type());
+bool delete_from(AttributeValue& stored, const AttributeValue& operand, Message wrong_type) {
+  if (!is_set(stored.type())) fail(wrong_type());
   if (stored.type() != operand.type()) fail(msg::update_set_type_mismatch());
   switch (stored.type()) {
     case AttrType::SS:
@@ -119,8 +122,12 @@ std::size_t nesting_levels(const AttributeValue& v) {
 class Applier {
  public:
   Applier(const ParsedExpression& parsed, const Bindings& bindings, const PathTree& tree,
-          UpdatedPaths* updated)
-      : parsed_(parsed), bindings_(bindings), tree_(tree), updated_(updated) {}
+          UpdateSource source)
+      : parsed_(parsed),
+        bindings_(bindings),
+        tree_(tree),
+        wrong_type_(source == UpdateSource::kExpression ? msg::update_operand_type
+                                                        : msg::update_set_type_mismatch) {}
 
   void run(Item& item) {
     // Every operand reads the item as it was before the update, so compute all SET values
@@ -138,6 +145,15 @@ class Applier {
   }
 
  private:
+  // One more path element for the lifetime of the object.
+  struct Depth {
+    explicit Depth(Applier& a) : applier(a) { ++applier.depth_; }
+    ~Depth() { --applier.depth_; }
+    Depth(const Depth&) = delete;
+    Depth& operator=(const Depth&) = delete;
+    Applier& applier;
+  };
+
   const Node& node(NodeId id) const { return parsed_.nodes[id]; }
   const AttributeValue& constant(const UpdateAction& a) const {
     return bindings_.value(node(a.value).ref);
@@ -179,7 +195,7 @@ class Applier {
           AttributeValue s0, s1;
           const AttributeValue& a = value_of(n.args[0], item, s0);
           const AttributeValue& b = value_of(n.args[1], item, s1);
-          if (a.type() != AttrType::L || b.type() != AttrType::L) fail(msg::update_operand_type());
+          if (a.type() != AttrType::L || b.type() != AttrType::L) fail(wrong_type_());
           AttributeList joined;
           joined.reserve(a.as_list().size() + b.as_list().size());
           joined.insert(joined.end(), a.as_list().begin(), a.as_list().end());
@@ -192,25 +208,17 @@ class Applier {
     }
   }
 
-  // The value SET by action `leaf` at the current path; a nested SET may push a value past
+  // The value SET by action `leaf` at the current depth; a nested SET may push a value past
   // DynamoDB's nesting limit.
   AttributeValue&& set_value(std::size_t leaf) {
-    if (new_trail_.size() > 1 &&
-        new_trail_.size() - 1 + nesting_levels(values_[leaf]) > msg::kMaxNestingLevels) {
+    if (depth_ > 1 && depth_ - 1 + nesting_levels(values_[leaf]) > msg::kMaxNestingLevels) {
       fail(msg::nesting_too_deep());
     }
     return std::move(values_[leaf]);
   }
 
-  void record(bool after) {
-    if (updated_ == nullptr) return;
-    updated_->before.push_back(old_trail_);
-    if (after) updated_->after.push_back(new_trail_);
-  }
-
   void apply_member(AttributeMap& map, std::string_view name, const PathTree::Node& child) {
-    old_trail_.push_back(PathStep::member(name));
-    new_trail_.push_back(PathStep::member(name));
+    const Depth depth(*this);
     auto it = map.find(name);
     if (child.leaf < 0) {
       // Nested paths need their parent: a missing one is an error, not created.
@@ -226,29 +234,25 @@ class Applier {
           } else {
             it->second = set_value(leaf);
           }
-          record(true);
           break;
         case UpdateClause::kRemove:
           if (it != map.end()) map.erase(it);
-          record(false);
           break;
         case UpdateClause::kAdd:
           // ADD to a missing attribute stores the operand (0 + n, or ∅ ∪ set).
           if (it == map.end()) {
             map.emplace(std::string(name), constant(action));
           } else {
-            add_to(it->second, constant(action));
+            add_to(it->second, constant(action), wrong_type_);
           }
-          record(true);
           break;
         case UpdateClause::kDelete:
-          if (it != map.end() && delete_from(it->second, constant(action))) map.erase(it);
-          record(true);
+          if (it != map.end() && delete_from(it->second, constant(action), wrong_type_)) {
+            map.erase(it);
+          }
           break;
       }
     }
-    old_trail_.pop_back();
-    new_trail_.pop_back();
   }
 
   void descend(AttributeValue& value, const PathTree::Node& node) {
@@ -277,8 +281,7 @@ class Applier {
       }
       const PathTree::Node& child = tree_.node(next->second);
       ++next;
-      old_trail_.push_back(PathStep::element(static_cast<std::uint32_t>(i)));
-      new_trail_.push_back(PathStep::element(static_cast<std::uint32_t>(out.size())));
+      const Depth depth(*this);
       if (child.leaf < 0) {
         descend(list[i], child);
         out.push_back(std::move(list[i]));
@@ -288,42 +291,33 @@ class Applier {
         switch (action.clause) {
           case UpdateClause::kSet:
             out.push_back(set_value(leaf));
-            record(true);
             break;
           case UpdateClause::kRemove:
-            record(false);
             break;
           case UpdateClause::kAdd:
-            add_to(list[i], constant(action));
+            add_to(list[i], constant(action), wrong_type_);
             out.push_back(std::move(list[i]));
-            record(true);
             break;
           case UpdateClause::kDelete:
-            if (!delete_from(list[i], constant(action))) out.push_back(std::move(list[i]));
-            record(true);
+            if (!delete_from(list[i], constant(action), wrong_type_)) {
+              out.push_back(std::move(list[i]));
+            }
             break;
         }
       }
-      old_trail_.pop_back();
-      new_trail_.pop_back();
     }
     for (; next != node.elements.end(); ++next) {
       const PathTree::Node& child = tree_.node(next->second);
       if (child.leaf < 0) fail(msg::update_invalid_path());
       const auto leaf = static_cast<std::size_t>(child.leaf);
       const UpdateAction& action = parsed_.actions[leaf];
-      old_trail_.push_back(PathStep::element(next->first));
-      new_trail_.push_back(PathStep::element(static_cast<std::uint32_t>(out.size())));
+      const Depth depth(*this);
       if (action.clause == UpdateClause::kSet) {
         out.push_back(set_value(leaf));
-        record(true);
       } else if (action.clause == UpdateClause::kAdd) {
         out.push_back(constant(action));
-        record(true);
       }
       // REMOVE or DELETE of an element beyond the end does nothing.
-      old_trail_.pop_back();
-      new_trail_.pop_back();
     }
     list = std::move(out);
   }
@@ -331,16 +325,15 @@ class Applier {
   const ParsedExpression& parsed_;
   const Bindings& bindings_;
   const PathTree& tree_;
-  UpdatedPaths* updated_;
+  Message wrong_type_;
   std::vector<AttributeValue> values_;  // SET values by action index
-  ResolvedPath old_trail_;
-  ResolvedPath new_trail_;
+  std::size_t depth_ = 0;               // path elements down to the current position
 };
 
 }  // namespace
 
-void UpdateExpression::apply(Item& item, UpdatedPaths* updated) const {
-  Applier(*parsed_, bindings_, tree_, updated).run(item);
+void UpdateExpression::apply(Item& item) const {
+  Applier(*parsed_, bindings_, tree_, source_).run(item);
 }
 
 }  // namespace kumo::expr

@@ -100,16 +100,12 @@ TEST_F(ProjectionTest, NamesMustBeDefinedAndNotReserved) {
             "keyword: Comment");
 }
 
-TEST_F(ProjectionTest, AccessorsAndProjectHelper) {
+TEST_F(ProjectionTest, Accessors) {
   names_ = {{"#m", "m"}};
   auto p = ProjectionExpression::compile("#m.b, a, m.c, l[1]", names_);
   EXPECT_EQ(p.attribute_names(), (std::vector<std::string_view>{"m", "a", "l"}));
   ASSERT_EQ(p.paths().size(), 4u);
   EXPECT_EQ(render_path(p.paths()[3]), "[l, [1]]");
-  // project() ignores paths overlapping an earlier one (AttributesToGet, UPDATED_*).
-  std::vector<ResolvedPath> paths{
-      {PathStep::member("a")}, {PathStep::member("a")}, {PathStep::member("n")}};
-  EXPECT_EQ(expr::project(item_, paths), (Item{{"a", S("x")}, {"n", N("1")}}));
 }
 
 }  // namespace

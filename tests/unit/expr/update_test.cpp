@@ -333,6 +333,9 @@ TEST_F(UpdateTest, NestingLimit) {
 
 // --- ReturnValues UPDATED_OLD / UPDATED_NEW ---
 
+// UPDATED_OLD and UPDATED_NEW see the item before and after through the paths as written:
+// l[0] after the update is the element that moved into the removed slot, and l[9] (a SET
+// past the end, appended) shows nothing.
 TEST_F(UpdateTest, UpdatedOldAndNew) {
   const Item old_item{{"a", N("1")},
                       {"c", S("gone")},
@@ -341,32 +344,61 @@ TEST_F(UpdateTest, UpdatedOldAndNew) {
                       {"untouched", S("u")}};
   auto update = compile("SET m.b = :v, a = a + :one, l[2] = :w, l[9] = :v REMOVE c, l[0]");
   Item item = old_item;
-  UpdatedPaths paths;
-  update.apply(item, &paths);
+  update.apply(item);
   EXPECT_EQ(item, (Item{{"a", N("2")},
                         {"m", M({{"b", S("v")}, {"keep", S("k")}})},
                         {"l", L({S("q"), S("w"), S("v")})},
                         {"untouched", S("u")}}));
-  EXPECT_EQ(updated_old(old_item, paths), (Item{{"a", N("1")},
-                                                {"c", S("gone")},
-                                                {"m", M({{"b", S("old")}})},
-                                                {"l", L({S("p"), S("r")})}}));
-  EXPECT_EQ(updated_new(item, paths),
-            (Item{{"a", N("2")}, {"m", M({{"b", S("v")}})}, {"l", L({S("w"), S("v")})}}));
+  EXPECT_EQ(update.updated_attributes(old_item), (Item{{"a", N("1")},
+                                                       {"c", S("gone")},
+                                                       {"m", M({{"b", S("old")}})},
+                                                       {"l", L({S("p"), S("r")})}}));
+  EXPECT_EQ(update.updated_attributes(item),
+            (Item{{"a", N("2")}, {"m", M({{"b", S("v")}})}, {"l", L({S("q"), S("v")})}}));
 }
 
 TEST_F(UpdateTest, UpdatedValuesOfSetsAndMissingItems) {
   Item item;
-  UpdatedPaths paths;
-  compile("ADD s :ss, c :one").apply(item, &paths);
-  EXPECT_EQ(updated_old(Item{}, paths), Item{});
-  EXPECT_EQ(updated_new(item, paths), (Item{{"c", N("1")}, {"s", SS({"b", "c"})}}));
+  auto add = compile("ADD s :ss, c :one");
+  add.apply(item);
+  EXPECT_EQ(add.updated_attributes(Item{}), Item{});
+  EXPECT_EQ(add.updated_attributes(item), (Item{{"c", N("1")}, {"s", SS({"b", "c"})}}));
   const Item old_item{{"s", SS({"b"})}};
   item = old_item;
-  paths = {};
-  compile("DELETE s :ss").apply(item, &paths);
-  EXPECT_EQ(updated_old(old_item, paths), old_item);
-  EXPECT_EQ(updated_new(item, paths), Item{});
+  auto del = compile("DELETE s :ss");
+  del.apply(item);
+  EXPECT_EQ(del.updated_attributes(old_item), old_item);
+  EXPECT_EQ(del.updated_attributes(item), Item{});
+}
+
+TEST_F(UpdateTest, RemovesOnly) {
+  EXPECT_TRUE(compile("REMOVE a, m.x, l[0]").removes_only());
+  EXPECT_TRUE(compile("DELETE s :ss REMOVE a").removes_only());
+  EXPECT_FALSE(compile("REMOVE a SET b = :v").removes_only());
+  EXPECT_FALSE(compile("ADD c :one").removes_only());
+}
+
+// Legacy AttributeUpdates are no expression: no text limits, and a value of the wrong kind
+// for ADD or DELETE is a type mismatch.
+TEST_F(UpdateTest, AttributeUpdatesSource) {
+  std::string text = "SET a0 = :v";
+  for (int i = 1; i < 400; ++i) text += ", a" + std::to_string(i) + " = list_append(:l, :l)";
+  EXPECT_NE(compile_error(text).find("Expression size has exceeded"), std::string::npos);
+  Item item;
+  UpdateExpression::compile(text, names_, values_, UpdateSource::kAttributeUpdates).apply(item);
+  EXPECT_EQ(item.size(), 400u);
+  const Item stored{{"n", N("1")}, {"s", SS({"b"})}};
+  for (const char* update : {"ADD n :ss", "ADD s :one", "DELETE n :ss",
+                             "SET s = list_append(if_not_exists(s, :l), :l)"}) {
+    auto legacy =
+        UpdateExpression::compile(update, names_, values_, UpdateSource::kAttributeUpdates);
+    Item copy = stored;
+    EXPECT_EQ(error_of([&] { legacy.apply(copy); }), "Type mismatch for attribute to update")
+        << update;
+    EXPECT_EQ(apply_error(update, stored),
+              "An operand in the update expression has an incorrect data type")
+        << update;
+  }
 }
 
 TEST_F(UpdateTest, Accessors) {
