@@ -161,6 +161,11 @@ void RequestExpressions::compile(const JsonObject& request, const ExpressionMemb
       std::string t = translate_conditions(*expected, "Expected", op, true, names_, values_);
       if (!t.empty()) condition_text = std::move(t);
     }
+    // ConditionalOperator joins the conditions of Expected: there must be some.
+    if (conditional_operator && !condition_text) {
+      throw ApiError::validation(
+          "ConditionalOperator can only be used when Expected is specified and not empty");
+    }
   }
   if (members.filter) {
     if (auto text = request.string("FilterExpression")) {
