@@ -221,6 +221,20 @@ AttributeValue decode_at(const JsonValue& json, Validation& v, int depth) {
 
 }  // namespace
 
+std::string_view attribute_name_error(std::string_view name) {
+  constexpr std::size_t kMaxAttributeNameBytes = 65535;
+  if (name.empty()) return "Empty attribute name";
+  if (name.size() > kMaxAttributeNameBytes) {
+    return "Attribute name has exceeded the maximum allowed length of 65535 bytes";
+  }
+  return {};
+}
+
+void check_attribute_name(std::string_view name) {
+  const std::string_view error = attribute_name_error(name);
+  if (!error.empty()) throw ApiError::validation(fmt::format("{}{}", kInvalid, error));
+}
+
 AttributeValue decode_value(const JsonValue& json, Validation& validation) {
   return decode_at(json, validation, 0);
 }
@@ -230,6 +244,9 @@ Item decode_item(const JsonValue& json, Validation& validation) {
   Item item;
   for (auto [name, value] : JsonObject(json)) {
     if (value.IsNull()) continue;
+    if (const std::string_view error = attribute_name_error(name); !error.empty()) {
+      validation.fail(fmt::format("{}{}", kInvalid, error));
+    }
     item.insert_or_assign(std::string(name), decode_at(value, validation, 0));
   }
   return item;

@@ -35,9 +35,16 @@ class Validation {
   std::optional<std::string> first_;
 };
 
+// An attribute name is 1 to 65,535 bytes long: in an item or key, in ExpressionAttributeNames,
+// AttributesToGet and AttributeUpdates. What is wrong with `name`, worded as DynamoDB does
+// ("Empty attribute name", or a message naming the limit); empty when it is valid.
+std::string_view attribute_name_error(std::string_view name);
+// The same as a ValidationException "One or more parameter values were invalid: <error>".
+void check_attribute_name(std::string_view name);
+
 // Decodes one AttributeValue JSON object ({"S": "..."} etc.).
 AttributeValue decode_value(const JsonValue& json, Validation& validation);
-// Decodes an attribute map ({"name": {"S": ...}, ...}).
+// Decodes an attribute map ({"name": {"S": ...}, ...}), whose names must be valid.
 Item decode_item(const JsonValue& json, Validation& validation);
 
 // A JSON document being written. rapidjson's own buffer, so that its Writer reserves room

@@ -126,6 +126,10 @@ void RequestExpressions::compile(const JsonObject& request, const ExpressionMemb
       throw ApiError::validation(fmt::format(
           "ExpressionAttributeNames contains invalid key: Syntax error; key: \"{}\"", key));
     }
+    if (const std::string_view error = attribute_name_error(value); !error.empty()) {
+      throw ApiError::validation(fmt::format(
+          "ExpressionAttributeNames contains invalid value: {} for key {}", error, key));
+    }
   }
   for (const auto& [key, value] : values_) {
     if (!expr::is_valid_value_key(key)) {
@@ -206,6 +210,7 @@ void RequestExpressions::compile(const JsonObject& request, const ExpressionMemb
       std::vector<std::string> names;
       for (const auto& name : list->strings()) {
         if (!name) continue;
+        check_attribute_name(*name);
         if (std::find(names.begin(), names.end(), *name) != names.end()) {
           throw ApiError::validation(fmt::format(
               "One or more parameter values were invalid: Duplicate value in attribute name: {}",

@@ -267,6 +267,7 @@ std::string translate_attribute_updates(const JsonObject& updates, expr::Attribu
   for (auto [attribute_view, json] : updates) {
     const std::string attribute(attribute_view);
     if (json.IsNull()) continue;
+    check_attribute_name(attribute);
     if (!json.IsObject()) throw_not_object(json);
     JsonObject update(json);
     const std::string_view action = update.string("Action").value_or("PUT");

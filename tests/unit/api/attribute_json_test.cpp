@@ -166,5 +166,18 @@ TEST(AttributeJson, NestingLimit) {
             "levels beyond supported limit");
 }
 
+TEST(AttributeJson, AttributeNamesAreOneTo65535Bytes) {
+  EXPECT_EQ(attribute_name_error(""), "Empty attribute name");
+  EXPECT_EQ(attribute_name_error("a"), "");
+  EXPECT_EQ(attribute_name_error(std::string(65535, 'n')), "");
+  EXPECT_EQ(attribute_name_error(std::string(65536, 'n')),
+            "Attribute name has exceeded the maximum allowed length of 65535 bytes");
+  JsonDocument document;
+  ASSERT_TRUE(document.parse(R"({"a":{"S":"x"},"":{"S":"y"}})"));
+  Validation v;
+  decode_item(document.root(), v);
+  EXPECT_EQ(v.message(), "One or more parameter values were invalid: Empty attribute name");
+}
+
 }  // namespace
 }  // namespace kumo::api
