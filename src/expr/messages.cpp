@@ -84,8 +84,9 @@ std::string invalid(ExpressionKind kind, std::string_view detail) {
 std::string empty_expression() {
   return "The expression can not be empty;";
 }
-std::string expression_too_large() {
-  return "Expression size has exceeded the maximum allowed size";
+std::string expression_too_large(std::size_t bytes) {
+  return cat({"Expression size has exceeded the maximum allowed size; expression size: ",
+              std::to_string(bytes)});
 }
 std::string syntax_error(std::string_view token, std::string_view near) {
   return cat({"Syntax error; token: \"", token, "\", near: \"", near, "\""});

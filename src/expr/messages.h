@@ -25,7 +25,7 @@ std::string invalid(ExpressionKind kind, std::string_view detail);
 
 // --- Parse phase (prefixed) ---
 std::string empty_expression();
-std::string expression_too_large();
+std::string expression_too_large(std::size_t bytes);
 std::string syntax_error(std::string_view token, std::string_view near);
 std::string redundant_parentheses();
 std::string invalid_function(std::string_view name);

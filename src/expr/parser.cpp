@@ -540,7 +540,7 @@ std::shared_ptr<const ParsedExpression> parse_expression(ExpressionKind kind,
     throw ApiError::validation(msg::invalid(kind, msg::empty_expression()));
   }
   if (text.size() > msg::kMaxExpressionBytes) {
-    throw ApiError::validation(msg::invalid(kind, msg::expression_too_large()));
+    throw ApiError::validation(msg::invalid(kind, msg::expression_too_large(text.size())));
   }
   return Parser(kind, text).run();
 }

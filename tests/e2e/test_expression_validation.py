@@ -157,7 +157,7 @@ def test_condition_expression_size_limit(api, table):
         resp = api("PutItem", {"TableName": t, "Item": new_key(), "ConditionExpression": ok + " "})
         assert_write_validation(
             resp, "Invalid ConditionExpression: Expression size has exceeded the maximum "
-                  "allowed size")
+                  "allowed size; expression size: 4097")
 
 
 def test_in_operand_limit(api, table, rich):

@@ -266,9 +266,11 @@ TEST(Structure, ExpressionSizeLimitIs4096Bytes) {
   EXPECT_EQ(parse_error(Kind::kCondition, text), "<no error>");
   text.push_back(' ');
   EXPECT_EQ(parse_error(Kind::kCondition, text),
-            "Invalid ConditionExpression: Expression size has exceeded the maximum allowed size");
+            "Invalid ConditionExpression: Expression size has exceeded the maximum allowed size; "
+            "expression size: 4097");
   EXPECT_EQ(parse_error(Kind::kUpdate, text + "((("),
-            "Invalid UpdateExpression: Expression size has exceeded the maximum allowed size");
+            "Invalid UpdateExpression: Expression size has exceeded the maximum allowed size; "
+            "expression size: 4100");
 }
 
 TEST(Structure, OperatorLimitIs300) {

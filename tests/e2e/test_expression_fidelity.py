@@ -1,0 +1,70 @@
+"""Expression checks that depend on the text and the request's values alone, so that DynamoDB
+reports them before any item is read: operand types of ordering comparisons, attribute_type
+and size operands, functions of the other grammar, where names start, list index range, path
+depth, the expression size in its error, and list_append nesting."""
+
+import pytest
+
+from kumo_testlib import (
+    COR_PREFIX,
+    assert_error,
+    assert_validation,
+)
+
+pytest.register_assert_rewrite("expression_data")
+
+from expression_data import (
+    BOOL_T,
+    CCF,
+    CCF_MESSAGE,
+    NULL,
+    N,
+    S,
+    new_key,
+    read,
+    with_maps,
+)
+
+pytest_plugins = ["expression_fixtures"]
+
+
+def operand_type(kind, op, type_):
+    return (f"Invalid {kind}: Incorrect operand type for operator or function; operator or "
+            f"function: {op}, operand type: {type_}")
+
+
+def put(api, table, item, condition, names=None, values=None):
+    return api("PutItem", with_maps({"TableName": table, "Item": item,
+                                     "ConditionExpression": condition}, names, values))
+
+
+def update(api, table, key, expression, names=None, values=None, **extra):
+    return api("UpdateItem", with_maps(dict({"TableName": table, "Key": key,
+                                             "UpdateExpression": expression}, **extra),
+                                       names, values))
+
+
+def deep_path(levels):
+    """A document path of `levels` elements, alternating map members and list indexes."""
+    path = "a"
+    for i in range(1, levels):
+        path += ".b" if i % 2 else "[0]"
+    return path
+
+
+# --------------------------------------------------------------------------- expression size
+
+
+def test_expression_size_error_reports_the_size(api, table):
+    base = "attribute_not_exists(pk)"
+    condition = base + " " * (4097 - len(base))
+    resp = put(api, table, new_key(), condition)
+    assert_validation(resp, COR_PREFIX + "Invalid ConditionExpression: Expression size has "
+                                         "exceeded the maximum allowed size; expression size: 4097")
+    update_text = "SET a = :v" + " " * 5000
+    resp = update(api, table, new_key(), update_text, values={":v": S("x")})
+    assert_validation(resp, COR_PREFIX + "Invalid UpdateExpression: Expression size has exceeded "
+                                         "the maximum allowed size; expression size: 5010")
+    resp = api("Scan", {"TableName": table, "ProjectionExpression": "a," * 3000 + "a"})
+    assert_validation(resp, "Invalid ProjectionExpression: Expression size has exceeded the "
+                            "maximum allowed size; expression size: 6001")
