@@ -8,14 +8,16 @@
 namespace kumo::expr {
 namespace {
 
-bool is_name_start(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+// Names and function names start with a letter; placeholders may start with any name
+// character, '_' and digits included.
+bool is_letter(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
 }
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
 bool is_name_char(char c) {
-  return is_name_start(c) || is_digit(c);
+  return is_letter(c) || is_digit(c) || c == '_';
 }
 bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n';
@@ -65,7 +67,7 @@ std::vector<Token> tokenize(std::string_view text) {
       ++i;
       continue;
     }
-    if (is_name_start(c)) {
+    if (is_letter(c)) {
       while (i < text.size() && is_name_char(text[i])) ++i;
       push(classify_word(text.substr(begin, i - begin)), begin, i);
       continue;

@@ -9,7 +9,7 @@
 namespace kumo::expr {
 
 enum class TokenType : std::uint8_t {
-  kName,              // [A-Za-z_][A-Za-z0-9_]*: an attribute name, function name or clause word
+  kName,              // [A-Za-z][A-Za-z0-9_]*: an attribute name, function name or clause word
   kNamePlaceholder,   // #[A-Za-z0-9_]+
   kValuePlaceholder,  // :[A-Za-z0-9_]+
   kNumber,            // [0-9]+ (only valid as a list index)

@@ -52,6 +52,25 @@ def deep_path(levels):
     return path
 
 
+# --------------------------------------------------------------------------- names
+
+
+def test_names_start_with_a_letter(api, table):
+    key = new_key()
+    for expression, near in [("SET _123 = :v", "SET _123"), ("SET _abc = :v", "SET _abc"),
+                             ("SET a = _f(b)", "= _f")]:
+        resp = update(api, table, key, expression, values={":v": S("x")})
+        assert_validation(resp, COR_PREFIX + 'Invalid UpdateExpression: Syntax error; token: '
+                                             f'"_", near: "{near}"')
+    assert read(api, table, key) is None
+    # Placeholders may start with '_' or a digit, and name any attribute.
+    out = api.ok("UpdateItem", {
+        "TableName": table, "Key": key, "UpdateExpression": "SET #_1 = :_v, #2 = :3",
+        "ExpressionAttributeNames": {"#_1": "_123", "#2": "_abc"},
+        "ExpressionAttributeValues": {":_v": S("x"), ":3": N("3")}, "ReturnValues": "ALL_NEW"})
+    assert out["Attributes"] == dict(key, _123=S("x"), _abc=N("3"))
+
+
 # --------------------------------------------------------------------------- expression size
 
 

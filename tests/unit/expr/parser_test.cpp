@@ -146,6 +146,17 @@ TEST(SyntaxError, ProjectionGrammar) {
   EXPECT_EQ(parse_error(Kind::kProjection, ":v"), syntax("ProjectionExpression", ":v", ":v"));
 }
 
+TEST(SyntaxError, NamesAndFunctionNamesStartWithALetter) {
+  EXPECT_EQ(parse_error(Kind::kUpdate, "SET _123 = :v"),
+            syntax("UpdateExpression", "_", "SET _123"));
+  EXPECT_EQ(parse_error(Kind::kUpdate, "SET _abc = :v"),
+            syntax("UpdateExpression", "_", "SET _abc"));
+  EXPECT_EQ(parse_error(Kind::kUpdate, "SET a = _f(b)"), syntax("UpdateExpression", "_", "= _f"));
+  EXPECT_EQ(parse_error(Kind::kCondition, "a._b = :v"), syntax("ConditionExpression", "_", "._b"));
+  EXPECT_EQ(parse_error(Kind::kProjection, "_a"), syntax("ProjectionExpression", "_", "_a"));
+  EXPECT_EQ(parse_error(Kind::kUpdate, "SET #_1 = :_v, #2 = :3, a_ = :v"), "<no error>");
+}
+
 TEST(SyntaxError, ComesBeforeEveryOtherError) {
   EXPECT_EQ(parse_error(Kind::kCondition, "((name = :v)) AND foo(a) AND"),
             syntax("ConditionExpression", "<EOF>", "AND"));
@@ -184,7 +195,8 @@ TEST(Grammar, AcceptsEveryConditionForm) {
            "a = b",
            "a.b.c = :v",
            "A_1 = :v",
-           "_x = :v",
+           "x_ = :v",
+           "#_x = :v AND #1 = :w",
            "remove = :v",
            "begins_with = :v",
            "a=:v",
