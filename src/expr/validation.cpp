@@ -73,10 +73,14 @@ class OperandChecker {
     switch (n.type) {
       case NodeType::kCompare:
         check_distinct(n, comparator_text(n.comparator));
+        if (n.comparator != Comparator::kEq && n.comparator != Comparator::kNe) {
+          check_orderable(n, comparator_text(n.comparator));
+        }
         break;
       case NodeType::kBetween:
         check_distinct(n, "BETWEEN");
         check_between(n);
+        check_orderable(n, "BETWEEN");
         break;
       case NodeType::kIn:
         check_distinct(n, "IN");
@@ -97,6 +101,17 @@ class OperandChecker {
         break;
     }
     for (NodeId arg : n.args) visit(arg);
+  }
+
+  // <, <=, >, >= and BETWEEN order S, N and B values only: a constant of another type can
+  // never compare, so it is refused before any item is read.
+  void check_orderable(const Node& n, std::string_view op) {
+    for (NodeId arg : n.args) {
+      const AttributeValue* v = constant(arg);
+      if (v && v->type() != AttrType::S && v->type() != AttrType::N && v->type() != AttrType::B) {
+        type_problem(msg::operand_type(op, type_name(v->type())));
+      }
+    }
   }
 
   // Constant bounds are checked up front: same type, and lower <= upper.

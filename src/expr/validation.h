@@ -1,7 +1,8 @@
 // Checks of one expression that need its resolved placeholders, run after Bindings and in
 // DynamoDB's order: operand counts and document-path operands (found while parsing), then
-// "first operand must be distinct", then constant operand types (function arguments, BETWEEN
-// bounds, arithmetic, ADD and DELETE values).
+// "first operand must be distinct", then operand types known before any item is read
+// (constants ordered by <, <=, >, >= or BETWEEN, function arguments, size() as an argument,
+// BETWEEN bounds, arithmetic, ADD and DELETE values).
 #pragma once
 
 #include "expr/ast.h"

@@ -52,6 +52,70 @@ def deep_path(levels):
     return path
 
 
+# --------------------------------------------------------------------------- ordering comparisons
+
+UNORDERABLE = [
+    ("<", "a < :x", {"L": [S("x")]}, "L"),
+    ("<=", ":x <= a", {"M": {"k": N("1")}}, "M"),
+    (">", "a > :x", BOOL_T, "BOOL"),
+    (">=", "size(a) >= :x", NULL, "NULL"),
+    ("BETWEEN", "a BETWEEN :x AND :x", {"SS": ["a", "b"]}, "SS"),
+    ("BETWEEN", ":x BETWEEN a AND b", {"NS": ["1"]}, "NS"),
+    ("<", "a = :n OR a < :x", {"BS": ["AQ=="]}, "BS"),
+]
+
+
+@pytest.mark.parametrize("op,condition,value,type_", UNORDERABLE,
+                         ids=[f"{c[0]}-{c[3]}" for c in UNORDERABLE])
+def test_unorderable_constant_is_a_validation_error(api, table, op, condition, value, type_):
+    values = {":x": value, ":n": N("1")} if ":n" in condition else {":x": value}
+    message = operand_type("ConditionExpression", op, type_)
+    existing = new_key()
+    api.ok("PutItem", {"TableName": table, "Item": dict(existing, a=S("v"), b=S("w"))})
+    missing = new_key()
+    for key in (existing, missing):
+        resp = put(api, table, dict(key, c=S("new")), condition, values=values)
+        assert_validation(resp, COR_PREFIX + message)
+        resp = api("DeleteItem", with_maps({"TableName": table, "Key": key,
+                                            "ConditionExpression": condition}, None, values))
+        assert_validation(resp, COR_PREFIX + message)
+    assert read(api, table, existing) == dict(existing, a=S("v"), b=S("w"))
+    assert read(api, table, missing) is None
+    resp = api("Scan", {"TableName": table, "FilterExpression": condition,
+                        "ExpressionAttributeValues": values})
+    assert_validation(resp, operand_type("FilterExpression", op, type_))
+
+
+def test_unorderable_constant_in_update_and_transaction(api, table):
+    key = new_key()
+    values = {":x": {"L": []}, ":v": S("v")}
+    resp = update(api, table, key, "SET c = :v", values=values, ConditionExpression="a < :x")
+    assert_validation(resp, COR_PREFIX + operand_type("ConditionExpression", "<", "L"))
+    resp = api("TransactWriteItems", {"TransactItems": [{"ConditionCheck": {
+        "TableName": table, "Key": key, "ConditionExpression": "a >= :x",
+        "ExpressionAttributeValues": {":x": {"M": {}}}}}]})
+    assert_validation(resp, operand_type("ConditionExpression", ">=", "M"))
+    resp = api("Query", {"TableName": table, "KeyConditionExpression": "pk = :p",
+                         "FilterExpression": "a BETWEEN :x AND :x",
+                         "ExpressionAttributeValues": {":p": key["pk"], ":x": BOOL_T}})
+    assert_validation(resp, operand_type("FilterExpression", "BETWEEN", "BOOL"))
+    assert read(api, table, key) is None
+
+
+def test_only_unorderable_constants_are_refused(api, table):
+    key = new_key()
+    item = dict(key, l={"L": [N("1")]}, m={"M": {}}, t=BOOL_T)
+    api.ok("PutItem", {"TableName": table, "Item": item})
+    # Values from the item that cannot be ordered make the comparison false.
+    for condition in ("l < :n", "m >= :n", "t BETWEEN :n AND :n", "l > m"):
+        resp = put(api, table, dict(key, c=S("x")), condition,
+                   values={":n": N("1")} if ":n" in condition else None)
+        assert_error(resp, 400, CCF, CCF_MESSAGE)
+    resp = put(api, table, dict(key, c=S("x")), "l < :l", values={":l": {"L": [N("2")]}})
+    assert_validation(resp, COR_PREFIX + operand_type("ConditionExpression", "<", "L"))
+    assert read(api, table, key) == item
+
+
 # --------------------------------------------------------------------------- names
 
 

@@ -182,24 +182,53 @@ TEST_F(ConditionTest, ComparatorsAcrossEveryTypePairing) {
       const AttributeValue& x = all[i].value;
       const AttributeValue& y = all[j].value;
       values_ = {{":y", y}};
-      const Item item{{"x", x}};
+      const Item item{{"x", x}, {"y", y}};
       const bool same = i == j;
-      const bool ordered =
-          x.type() == y.type() &&
-          (x.type() == AttrType::S || x.type() == AttrType::N || x.type() == AttrType::B);
+      const bool orderable =
+          y.type() == AttrType::S || y.type() == AttrType::N || y.type() == AttrType::B;
+      const bool ordered = x.type() == y.type() && orderable;
       const int cmp = all[i].rank - all[j].rank;
       const std::string pair = std::string(type_name(x.type())) + "/" +
                                std::string(type_name(y.type())) + " " + std::to_string(i) + "," +
                                std::to_string(j);
       EXPECT_EQ(eval("x = :y", item), same) << pair;
       EXPECT_EQ(eval("x <> :y", item), !same) << pair;
+      EXPECT_EQ(eval("x IN (:y)", item), same) << pair;
+      // Values from the item that cannot be ordered just compare false.
+      EXPECT_EQ(eval("x < y", item), ordered && cmp < 0) << pair;
+      EXPECT_EQ(eval("x <= y", item), ordered && cmp <= 0) << pair;
+      EXPECT_EQ(eval("x > y", item), ordered && cmp > 0) << pair;
+      EXPECT_EQ(eval("x >= y", item), ordered && cmp >= 0) << pair;
+      EXPECT_EQ(eval("x BETWEEN y AND y", item), ordered && cmp == 0) << pair;
+      if (!orderable) continue;  // a constant that cannot be ordered: UnorderableConstants
       EXPECT_EQ(eval("x < :y", item), ordered && cmp < 0) << pair;
       EXPECT_EQ(eval("x <= :y", item), ordered && cmp <= 0) << pair;
       EXPECT_EQ(eval("x > :y", item), ordered && cmp > 0) << pair;
       EXPECT_EQ(eval("x >= :y", item), ordered && cmp >= 0) << pair;
       EXPECT_EQ(eval("x BETWEEN :y AND :y", item), ordered && cmp == 0) << pair;
-      EXPECT_EQ(eval("x IN (:y)", item), same) << pair;
     }
+  }
+}
+
+TEST_F(ConditionTest, UnorderableConstants) {
+  auto type_error = [](std::string_view kind, std::string_view op, std::string_view type) {
+    return "Invalid " + std::string(kind) +
+           ": Incorrect operand type for operator or function; operator or function: " +
+           std::string(op) + ", operand type: " + std::string(type);
+  };
+  for (const Sample& s : samples()) {
+    const AttrType t = s.value.type();
+    if (t == AttrType::S || t == AttrType::N || t == AttrType::B) continue;
+    values_ = {{":v", s.value}, {":n", N("1")}};
+    const std::string_view type = type_name(t);
+    EXPECT_EQ(error("a < :v"), type_error("ConditionExpression", "<", type));
+    EXPECT_EQ(error(":v <= a"), type_error("ConditionExpression", "<=", type));
+    EXPECT_EQ(error("size(a) > :v", Kind::kFilter), type_error("FilterExpression", ">", type));
+    EXPECT_EQ(error("a >= :v"), type_error("ConditionExpression", ">=", type));
+    EXPECT_EQ(error("a BETWEEN :v AND :v"), type_error("ConditionExpression", "BETWEEN", type));
+    EXPECT_EQ(error(":v BETWEEN a AND b"), type_error("ConditionExpression", "BETWEEN", type));
+    EXPECT_EQ(error("a = :n OR NOT a < :v"), type_error("ConditionExpression", "<", type));
+    EXPECT_EQ(error("a = :v AND a <> :v AND a IN (:v)"), "<no error>");
   }
 }
 
