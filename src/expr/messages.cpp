@@ -97,6 +97,9 @@ std::string redundant_parentheses() {
 std::string invalid_function(std::string_view name) {
   return cat({"Invalid function name; function: ", name});
 }
+std::string function_not_in_condition(std::string_view name) {
+  return cat({"The function is not allowed in a condition expression; function: ", name});
+}
 std::string misused_function(std::string_view name) {
   return cat(
       {"The function is not allowed to be used this way in an expression; function: ", name});
@@ -130,6 +133,12 @@ std::string operand_count(std::string_view function, std::size_t count) {
 }
 std::string requires_path(std::string_view function) {
   return cat({"Operator or function requires a document path; operator or function: ", function});
+}
+std::string requires_value(std::string_view function) {
+  return cat(
+      {"Operator or function requires an expression attribute value; operator or "
+       "function: ",
+       function});
 }
 std::string not_distinct(std::string_view op, std::string_view rendered_path) {
   return cat(

@@ -29,6 +29,8 @@ std::string expression_too_large(std::size_t bytes);
 std::string syntax_error(std::string_view token, std::string_view near);
 std::string redundant_parentheses();
 std::string invalid_function(std::string_view name);
+// An update function (if_not_exists, list_append) in a condition, filter or key condition.
+std::string function_not_in_condition(std::string_view name);
 std::string misused_function(std::string_view name);
 std::string reserved_keyword(std::string_view word);
 std::string clause_repeated(std::string_view clause);
@@ -39,6 +41,7 @@ std::string undefined_name(std::string_view placeholder);
 std::string undefined_value(std::string_view placeholder);
 std::string operand_count(std::string_view function, std::size_t count);
 std::string requires_path(std::string_view function);
+std::string requires_value(std::string_view function);  // [open] exact wording
 std::string not_distinct(std::string_view op, std::string_view rendered_path);
 std::string operand_type(std::string_view function, std::string_view type);
 // ADD and DELETE name their operand types in long form (STRING, NUMBER, ...).

@@ -24,11 +24,12 @@ struct FunctionInfo {
 };
 
 // Condition, filter and key-condition expressions know these functions; update expressions
-// know only their own two. A function of the other grammar is an unknown name.
+// know only their own two. A condition function in an update is an unknown name; an update
+// function in a condition is a known function that conditions do not allow.
 constexpr std::array<FunctionInfo, 6> kConditionFunctions{{
     {"attribute_exists", Function::kAttributeExists, 1, true, true, false},
     {"attribute_not_exists", Function::kAttributeNotExists, 1, true, true, false},
-    {"attribute_type", Function::kAttributeType, 2, true, true, false},
+    {"attribute_type", Function::kAttributeType, 2, false, true, false},
     {"begins_with", Function::kBeginsWith, 2, false, true, false},
     {"contains", Function::kContains, 2, false, true, false},
     {"size", Function::kSize, 1, false, false, true},
@@ -308,15 +309,30 @@ class Parser {
     return peek().type == TokenType::kName && peek(1).type == TokenType::kLeftParen;
   }
 
-  const FunctionInfo* lookup(std::string_view name) const {
-    const auto* begin =
-        kind_ == ExpressionKind::kUpdate ? kUpdateFunctions.data() : kConditionFunctions.data();
-    const std::size_t count =
-        kind_ == ExpressionKind::kUpdate ? kUpdateFunctions.size() : kConditionFunctions.size();
-    for (std::size_t i = 0; i < count; ++i) {
-      if (begin[i].name == name) return &begin[i];
+  template <std::size_t N>
+  static const FunctionInfo* find_function(const std::array<FunctionInfo, N>& table,
+                                           std::string_view name) {
+    auto it = std::ranges::find(table, name, &FunctionInfo::name);
+    return it == table.end() ? nullptr : &*it;
+  }
+
+  // The function `name` calls in this expression's grammar; notes the error when there is
+  // none.
+  const FunctionInfo* lookup(std::string_view name) {
+    if (kind_ == ExpressionKind::kUpdate) {
+      if (const FunctionInfo* info = find_function(kUpdateFunctions, name)) return info;
+    } else if (const FunctionInfo* info = find_function(kConditionFunctions, name)) {
+      return info;
+    } else if (find_function(kUpdateFunctions, name) != nullptr) {
+      note(kInvalidFunction, msg::function_not_in_condition(name));
+      return nullptr;
     }
+    note(kInvalidFunction, msg::invalid_function(name));
     return nullptr;
+  }
+
+  bool calls(NodeId id, Function function) const {
+    return info_[id] != nullptr && info_[id]->function == function;
   }
 
   void check_operand_use(NodeId call) {
@@ -355,19 +371,32 @@ class Parser {
     expect(TokenType::kRightParen);
     Node call = make(NodeType::kFunction, std::move(args));
     const FunctionInfo* info = lookup(name);
-    if (info == nullptr) {
-      note(kInvalidFunction, msg::invalid_function(name));
-    } else {
+    if (info != nullptr) {
       call.function = info->function;
-      if (call.args.size() != info->arity) {
-        defer(msg::operand_count(name, call.args.size()));
-      } else if (info->needs_path && node(call.args[0]).type != NodeType::kPath) {
-        defer(msg::requires_path(name));
-      }
+      check_call(*info, call);
     }
     NodeId id = add(std::move(call));
     info_[id] = info;
     return id;
+  }
+
+  void check_call(const FunctionInfo& info, const Node& call) {
+    if (call.args.size() != info.arity) {
+      return defer(msg::operand_count(info.name, call.args.size()));
+    }
+    if (info.needs_path && node(call.args[0]).type != NodeType::kPath) {
+      return defer(msg::requires_path(info.name));
+    }
+    // attribute_type names the type with a value: a path there has no type name to compare.
+    if (info.function == Function::kAttributeType && node(call.args[1]).type == NodeType::kPath) {
+      return defer(msg::requires_value(info.name));
+    }
+    // list_append takes if_not_exists as an operand, but not another list_append.
+    if (info.function == Function::kListAppend &&
+        std::ranges::any_of(call.args,
+                            [this](NodeId arg) { return calls(arg, Function::kListAppend); })) {
+      note(kMisusedFunction, msg::misused_function(info.name));
+    }
   }
 
   std::uint32_t parse_path() {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string>
 
 #include "expr/evaluate.h"
@@ -39,6 +40,13 @@ class OperandChecker {
   const AttributeValue* constant(NodeId id) const {
     const Node& n = node(id);
     return n.type == NodeType::kValue ? &bindings_.value(n.ref) : nullptr;
+  }
+  // The type an operand has whatever the item holds: a constant's, or N for size().
+  std::optional<AttrType> static_type(NodeId id) const {
+    const Node& n = node(id);
+    if (n.type == NodeType::kValue) return bindings_.value(n.ref).type();
+    if (n.type == NodeType::kFunction && n.function == Function::kSize) return AttrType::N;
+    return std::nullopt;
   }
   void type_problem(std::string message) {
     if (type_error_.empty()) type_error_ = std::move(message);
@@ -131,10 +139,12 @@ class OperandChecker {
     switch (n.function) {
       case Function::kAttributeType: {
         check_distinct(n, name);
+        const std::optional<AttrType> type = static_type(n.args[1]);
+        if (type && *type != AttrType::S) {
+          return type_problem(msg::operand_type(name, type_name(*type)));
+        }
         const AttributeValue* t = constant(n.args[1]);
         if (t == nullptr) return;
-        if (t->type() != AttrType::S)
-          return type_problem(msg::operand_type(name, type_name(t->type())));
         static constexpr std::array<std::string_view, 10> kTypes{"S",  "SS",   "N",    "NS", "B",
                                                                  "BS", "BOOL", "NULL", "L",  "M"};
         if (std::ranges::find(kTypes, t->as_string()) == kTypes.end()) {
@@ -155,10 +165,9 @@ class OperandChecker {
         check_distinct(n, name);
         return;
       case Function::kSize:
-        if (const AttributeValue* v = constant(n.args[0]);
-            v && (v->type() == AttrType::N || v->type() == AttrType::BOOL ||
-                  v->type() == AttrType::NUL)) {
-          type_problem(msg::operand_type(name, type_name(v->type())));
+        if (const std::optional<AttrType> type = static_type(n.args[0]);
+            type && (*type == AttrType::N || *type == AttrType::BOOL || *type == AttrType::NUL)) {
+          type_problem(msg::operand_type(name, type_name(*type)));
         }
         return;
       case Function::kListAppend:

@@ -116,6 +116,65 @@ def test_only_unorderable_constants_are_refused(api, table):
     assert read(api, table, key) == item
 
 
+# --------------------------------------------------------------------------- attribute_type, size
+
+
+def test_attribute_type_of_a_value(api, table):
+    key = new_key()
+    values = {":v": {"L": []}, ":t": S("L")}
+    resp = put(api, table, dict(key, a=S("1")), "attribute_type(:v, :t)", values=values)
+    assert resp.status == 200, resp
+    assert read(api, table, key) == dict(key, a=S("1"))
+    values[":t"] = S("M")
+    resp = put(api, table, dict(key, a=S("2")), "attribute_type(:v, :t)", values=values)
+    assert_error(resp, 400, CCF, CCF_MESSAGE)
+    assert read(api, table, key) == dict(key, a=S("1"))
+
+
+def test_attribute_type_with_a_path_for_the_type(api, table):
+    key = new_key()
+    message = ("Operator or function requires an expression attribute value; operator or "
+               "function: attribute_type")
+    resp = put(api, table, dict(key, a=S("S"), b=S("S")), "attribute_type(a, b)")
+    assert_validation(resp, COR_PREFIX + "Invalid ConditionExpression: " + message)
+    assert read(api, table, key) is None
+    # Validation never depends on data: a Query that matches no item still refuses it.
+    resp = api("Query", {"TableName": table, "KeyConditionExpression": "pk = :p",
+                         "FilterExpression": "attribute_type(a, b)",
+                         "ExpressionAttributeValues": {":p": S("no-such-partition")}})
+    assert_validation(resp, "Invalid FilterExpression: " + message)
+
+
+def test_size_of_size(api, table):
+    key = new_key()
+    message = operand_type("ConditionExpression", "size", "N")
+    for existing in (False, True):
+        if existing:
+            api.ok("PutItem", {"TableName": table, "Item": dict(key, a=S("abc"))})
+        resp = put(api, table, dict(key, c=S("x")), "size(size(a)) = :n", values={":n": N("1")})
+        assert_validation(resp, COR_PREFIX + message)
+    resp = api("Scan", {"TableName": table, "FilterExpression": "size(size(a)) > :n",
+                        "ExpressionAttributeValues": {":n": N("1")}})
+    assert_validation(resp, operand_type("FilterExpression", "size", "N"))
+    assert read(api, table, key) == dict(key, a=S("abc"))
+
+
+@pytest.mark.parametrize("function,condition", [
+    ("if_not_exists", "if_not_exists(a, :v) = :v"),
+    ("list_append", "size(list_append(a, :v)) > :n"),
+])
+def test_update_functions_are_not_allowed_in_conditions(api, table, function, condition):
+    values = {":v": {"L": [S("x")]}}
+    if ":n" in condition:
+        values[":n"] = N("0")
+    detail = f"The function is not allowed in a condition expression; function: {function}"
+    resp = put(api, table, new_key(), condition, values=values)
+    assert_validation(resp, COR_PREFIX + "Invalid ConditionExpression: " + detail)
+    resp = api("Scan", {"TableName": table, "FilterExpression": condition,
+                        "ExpressionAttributeValues": values})
+    assert_validation(resp, "Invalid FilterExpression: " + detail)
+
+
 # --------------------------------------------------------------------------- names
 
 
@@ -151,3 +210,25 @@ def test_expression_size_error_reports_the_size(api, table):
     resp = api("Scan", {"TableName": table, "ProjectionExpression": "a," * 3000 + "a"})
     assert_validation(resp, "Invalid ProjectionExpression: Expression size has exceeded the "
                             "maximum allowed size; expression size: 6001")
+
+
+# --------------------------------------------------------------------------- list_append nesting
+
+
+def test_list_append_inside_list_append(api, table):
+    key = new_key()
+    for expression in ("SET l = list_append(list_append(l, :a), :b)",
+                       "SET l = list_append(:a, list_append(:b, l))"):
+        resp = update(api, table, key, expression, values={":a": {"L": [N("1")]},
+                                                           ":b": {"L": [N("2")]}})
+        assert_validation(resp, COR_PREFIX + "Invalid UpdateExpression: The function is not "
+                                             "allowed to be used this way in an expression; "
+                                             "function: list_append")
+    assert read(api, table, key) is None
+    # if_not_exists inside list_append stays valid.
+    for _ in range(2):
+        api.ok("UpdateItem", {"TableName": table, "Key": key,
+                              "UpdateExpression": "SET l = list_append(if_not_exists(l, :e), :a)",
+                              "ExpressionAttributeValues": {":e": {"L": []},
+                                                            ":a": {"L": [N("1")]}}})
+    assert read(api, table, key) == dict(key, l={"L": [N("1"), N("1")]})

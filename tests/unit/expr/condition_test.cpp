@@ -69,9 +69,31 @@ TEST_F(ConditionTest, FunctionsNeedingADocumentPath) {
   EXPECT_EQ(error("attribute_not_exists(size(a))"),
             "Invalid ConditionExpression: Operator or function requires a document path; "
             "operator or function: attribute_not_exists");
-  EXPECT_EQ(error("attribute_type(:v, :v)"),
-            "Invalid ConditionExpression: Operator or function requires a document path; "
-            "operator or function: attribute_type");
+}
+
+TEST_F(ConditionTest, AttributeTypeNamesTheTypeWithAValue) {
+  values_ = {{":v", L({})}, {":t", S("L")}, {":s", S("S")}};
+  EXPECT_TRUE(eval("attribute_type(:v, :t)", {}));
+  EXPECT_FALSE(eval("attribute_type(:v, :s)", {}));
+  EXPECT_EQ(error("attribute_type(a, b)"),
+            "Invalid ConditionExpression: Operator or function requires an expression attribute "
+            "value; operator or function: attribute_type");
+  EXPECT_EQ(error("attribute_type(a, b.c[1])", Kind::kFilter),
+            "Invalid FilterExpression: Operator or function requires an expression attribute "
+            "value; operator or function: attribute_type");
+  EXPECT_EQ(error("attribute_type(a, size(b))"),
+            "Invalid ConditionExpression: Incorrect operand type for operator or function; "
+            "operator or function: attribute_type, operand type: N");
+}
+
+TEST_F(ConditionTest, SizeOfSizeIsSizeOfANumber) {
+  values_ = {{":n", N("1")}};
+  EXPECT_EQ(error("size(size(a)) = :n"),
+            "Invalid ConditionExpression: Incorrect operand type for operator or function; "
+            "operator or function: size, operand type: N");
+  EXPECT_EQ(error("size(a) = :n AND size(size(b)) > :n", Kind::kFilter),
+            "Invalid FilterExpression: Incorrect operand type for operator or function; "
+            "operator or function: size, operand type: N");
 }
 
 TEST_F(ConditionTest, FirstOperandMustBeDistinct) {

@@ -350,9 +350,15 @@ TEST(Structure, FunctionNamesAreCaseSensitive) {
 
 TEST(Structure, EachGrammarKnowsOnlyItsFunctions) {
   EXPECT_EQ(parse_error(Kind::kCondition, "if_not_exists(a, :v) = :v"),
-            "Invalid ConditionExpression: Invalid function name; function: if_not_exists");
+            "Invalid ConditionExpression: The function is not allowed in a condition "
+            "expression; function: if_not_exists");
   EXPECT_EQ(parse_error(Kind::kFilter, "list_append(a, :v) = :v"),
-            "Invalid FilterExpression: Invalid function name; function: list_append");
+            "Invalid FilterExpression: The function is not allowed in a condition expression; "
+            "function: list_append");
+  // Known functions of the other grammar rank with unknown ones.
+  EXPECT_EQ(parse_error(Kind::kCondition, "size(a) AND if_not_exists(a, :v) = :v"),
+            "Invalid ConditionExpression: The function is not allowed in a condition "
+            "expression; function: if_not_exists");
   EXPECT_EQ(parse_error(Kind::kUpdate, "SET a = size(b)"),
             "Invalid UpdateExpression: Invalid function name; function: size");
   EXPECT_EQ(parse_error(Kind::kUpdate, "SET a = attribute_exists(b)"),
@@ -372,6 +378,18 @@ TEST(Structure, MisusedFunctions) {
   EXPECT_EQ(parse_error(Kind::kCondition, "contains(a, attribute_type(b, :t))"),
             misused("attribute_type"));
   EXPECT_EQ(parse_error(Kind::kCondition, "a IN (contains(a, :v))"), misused("contains"));
+}
+
+TEST(Structure, ListAppendInsideListAppend) {
+  const std::string message =
+      "Invalid UpdateExpression: The function is not allowed to be used this way in an "
+      "expression; function: list_append";
+  EXPECT_EQ(parse_error(Kind::kUpdate, "SET a = list_append(list_append(a, :l), :m)"), message);
+  EXPECT_EQ(parse_error(Kind::kUpdate, "SET a = list_append(:l, list_append(a, :m))"), message);
+  EXPECT_EQ(parse_error(Kind::kUpdate, "SET a = list_append(if_not_exists(a, :e), :l)"),
+            "<no error>");
+  EXPECT_EQ(parse_error(Kind::kUpdate, "SET a = if_not_exists(a, :e), b = list_append(b, :l)"),
+            "<no error>");
 }
 
 TEST(Structure, ReservedWordsAsPlainNames) {
