@@ -100,6 +100,13 @@ std::string invalid_function(std::string_view name) {
 std::string function_not_in_condition(std::string_view name) {
   return cat({"The function is not allowed in a condition expression; function: ", name});
 }
+std::string list_index_out_of_range(std::string_view digits) {
+  return cat({"List index is not within the allowable range; index: [", digits, "]"});
+}
+std::string path_too_deep(std::size_t elements) {
+  return cat({"The document path has too many nesting levels; nesting levels: ",
+              std::to_string(elements)});
+}
 std::string misused_function(std::string_view name) {
   return cat(
       {"The function is not allowed to be used this way in an expression; function: ", name});

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,9 @@ namespace kumo::expr::msg {
 constexpr std::size_t kMaxExpressionBytes = 4096;
 constexpr std::size_t kMaxOperators = 300;
 constexpr std::size_t kMaxInOperands = 100;
+// A document path has at most 32 elements, and a list index is at most 2^31 - 1.
+constexpr std::size_t kMaxPathElements = 32;
+constexpr std::uint32_t kMaxListIndex = 2147483647;
 
 // [open] Whether size() of a string counts UTF-8 bytes (true) or code points (false).
 constexpr bool kStringSizeInBytes = true;
@@ -31,6 +35,8 @@ std::string redundant_parentheses();
 std::string invalid_function(std::string_view name);
 // An update function (if_not_exists, list_append) in a condition, filter or key condition.
 std::string function_not_in_condition(std::string_view name);
+std::string list_index_out_of_range(std::string_view digits);
+std::string path_too_deep(std::size_t elements);
 std::string misused_function(std::string_view name);
 std::string reserved_keyword(std::string_view word);
 std::string clause_repeated(std::string_view clause);

@@ -41,6 +41,7 @@ constexpr std::array<FunctionInfo, 2> kUpdateFunctions{{
 
 // Errors found while parsing but reported only once the whole text parsed, in this order.
 enum Category : std::size_t {
+  kPathLimits,
   kClauseRepeated,
   kRedundantParens,
   kInvalidFunction,
@@ -407,19 +408,32 @@ class Parser {
         path.elements.push_back(parse_path_name());
       } else if (accept(TokenType::kLeftBracket)) {
         const Token& t = peek();
-        std::uint32_t index = 0;
-        const std::string_view digits = slice(t);
-        auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
-        if (t.type != TokenType::kNumber || ec != std::errc{} || end != digits.end()) fail();
+        if (t.type != TokenType::kNumber) fail();
         ++pos_;
         expect(TokenType::kRightBracket);
-        path.elements.push_back({.kind = PathElement::Kind::kIndex, .number = index, .text = {}});
+        path.elements.push_back(
+            {.kind = PathElement::Kind::kIndex, .number = list_index(slice(t)), .text = {}});
       } else {
         break;
       }
     }
+    if (path.elements.size() > msg::kMaxPathElements) {
+      note(kPathLimits, msg::path_too_deep(path.elements.size()));
+    }
     out_->paths.push_back(std::move(path));
     return static_cast<std::uint32_t>(out_->paths.size() - 1);
+  }
+
+  // The list index `digits` (a number token) stands for; past 2^31 - 1 it is an error.
+  std::uint32_t list_index(std::string_view digits) {
+    std::uint64_t index = 0;
+    const std::from_chars_result parsed =
+        std::from_chars(digits.data(), digits.data() + digits.size(), index);
+    if (parsed.ec != std::errc{} || index > msg::kMaxListIndex) {
+      note(kPathLimits, msg::list_index_out_of_range(digits));
+      return 0;
+    }
+    return static_cast<std::uint32_t>(index);
   }
 
   PathElement parse_path_name() {

@@ -1,9 +1,10 @@
 // The parser of all five expression kinds. It reports the errors that depend on the text
 // alone, in DynamoDB's order: empty expression, size, syntax error, operator count, then
-// (first occurrence of each, in this order) a repeated update clause, redundant parentheses,
-// an unknown function, a misused function, a reserved word and, for KeyConditionExpression,
-// a structure DynamoDB does not accept as a key condition. Errors that need the placeholder
-// maps come later (binding.h, validation.h).
+// (first occurrence of each, in this order) a document path too deep or a list index out of
+// range, a repeated update clause, redundant parentheses, an unknown function (or an update
+// function in a condition), a misused function, a reserved word and, for
+// KeyConditionExpression, a structure DynamoDB does not accept as a key condition. Errors
+// that need the placeholder maps come later (binding.h, validation.h).
 #pragma once
 
 #include <cstdint>

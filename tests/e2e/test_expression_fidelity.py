@@ -194,6 +194,49 @@ def test_names_start_with_a_letter(api, table):
     assert out["Attributes"] == dict(key, _123=S("x"), _abc=N("3"))
 
 
+# --------------------------------------------------------------------------- document paths
+
+
+def test_list_index_out_of_range(api, table):
+    key = new_key()
+    api.ok("PutItem", {"TableName": table, "Item": dict(key, a={"L": [S("x")]})})
+    resp = api("GetItem", {"TableName": table, "Key": key,
+                           "ProjectionExpression": "a[99999999999999]"})
+    assert_validation(resp, "Invalid ProjectionExpression: List index is not within the "
+                            "allowable range; index: [99999999999999]")
+    resp = update(api, table, key, "SET a[2147483648] = :v", values={":v": S("y")})
+    assert_validation(resp, COR_PREFIX + "Invalid UpdateExpression: List index is not within the "
+                                         "allowable range; index: [2147483648]")
+    out = api.ok("GetItem", {"TableName": table, "Key": key,
+                             "ProjectionExpression": "a[2147483647], pk"})
+    assert out["Item"] == key
+
+
+def test_document_path_depth_in_every_expression_kind(api, table):
+    key = new_key()
+    path32, path33 = deep_path(32), deep_path(33)
+    out = api.ok("GetItem", {"TableName": table, "Key": key, "ProjectionExpression": path32})
+    assert "Item" not in out
+
+    def too_deep(kind, levels=33):
+        return (f"Invalid {kind}: The document path has too many nesting levels; nesting "
+                f"levels: {levels}")
+
+    resp = put(api, table, key, f"attribute_not_exists({path33})")
+    assert_validation(resp, COR_PREFIX + too_deep("ConditionExpression"))
+    resp = update(api, table, key, f"REMOVE {path33}")
+    assert_validation(resp, COR_PREFIX + too_deep("UpdateExpression"))
+    resp = api("Scan", {"TableName": table, "FilterExpression": f"{path33}.c = :v",
+                        "ExpressionAttributeValues": {":v": S("x")}})
+    assert_validation(resp, too_deep("FilterExpression", 34))
+    resp = api("Query", {"TableName": table, "KeyConditionExpression": f"pk = :p AND {path33} = :v",
+                         "ExpressionAttributeValues": {":p": key["pk"], ":v": S("x")}})
+    assert_validation(resp, too_deep("KeyConditionExpression"))
+    resp = api("GetItem", {"TableName": table, "Key": key, "ProjectionExpression": path33})
+    assert_validation(resp, too_deep("ProjectionExpression"))
+    assert read(api, table, key) is None
+
+
 # --------------------------------------------------------------------------- expression size
 
 

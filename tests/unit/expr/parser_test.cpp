@@ -392,6 +392,41 @@ TEST(Structure, ListAppendInsideListAppend) {
             "<no error>");
 }
 
+TEST(Structure, DocumentPathLimits) {
+  std::string deep = "a";
+  for (int i = 1; i < 32; ++i) deep += i % 2 ? ".b" : "[0]";
+  EXPECT_EQ(parse_error(Kind::kProjection, deep), "<no error>");  // 32 elements
+  EXPECT_EQ(parse_error(Kind::kCondition, deep + ".c = :v"),
+            "Invalid ConditionExpression: The document path has too many nesting levels; "
+            "nesting levels: 33");
+  EXPECT_EQ(parse_error(Kind::kFilter, "attribute_exists(" + deep + ".c.d)"),
+            "Invalid FilterExpression: The document path has too many nesting levels; "
+            "nesting levels: 34");
+  EXPECT_EQ(parse_error(Kind::kKeyCondition, "pk = :v AND " + deep + ".c = :w"),
+            "Invalid KeyConditionExpression: The document path has too many nesting levels; "
+            "nesting levels: 33");
+  EXPECT_EQ(parse_error(Kind::kProjection, "x, " + deep + "[1]"),
+            "Invalid ProjectionExpression: The document path has too many nesting levels; "
+            "nesting levels: 33");
+  EXPECT_EQ(parse_error(Kind::kUpdate, "REMOVE " + deep + ".c"),
+            "Invalid UpdateExpression: The document path has too many nesting levels; "
+            "nesting levels: 33");
+
+  EXPECT_EQ(parse_error(Kind::kProjection, "a[2147483647], a[0002147483646]"), "<no error>");
+  EXPECT_EQ(parse_error(Kind::kProjection, "a[99999999999999]"),
+            "Invalid ProjectionExpression: List index is not within the allowable range; index: "
+            "[99999999999999]");
+  EXPECT_EQ(parse_error(Kind::kUpdate, "SET a[2147483648] = :v"),
+            "Invalid UpdateExpression: List index is not within the allowable range; index: "
+            "[2147483648]");
+  EXPECT_EQ(parse_error(Kind::kCondition, "a[123456789012345678901234567890] = :v"),
+            "Invalid ConditionExpression: List index is not within the allowable range; index: "
+            "[123456789012345678901234567890]");
+  // A syntax error still comes first.
+  EXPECT_EQ(parse_error(Kind::kProjection, "a[99999999999999] b"),
+            syntax("ProjectionExpression", "b", "] b"));
+}
+
 TEST(Structure, ReservedWordsAsPlainNames) {
   EXPECT_EQ(parse_error(Kind::kCondition, "name = :v"),
             "Invalid ConditionExpression: Attribute name is a reserved keyword; reserved "
