@@ -120,7 +120,7 @@ def test_projection_size_limit(api, table, rich):
     assert resp.status == 200 and resp.json == {"Item": {"s": S("hello world")}}
     assert_validation(project(api, table, {"pk": rich["pk"]}, ok + " "),
                       "Invalid ProjectionExpression: Expression size has exceeded the maximum "
-                      "allowed size")
+                      "allowed size; expression size: 4097")
 
 
 def test_get_unused_names_bare(api, table):

@@ -812,7 +812,7 @@ def test_update_expression_size_limit(api, table):
     for t in (table, unique_name("nope")):
         resp = update(api, t, key, ok + " ", values={":v": N("2")})
         assert_write_validation(resp, "Invalid UpdateExpression: Expression size has exceeded "
-                                      "the maximum allowed size")
+                                      "the maximum allowed size; expression size: 4097")
     assert read(api, table, key) == dict(key, a=N("1"))
 
 
