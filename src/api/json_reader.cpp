@@ -1,5 +1,6 @@
 #include "api/json_reader.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstring>
@@ -292,12 +293,15 @@ void CoralErrors::throw_if_any() const {
   throw ApiError::coral_validation(std::move(message));
 }
 
+// A length counts characters (code points), not UTF-8 bytes: 128 "א" are 128 characters.
 void CoralErrors::check_length(std::string_view value, std::string_view path, std::size_t min,
                                std::size_t max) {
-  if (value.size() < min) {
+  const auto length = static_cast<std::size_t>(std::ranges::count_if(
+      value, [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  if (length < min) {
     add(value, path, fmt::format("Member must have length greater than or equal to {}", min));
   }
-  if (value.size() > max) {
+  if (length > max) {
     add(value, path, fmt::format("Member must have length less than or equal to {}", max));
   }
 }

@@ -149,6 +149,7 @@ class CoralErrors {
   // Table or index name: 3–255 characters of [a-zA-Z0-9_.-].
   void check_table_name(std::optional<std::string_view> name, std::string_view path,
                         bool required = true);
+  // Length in characters (code points) between min and max.
   void check_length(std::string_view value, std::string_view path, std::size_t min,
                     std::size_t max);
   void check_enum(std::optional<std::string_view> value, std::string_view path,

@@ -115,5 +115,19 @@ TEST(JsonObject, TypeErrorsUseJacksonsWords) {
   EXPECT_FALSE(request.string("absent").has_value());
 }
 
+TEST(CoralErrors, LengthsCountCharactersNotBytes) {
+  std::string aleph;
+  for (int i = 0; i < 128; ++i) aleph += "\u05d0";  // two UTF-8 bytes each
+  CoralErrors fits;
+  fits.check_length(aleph, "tags.1.member.key", 1, 128);
+  EXPECT_TRUE(fits.empty());
+  CoralErrors over;
+  over.check_length(aleph + "\u05d0", "tags.1.member.key", 1, 128);
+  EXPECT_FALSE(over.empty());
+  CoralErrors under;
+  under.check_length("\U0001F600", "shardId", 2, 65);  // one character of four bytes
+  EXPECT_FALSE(under.empty());
+}
+
 }  // namespace
 }  // namespace kumo::api

@@ -1,0 +1,77 @@
+"""Tables, tags, backups and streams answering as DynamoDB does in the corners: the shape of
+DeleteTable's description, UpdateTable requests that ask for nothing or redefine an
+attribute, DescribeContinuousBackups, tag lengths counted in characters, and the Streams
+API's validation of iterator types, stream ARNs, shard ids and shard filters."""
+
+import pytest
+
+from kumo_testlib import (
+    COR_PREFIX,
+    NS_DYNAMODB,
+    S,
+    assert_error,
+    assert_validation,
+    create_table_args,
+    table_arn,
+    unique_name,
+    wait_table_active,
+)
+from stream_helpers import (  # noqa: F401
+    describe_stream,
+    get_records,
+    seqs,
+    shard_of,
+    stream_table,
+    streams,
+    write_n,
+)
+
+INVALID = "One or more parameter values were invalid: "
+NOTHING_TO_DO = ("At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
+                 "GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, "
+                 "MultiAccountReplicaReady, ReplicaTransitRoleArn, MultiRegionConsistency, "
+                 "DeletionProtectionEnabled, OnDemandThroughput, WarmThroughput or TableClass "
+                 "is required")
+REDEFINED = (INVALID + "Attributes cannot be redefined. Please check that your attribute has "
+                       "the same type as previously defined")
+TABLE_NOT_FOUND = NS_DYNAMODB + "TableNotFoundException"
+SHARD = "shardId-00000000000000000000-00000000"
+
+
+def coral(path, value, constraint):
+    shown = "null" if value is None else f"'{value}'"
+    return COR_PREFIX + f"Value {shown} at '{path}' failed to satisfy constraint: {constraint}"
+
+
+# --------------------------------------------------------------------------- tags
+
+
+ALEPH = "\u05d0"  # two bytes in UTF-8
+
+
+def test_tag_lengths_count_characters_not_bytes(api, ddb, make_table):
+    key, value = ALEPH * 128, ALEPH * 256
+    name = make_table(Tags=[{"Key": key, "Value": value}])
+    arn = table_arn(name)
+    assert api.ok("ListTagsOfResource", {"ResourceArn": arn})["Tags"] == [
+        {"Key": key, "Value": value}]
+    other = "b" + ALEPH * 127
+    api.ok("TagResource", {"ResourceArn": arn, "Tags": [{"Key": other, "Value": value}]})
+    assert len(ddb.list_tags_of_resource(ResourceArn=arn)["Tags"]) == 2
+    api.ok("UntagResource", {"ResourceArn": arn, "TagKeys": [key, other]})
+    assert api.ok("ListTagsOfResource", {"ResourceArn": arn})["Tags"] == []
+
+
+@pytest.mark.parametrize("tag,path,limit", [
+    ({"Key": ALEPH * 129, "Value": "v"}, "tags.1.member.key", 128),
+    ({"Key": "k", "Value": ALEPH * 257}, "tags.1.member.value", 256),
+])
+def test_tag_lengths_over_the_limit_in_characters(api, make_table, tag, path, limit):
+    name = make_table()
+    resp = api("TagResource", {"ResourceArn": table_arn(name), "Tags": [tag]})
+    value = tag["Key"] if path.endswith("key") else tag["Value"]
+    assert_validation(resp, coral(path, value,
+                                  f"Member must have length less than or equal to {limit}"))
+    resp = api("CreateTable", create_table_args(unique_name(), Tags=[tag]))
+    assert_validation(resp, coral(path, value,
+                                  f"Member must have length less than or equal to {limit}"))
