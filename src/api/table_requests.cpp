@@ -14,10 +14,7 @@ constexpr std::int64_t kMaxCapacityValue = 1'000'000'000'000;
 // The default quota of provisioned capacity per table.
 constexpr std::int64_t kTableMaxCapacity = 40'000;
 
-void write_description(JsonWriter& w, const Context& ctx, const TableDefinition& t,
-                       std::string_view status) {
-  const std::string arn = table_arn(ctx, t.name);
-  w.StartObject();
+void write_attribute_definitions(JsonWriter& w, const TableDefinition& t) {
   write_key(w, "AttributeDefinitions");
   w.StartArray();
   for (const auto& d : t.attribute_definitions) {
@@ -29,14 +26,28 @@ void write_description(JsonWriter& w, const Context& ctx, const TableDefinition&
     w.EndObject();
   }
   w.EndArray();
+}
+
+// The description of a table being deleted leaves out its schema: no
+// AttributeDefinitions, KeySchema, CreationDateTime or index lists.
+void write_description(JsonWriter& w, const Context& ctx, const TableDefinition& t,
+                       std::string_view status) {
+  const bool schema = status != kDeleting;
+  const std::string arn = table_arn(ctx, t.name);
+  w.StartObject();
+  if (schema) write_attribute_definitions(w, t);
   write_key(w, "TableName");
   write_string(w, t.name);
-  write_key(w, "KeySchema");
-  write_key_schema(w, t.key.elements());
+  if (schema) {
+    write_key(w, "KeySchema");
+    write_key_schema(w, t.key.elements());
+  }
   write_key(w, "TableStatus");
   write_string(w, status);
-  write_key(w, "CreationDateTime");
-  w.Double(t.creation_date_time);
+  if (schema) {
+    write_key(w, "CreationDateTime");
+    w.Double(t.creation_date_time);
+  }
   write_key(w, "ProvisionedThroughput");
   write_provisioned_throughput(w, t.throughput);
   write_key(w, "TableSizeBytes");
@@ -45,7 +56,7 @@ void write_description(JsonWriter& w, const Context& ctx, const TableDefinition&
   w.Int64(ctx.engine.item_count(t));
   write_key(w, "TableArn");
   write_string(w, arn);
-  write_index_descriptions(w, ctx, t);
+  if (schema) write_index_descriptions(w, ctx, t);
   write_key(w, "TableId");
   write_string(w, t.table_id);
   if (t.billing_mode_given || t.billing_mode == BillingMode::PAY_PER_REQUEST) {

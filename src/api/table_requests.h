@@ -40,6 +40,9 @@ std::optional<StreamRequest> read_stream(const JsonObject& request, CoralErrors&
 // TableClass is STANDARD or STANDARD_INFREQUENT_ACCESS.
 void check_table_class(std::optional<std::string_view> table_class);
 
+// The status of a table DeleteTable answers for.
+inline constexpr std::string_view kDeleting = "DELETING";
+
 // {"<member>": TableDescription} of the table, in status `status`.
 std::string table_description_response(const Context& ctx, const TableDefinition& t,
                                        std::string_view member, std::string_view status);

@@ -30,7 +30,7 @@ std::string delete_table(const Context& ctx, const JsonObject& request) {
         "deletion protection first.");
   }
   // Describe before the data goes, as DynamoDB's DELETING description still counts it.
-  std::string body = table_description_response(ctx, *table, "TableDescription", "DELETING");
+  std::string body = table_description_response(ctx, *table, "TableDescription", kDeleting);
   ctx.engine.delete_table(table->name);
   return body;
 }

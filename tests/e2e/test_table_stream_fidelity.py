@@ -43,6 +43,49 @@ def coral(path, value, constraint):
     return COR_PREFIX + f"Value {shown} at '{path}' failed to satisfy constraint: {constraint}"
 
 
+# --------------------------------------------------------------------------- DeleteTable
+
+
+SCHEMA_MEMBERS = {"CreationDateTime", "KeySchema", "AttributeDefinitions",
+                  "LocalSecondaryIndexes", "GlobalSecondaryIndexes"}
+
+
+def test_delete_table_description_leaves_out_the_schema(api, make_table):
+    name = make_table(
+        range_key=("sk", "S"),
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                              {"AttributeName": "sk", "AttributeType": "S"},
+                              {"AttributeName": "g", "AttributeType": "S"},
+                              {"AttributeName": "l", "AttributeType": "S"}],
+        GlobalSecondaryIndexes=[{"IndexName": "gsi", "Projection": {"ProjectionType": "ALL"},
+                                 "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}]}],
+        LocalSecondaryIndexes=[{"IndexName": "lsi", "Projection": {"ProjectionType": "ALL"},
+                                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                                              {"AttributeName": "l", "KeyType": "RANGE"}]}])
+    before = api.ok("DescribeTable", {"TableName": name})["Table"]
+    api.ok("PutItem", {"TableName": name, "Item": {"pk": S("a"), "sk": S("b")}})
+    desc = api.ok("DeleteTable", {"TableName": name})["TableDescription"]
+    assert desc["TableName"] == name
+    assert desc["TableStatus"] == "DELETING"
+    assert desc["TableId"] == before["TableId"]
+    assert desc["TableArn"] == table_arn(name)
+    assert desc["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    assert desc["ProvisionedThroughput"] == {"NumberOfDecreasesToday": 0,
+                                             "ReadCapacityUnits": 0, "WriteCapacityUnits": 0}
+    assert isinstance(desc["ItemCount"], int) and isinstance(desc["TableSizeBytes"], int)
+    assert not SCHEMA_MEMBERS & set(desc), desc
+
+
+def test_delete_table_description_of_a_provisioned_table(api, make_table):
+    name = make_table(BillingMode="PROVISIONED",
+                      ProvisionedThroughput={"ReadCapacityUnits": 3, "WriteCapacityUnits": 4})
+    desc = api.ok("DeleteTable", {"TableName": name})["TableDescription"]
+    assert desc["TableStatus"] == "DELETING"
+    assert desc["ProvisionedThroughput"] == {"NumberOfDecreasesToday": 0,
+                                             "ReadCapacityUnits": 3, "WriteCapacityUnits": 4}
+    assert not SCHEMA_MEMBERS & set(desc), desc
+
+
 # --------------------------------------------------------------------------- tags
 
 
