@@ -17,12 +17,6 @@
 namespace kumo::api {
 namespace {
 
-// An AttributeDefinitions or KeySchema element as the request wrote it.
-struct RawAttribute {
-  std::optional<std::string_view> name;
-  std::optional<std::string_view> type;  // AttributeType, or KeyType
-};
-
 struct CreateTableRequest {
   std::optional<std::string_view> table_name;
   std::vector<RawAttribute> definitions;
@@ -60,30 +54,6 @@ void read_unused_members(const JsonObject& request, const std::optional<JsonObje
     sse->string("SSEType");
     sse->string("KMSMasterKeyId");
   }
-}
-
-// Reads an AttributeDefinitions or KeySchema list, adding each element's model-constraint
-// violations under `path` ("attributeDefinitions" or "keySchema").
-std::vector<RawAttribute> read_attributes(const JsonArray& list, std::string_view path,
-                                          std::string_view type_member,
-                                          std::initializer_list<std::string_view> types,
-                                          CoralErrors& coral) {
-  std::vector<RawAttribute> out;
-  std::size_t i = 0;
-  for (const auto& element : list.objects()) {
-    ++i;
-    RawAttribute a;
-    if (element) a = {element->string("AttributeName"), element->string(type_member)};
-    const std::string member = fmt::format("{}.{}.member", path, i);
-    coral.require(a.name.has_value(), member + ".attributeName");
-    if (a.name) coral.check_length(*a.name, member + ".attributeName", 1, 255);
-    const std::string type_path = member + "." + static_cast<char>(std::tolower(type_member[0])) +
-                                  std::string(type_member.substr(1));
-    coral.require(a.type.has_value(), type_path);
-    coral.check_enum(a.type, type_path, types);
-    out.push_back(a);
-  }
-  return out;
 }
 
 // JSON types while reading, then every model constraint of the request, reported together.
@@ -182,9 +152,7 @@ void build_key(const CreateTableRequest& r, TableDefinition& def) {
         "Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
   }
   for (const auto& d : r.definitions) {
-    def.attribute_definitions.push_back(
-        {std::string(*d.name),
-         *d.type == "N" ? ScalarType::N : (*d.type == "B" ? ScalarType::B : ScalarType::S)});
+    def.attribute_definitions.push_back({std::string(*d.name), scalar_type_of(*d.type)});
   }
   auto definition_of = [&](std::string_view name) {
     for (const auto& d : def.attribute_definitions) {

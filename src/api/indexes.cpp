@@ -34,6 +34,21 @@ const AttributeDefinition* definition(const std::vector<AttributeDefinition>& de
   return nullptr;
 }
 
+// The definition of an attribute that the table's key or one of its indexes' keys uses,
+// or null.
+const AttributeDefinition* key_definition(const TableDefinition& table, std::string_view name) {
+  if (table.key.hash.name == name) return &table.key.hash;
+  if (table.key.range && table.key.range->name == name) return &*table.key.range;
+  for (const auto* indexes : {&table.local_indexes, &table.global_indexes}) {
+    for (const auto& index : *indexes) {
+      for (const auto* components : {&index.hash, &index.range}) {
+        if (const AttributeDefinition* d = definition(*components, name)) return d;
+      }
+    }
+  }
+  return nullptr;
+}
+
 void check_projection(const IndexRequest& index) {
   if (!index.projection_type) invalid("Unknown ProjectionType: null");
   const std::string_view type = *index.projection_type;
@@ -357,22 +372,8 @@ IndexDefinition build_global_index(const IndexRequest& request,
   return to_definition(request, true, definitions, table);
 }
 
-GlobalIndexUpdates read_global_index_updates(const JsonObject& request, const JsonArray& updates,
-                                             CoralErrors& coral) {
+GlobalIndexUpdates read_global_index_updates(const JsonArray& updates, CoralErrors& coral) {
   GlobalIndexUpdates out;
-  if (auto defs = request.array("AttributeDefinitions")) {
-    for (const auto& d : defs->objects()) {
-      if (!d) continue;
-      auto name = d->string("AttributeName");
-      auto type = d->string("AttributeType");
-      coral.check_enum(type, "attributeDefinitions.member.attributeType", {"B", "N", "S"});
-      if (name && type) {
-        out.definitions.push_back(
-            {std::string(*name),
-             *type == "N" ? ScalarType::N : (*type == "B" ? ScalarType::B : ScalarType::S)});
-      }
-    }
-  }
   struct Action {
     std::string kind, name;
   };
@@ -444,6 +445,15 @@ GlobalIndexUpdates read_global_index_updates(const JsonObject& request, const Js
 std::uint32_t apply_global_index_updates(const GlobalIndexUpdates& updates, TableDefinition& table,
                                          std::uint32_t* dropped) {
   *dropped = 0;
+  // An attribute keeps its type while a key of the table or of an index uses it.
+  for (const auto& d : updates.definitions) {
+    const AttributeDefinition* existing = key_definition(table, d.name);
+    if (existing && existing->type != d.type) {
+      invalid(
+          "Attributes cannot be redefined. Please check that your attribute has the same type "
+          "as previously defined.");
+    }
+  }
   const bool pay_per_request = table.billing_mode == BillingMode::PAY_PER_REQUEST;
   for (const auto& update : updates.throughput) {
     const std::string& name = update.first;
@@ -494,6 +504,9 @@ std::uint32_t apply_global_index_updates(const GlobalIndexUpdates& updates, Tabl
     *dropped = it->id;
     table.global_indexes.erase(it);
   }
+  // The table's definitions are the attributes its keys use: a deleted index's own go.
+  std::erase_if(table.attribute_definitions,
+                [&](const AttributeDefinition& d) { return !key_definition(table, d.name); });
   if (!updates.create) return 0;
   const IndexRequest& request = *updates.create;
   if (table.find_index(*request.name)) {

@@ -53,9 +53,9 @@ struct GlobalIndexUpdates {
   std::vector<AttributeDefinition> definitions;  // the request's AttributeDefinitions
 };
 // Reads and checks the list's shape (one action per element, one action per index, at most
-// one Create or Delete). Throws ValidationException / LimitExceededException.
-GlobalIndexUpdates read_global_index_updates(const JsonObject& request, const JsonArray& updates,
-                                             CoralErrors& coral);
+// one Create or Delete); the caller fills in `definitions`. Throws ValidationException /
+// LimitExceededException.
+GlobalIndexUpdates read_global_index_updates(const JsonArray& updates, CoralErrors& coral);
 // Applies them to `table` (a copy being changed): returns the id of a created index (0 if
 // none) and sets *dropped to the id of a deleted one (0 if none).
 std::uint32_t apply_global_index_updates(const GlobalIndexUpdates& updates, TableDefinition& table,

@@ -1,5 +1,7 @@
 #include "api/table_requests.h"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "api/indexes.h"
@@ -113,6 +115,32 @@ void write_description(JsonWriter& w, const Context& ctx, const TableDefinition&
 
 std::string_view billing_mode_name(BillingMode mode) {
   return mode == BillingMode::PAY_PER_REQUEST ? "PAY_PER_REQUEST" : "PROVISIONED";
+}
+
+std::vector<RawAttribute> read_attributes(const JsonArray& list, std::string_view path,
+                                          std::string_view type_member,
+                                          std::initializer_list<std::string_view> types,
+                                          CoralErrors& coral) {
+  std::vector<RawAttribute> out;
+  std::size_t i = 0;
+  for (const auto& element : list.objects()) {
+    ++i;
+    RawAttribute a;
+    if (element) a = {element->string("AttributeName"), element->string(type_member)};
+    const std::string member = fmt::format("{}.{}.member", path, i);
+    coral.require(a.name.has_value(), member + ".attributeName");
+    if (a.name) coral.check_length(*a.name, member + ".attributeName", 1, 255);
+    const std::string type_path = member + "." + static_cast<char>(std::tolower(type_member[0])) +
+                                  std::string(type_member.substr(1));
+    coral.require(a.type.has_value(), type_path);
+    coral.check_enum(a.type, type_path, types);
+    out.push_back(a);
+  }
+  return out;
+}
+
+ScalarType scalar_type_of(std::string_view type) {
+  return type == "N" ? ScalarType::N : (type == "B" ? ScalarType::B : ScalarType::S);
 }
 
 std::optional<ThroughputRequest> read_throughput(const JsonObject& request, CoralErrors& coral) {

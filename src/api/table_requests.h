@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/json_reader.h"
 #include "api/operations.h"
@@ -18,6 +19,21 @@ inline constexpr std::string_view kInvalidParameters =
     "One or more parameter values were invalid: ";
 
 std::string_view billing_mode_name(BillingMode mode);
+
+// An AttributeDefinitions or KeySchema element as the request wrote it.
+struct RawAttribute {
+  std::optional<std::string_view> name;
+  std::optional<std::string_view> type;  // AttributeType, or KeyType
+};
+
+// Reads an AttributeDefinitions or KeySchema list, adding each element's model-constraint
+// violations under `path` ("attributeDefinitions" or "keySchema").
+std::vector<RawAttribute> read_attributes(const JsonArray& list, std::string_view path,
+                                          std::string_view type_member,
+                                          std::initializer_list<std::string_view> types,
+                                          CoralErrors& coral);
+// An AttributeType already checked to be "S", "N" or "B".
+ScalarType scalar_type_of(std::string_view type);
 
 struct ThroughputRequest {
   std::optional<std::int64_t> read;

@@ -26,6 +26,14 @@ struct UpdateTableRequest {
   std::optional<JsonObject> sse;
 };
 
+// The request's AttributeDefinitions, their model constraints already checked.
+std::vector<AttributeDefinition> typed_definitions(const std::vector<RawAttribute>& raw) {
+  std::vector<AttributeDefinition> out;
+  out.reserve(raw.size());
+  for (const auto& d : raw) out.push_back({std::string(*d.name), scalar_type_of(*d.type)});
+  return out;
+}
+
 // The members' model constraints, then the rules on what one request may change: at least
 // one thing, a deletion-protection or table-class change alone, no stream change or index
 // creation with a throughput change.
@@ -38,11 +46,19 @@ UpdateTableRequest decode_update_table(const JsonObject& request) {
   r.stream = read_stream(request, coral);
   r.table_class = request.string("TableClass");
   r.deletion_protection = request.boolean("DeletionProtectionEnabled");
+  auto definitions = request.array("AttributeDefinitions");
   auto gsi_updates = request.array("GlobalSecondaryIndexUpdates");
   r.sse = request.object("SSESpecification");
+  std::vector<RawAttribute> raw_definitions;
+  if (definitions) {
+    raw_definitions = read_attributes(*definitions, "attributeDefinitions", "AttributeType",
+                                      {"B", "N", "S"}, coral);
+  }
   check_table_name_or_arn(coral, r.table_name, "tableName");
   coral.check_enum(r.billing_mode, "billingMode", {"PROVISIONED", "PAY_PER_REQUEST"});
   coral.throw_if_any();
+  // An empty list of index updates asks for no change.
+  if (gsi_updates && gsi_updates->size() == 0) gsi_updates.reset();
 
   const bool other_present = request.has("ReplicaUpdates") ||
                              request.has("MultiRegionConsistency") ||
@@ -74,7 +90,8 @@ UpdateTableRequest decode_update_table(const JsonObject& request) {
   }
   if (gsi_updates) {
     CoralErrors index_coral;
-    r.index_updates = read_global_index_updates(request, *gsi_updates, index_coral);
+    r.index_updates = read_global_index_updates(*gsi_updates, index_coral);
+    r.index_updates->definitions = typed_definitions(raw_definitions);
     const bool online = r.index_updates->create || r.index_updates->delete_name;
     if (online && r.throughput) {
       throw ApiError::validation(std::string(kInvalidParameters) +

@@ -86,6 +86,69 @@ def test_delete_table_description_of_a_provisioned_table(api, make_table):
     assert not SCHEMA_MEMBERS & set(desc), desc
 
 
+# --------------------------------------------------------------------------- UpdateTable
+
+
+def test_update_table_with_empty_index_updates_changes_nothing(api, make_table):
+    name = make_table()
+    resp = api("UpdateTable", {"TableName": name, "GlobalSecondaryIndexUpdates": []})
+    assert_validation(resp, NOTHING_TO_DO)
+
+
+def gsi_create(index, attribute):
+    return [{"Create": {"IndexName": index, "Projection": {"ProjectionType": "ALL"},
+                        "KeySchema": [{"AttributeName": attribute, "KeyType": "HASH"}]}}]
+
+
+@pytest.mark.parametrize("attribute", ["pk", "g"])
+def test_update_table_cannot_redefine_an_attribute(api, make_table, attribute):
+    # pk is the table's key (S); g is the key of an existing index (S).
+    name = make_table(
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                              {"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexes=[{"IndexName": "old", "Projection": {"ProjectionType": "ALL"},
+                                 "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}]}])
+    resp = api("UpdateTable", {
+        "TableName": name,
+        "AttributeDefinitions": [{"AttributeName": attribute, "AttributeType": "N"}],
+        "GlobalSecondaryIndexUpdates": gsi_create("new", attribute)})
+    assert_validation(resp, message_prefix=REDEFINED)
+    table = api.ok("DescribeTable", {"TableName": name})["Table"]
+    assert [i["IndexName"] for i in table["GlobalSecondaryIndexes"]] == ["old"]
+    assert {"AttributeName": attribute, "AttributeType": "S"} in table["AttributeDefinitions"]
+
+
+def test_attributes_of_a_deleted_index_can_be_defined_anew(api, make_table):
+    name = make_table(
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                              {"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexes=[{"IndexName": "old", "Projection": {"ProjectionType": "ALL"},
+                                 "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}]}])
+    api.ok("UpdateTable", {"TableName": name,
+                           "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "old"}}]})
+    table = api.ok("DescribeTable", {"TableName": name})["Table"]
+    assert table["AttributeDefinitions"] == [{"AttributeName": "pk", "AttributeType": "S"}]
+    api.ok("UpdateTable", {
+        "TableName": name,
+        "AttributeDefinitions": [{"AttributeName": "g", "AttributeType": "N"}],
+        "GlobalSecondaryIndexUpdates": gsi_create("new", "g")})
+    table = api.ok("DescribeTable", {"TableName": name})["Table"]
+    assert table["AttributeDefinitions"] == [{"AttributeName": "pk", "AttributeType": "S"},
+                                             {"AttributeName": "g", "AttributeType": "N"}]
+
+
+@pytest.mark.parametrize("updates", [[{}], gsi_create("x", "undefined")])
+def test_update_table_long_attribute_name_comes_before_index_errors(api, make_table, updates):
+    name = make_table()
+    long_name = "a" * 256
+    resp = api("UpdateTable", {
+        "TableName": name,
+        "AttributeDefinitions": [{"AttributeName": long_name, "AttributeType": "S"}],
+        "GlobalSecondaryIndexUpdates": updates})
+    assert_validation(resp, coral("attributeDefinitions.1.member.attributeName", long_name,
+                                  "Member must have length less than or equal to 255"))
+
+
 # --------------------------------------------------------------------------- tags
 
 
