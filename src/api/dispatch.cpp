@@ -21,6 +21,7 @@ constexpr std::array kOperations{
     Entry{"CreateTable", create_table},
     Entry{"DeleteTable", delete_table},
     Entry{"DeleteItem", delete_item},
+    Entry{"DescribeContinuousBackups", describe_continuous_backups},
     Entry{"DescribeEndpoints", describe_endpoints},
     Entry{"DescribeLimits", describe_limits},
     Entry{"DescribeTable", describe_table},

@@ -44,6 +44,7 @@ std::string transact_write_items(const Context&, const JsonObject&);
 std::string scan(const Context&, const JsonObject&);
 std::string update_time_to_live(const Context&, const JsonObject&);
 std::string describe_time_to_live(const Context&, const JsonObject&);
+std::string describe_continuous_backups(const Context&, const JsonObject&);
 // DynamoDB Streams (DynamoDBStreams_20120810.*).
 std::string list_streams(const Context&, const JsonObject&);
 std::string describe_stream(const Context&, const JsonObject&);

@@ -73,6 +73,10 @@ ApiError ApiError::limit_exceeded(std::string message) {
   return ApiError(Code::kLimitExceeded, 400, std::string(kDynamo) + "LimitExceededException",
                   std::move(message));
 }
+ApiError ApiError::table_not_found(std::string_view table_name) {
+  return ApiError(Code::kTableNotFound, 400, std::string(kDynamo) + "TableNotFoundException",
+                  "Table not found: " + std::string(table_name));
+}
 ApiError ApiError::conditional_check_failed(std::optional<Item> item) {
   ApiError e(Code::kConditionalCheckFailed, 400,
              std::string(kDynamo) + "ConditionalCheckFailedException",

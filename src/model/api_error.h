@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/attribute_value.h"
@@ -46,6 +47,7 @@ class ApiError : public std::exception {
     kTransactionInProgress,
     kExpiredIterator,
     kTrimmedDataAccess,
+    kTableNotFound,
   };
 
   // com.amazon.coral.validate#ValidationException, HTTP 400.
@@ -68,6 +70,8 @@ class ApiError : public std::exception {
   static ApiError resource_not_found(std::string message = "Requested resource not found");
   static ApiError resource_in_use(std::string message);
   static ApiError limit_exceeded(std::string message);
+  // What the backup operations answer for a missing table: "Table not found: <name>".
+  static ApiError table_not_found(std::string_view table_name);
   // `item` is the current item when ReturnValuesOnConditionCheckFailure is ALL_OLD.
   static ApiError conditional_check_failed(std::optional<Item> item = std::nullopt);
   static ApiError internal(std::string message = "Internal server error");

@@ -149,6 +149,32 @@ def test_update_table_long_attribute_name_comes_before_index_errors(api, make_ta
                                   "Member must have length less than or equal to 255"))
 
 
+# --------------------------------------------------------------------------- backups
+
+
+def test_describe_continuous_backups(api, ddb, make_table):
+    name = make_table()
+    expected = {"ContinuousBackupsDescription": {
+        "ContinuousBackupsStatus": "DISABLED",
+        "PointInTimeRecoveryDescription": {"PointInTimeRecoveryStatus": "DISABLED"}}}
+    assert api.ok("DescribeContinuousBackups", {"TableName": name}) == expected
+    assert api.ok("DescribeContinuousBackups", {"TableName": table_arn(name)}) == expected
+    out = ddb.describe_continuous_backups(TableName=name)
+    assert out["ContinuousBackupsDescription"] == expected["ContinuousBackupsDescription"]
+
+
+def test_describe_continuous_backups_of_a_missing_table(api):
+    name = unique_name()
+    resp = api("DescribeContinuousBackups", {"TableName": name})
+    assert_error(resp, 400, TABLE_NOT_FOUND, f"Table not found: {name}")
+
+
+def test_describe_continuous_backups_needs_a_table_name(api):
+    resp = api("DescribeContinuousBackups", {})
+    assert_validation(resp)
+    assert "tablename" in resp.message.lower(), resp
+
+
 # --------------------------------------------------------------------------- tags
 
 
