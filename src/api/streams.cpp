@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <tuple>
 
 #include "api/operations.h"
@@ -37,7 +38,19 @@ std::optional<StreamName> parse_stream_arn(std::string_view arn) {
   return name;
 }
 
+// An ARN has six parts: arn:<partition>:<service>:<region>:<account>:<resource>.
+bool is_arn(std::string_view text) {
+  return text.substr(0, 4) == "arn:" && std::ranges::count(text, ':') >= 5;
+}
+
+// A stream ARN member that is no ARN at all is invalid; one that names no stream of this
+// server is not found.
+void check_is_arn(std::string_view arn) {
+  if (!is_arn(arn)) throw ApiError::validation("Invalid StreamArn");
+}
+
 engine::StreamInfo find_stream(const Context& ctx, std::string_view arn) {
+  check_is_arn(arn);
   std::optional<StreamName> name = parse_stream_arn(arn);
   std::optional<engine::StreamInfo> stream;
   // Only the ARN this server hands out names the stream (not another region's or account's).
@@ -208,6 +221,7 @@ std::string list_streams(const Context& ctx, const JsonObject& request) {
   check_limit(coral, limit, 100);
   check_stream_arn(coral, start, "exclusiveStartStreamArn", false);
   coral.throw_if_any();
+  if (start) check_is_arn(*start);
   std::vector<engine::StreamInfo> streams = ctx.engine.streams().list(table_name);
   if (table_name && streams.empty()) control_table(ctx, *table_name);
   JsonOut out;
@@ -266,14 +280,15 @@ std::string describe_stream(const Context& ctx, const JsonObject& request) {
   if (filter) {
     filter_type = filter->string("Type");
     filter_shard = filter->string("ShardId");
+    coral.require(filter_type.has_value(), "shardFilter.type");
     coral.check_enum(filter_type, "shardFilter.type", {"CHILD_SHARDS"});
-    check_shard_id(coral, filter_shard, "shardFilter.shardId", false);
+    check_shard_id(coral, filter_shard, "shardFilter.shardId", true);
   }
   coral.throw_if_any();
   const engine::StreamInfo stream = find_stream(ctx, *arn);
-  const std::string shard_id = stream.shard_id();
-  // The single shard of a stream has no parent, so no shard is anyone's child.
-  const bool list_shard = !filter && (!start || *start != shard_id);
+  // The single shard of a stream has no parent, so no shard is anyone's child; and no
+  // shard follows ExclusiveStartShardId, whether it is the stream's shard or unknown.
+  const bool list_shard = !filter && !start;
 
   JsonOut out;
   JsonWriter w(out);
@@ -323,6 +338,10 @@ std::string get_shard_iterator(const Context& ctx, const JsonObject& request) {
   }
   const std::uint64_t last = stream.end ? *stream.end : ctx.engine.streams().next_sequence() - 1;
   std::uint64_t position = 0;
+  if ((*type == "TRIM_HORIZON" || *type == "LATEST") && sequence) {
+    throw ApiError::validation(
+        fmt::format("A SequenceNumber is not allowed for ShardIteratorType {}", *type));
+  }
   if (*type == "TRIM_HORIZON") {
     position = std::max(stream.start, stream.trimmed_before);
   } else if (*type == "LATEST") {
@@ -333,7 +352,8 @@ std::string get_shard_iterator(const Context& ctx, const JsonObject& request) {
           fmt::format("A SequenceNumber is required for ShardIteratorType {}", *type));
     }
     std::optional<std::uint64_t> number = engine::parse_sequence(*sequence);
-    if (!number || *number < stream.start || *number > last) {
+    // The shard's StartingSequenceNumber is a position even before any record.
+    if (!number || *number < stream.start || *number > std::max(last, stream.start)) {
       throw ApiError::validation(
           fmt::format("Invalid SequenceNumber {} for ShardId {}", *sequence, *shard_id));
     }

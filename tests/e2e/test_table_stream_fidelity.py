@@ -207,3 +207,70 @@ def test_tag_lengths_over_the_limit_in_characters(api, make_table, tag, path, li
     resp = api("CreateTable", create_table_args(unique_name(), Tags=[tag]))
     assert_validation(resp, coral(path, value,
                                   f"Member must have length less than or equal to {limit}"))
+
+
+# --------------------------------------------------------------------------- streams
+
+
+@pytest.fixture
+def empty_stream(api, streams, make_table):
+    """A stream without records: (table, arn, shard)."""
+    t, arn = stream_table(make_table, api, "KEYS_ONLY")
+    return t, arn, shard_of(streams, arn)
+
+
+def iterator_request(arn, shard, kind, sequence=None):
+    body = {"StreamArn": arn, "ShardId": shard["ShardId"], "ShardIteratorType": kind}
+    if sequence is not None:
+        body["SequenceNumber"] = sequence
+    return body
+
+
+def test_starting_sequence_number_of_an_empty_shard(api, streams, empty_stream):
+    t, arn, shard = empty_stream
+    start = shard["SequenceNumberRange"]["StartingSequenceNumber"]
+    at = streams.ok("GetShardIterator",
+                    iterator_request(arn, shard, "AT_SEQUENCE_NUMBER", start))["ShardIterator"]
+    streams.ok("GetShardIterator", iterator_request(arn, shard, "AFTER_SEQUENCE_NUMBER", start))
+    write_n(api, t, 2)
+    records = get_records(streams, at)["Records"]
+    assert [r["dynamodb"]["Keys"] for r in records] == [{"pk": S("k0")}, {"pk": S("k1")}]
+    assert all(int(s) >= int(start) for s in seqs(records))
+
+
+@pytest.mark.parametrize("kind", ["TRIM_HORIZON", "LATEST"])
+def test_trim_horizon_and_latest_take_no_sequence_number(api, streams, empty_stream, kind):
+    t, arn, shard = empty_stream
+    write_n(api, t, 1)
+    start = shard["SequenceNumberRange"]["StartingSequenceNumber"]
+    resp = streams("GetShardIterator", iterator_request(arn, shard, kind, start))
+    assert_validation(resp, f"A SequenceNumber is not allowed for ShardIteratorType {kind}")
+
+
+@pytest.mark.parametrize("not_an_arn", ["not-an-arn-" * 4,
+                                        "arn:aws:dynamodb-us-east-1-000000000000-table-x-stream"])
+def test_stream_arn_that_is_no_arn(streams, empty_stream, not_an_arn):
+    _, _, shard = empty_stream
+    for op, body in [
+        ("DescribeStream", {"StreamArn": not_an_arn}),
+        ("GetShardIterator", iterator_request(not_an_arn, shard, "TRIM_HORIZON")),
+        ("ListStreams", {"ExclusiveStartStreamArn": not_an_arn}),
+    ]:
+        assert_validation(streams(op, body), "Invalid StreamArn")
+
+
+def test_describe_stream_after_an_unknown_shard(streams, empty_stream):
+    _, arn, _ = empty_stream
+    full = describe_stream(streams, arn)
+    out = streams.ok("DescribeStream", {"StreamArn": arn, "ExclusiveStartShardId": SHARD})
+    assert out["StreamDescription"] == dict(full, Shards=[])
+
+
+@pytest.mark.parametrize("shard_filter,path", [
+    ({"ShardId": SHARD}, "shardFilter.type"),
+    ({"Type": "CHILD_SHARDS"}, "shardFilter.shardId"),
+])
+def test_shard_filter_needs_type_and_shard_id(streams, empty_stream, shard_filter, path):
+    _, arn, _ = empty_stream
+    resp = streams("DescribeStream", {"StreamArn": arn, "ShardFilter": shard_filter})
+    assert_validation(resp, coral(path, None, "Member must not be null"))
