@@ -22,6 +22,9 @@ Decimal::ParseError normalize(bool negative, std::string_view raw, long long low
                               bool* out_negative, std::string* out_digits, int* out_exponent) {
   std::size_t first = raw.find_first_not_of('0');
   if (first == std::string_view::npos) {
+    // DynamoDB judges a zero's range by the exponent it is written with, as if its last
+    // digit were significant: 0e126 overflows, 0.0e126 does not.
+    if (low_power + 1 > kMaxExponent) return Decimal::ParseError::kOverflow;
     *out_negative = false;
     out_digits->clear();
     *out_exponent = 0;

@@ -284,6 +284,8 @@ BAD_NUMBERS = [
     ("-1e999999999999", "-1e999999999999", OVERFLOW),
     ("exponent-beyond-int64", "1e99999999999999999999999999", OVERFLOW),
     ("1-and-100000-zeros", "1" + "0" * 100000, OVERFLOW),
+    ("zero-huge-exponent", "0e999999999999", OVERFLOW),
+    ("zero-exponent-126", "0e126", OVERFLOW),
     ("1e-131", "1e-131", UNDERFLOW),
     ("1E-131", "1E-131", UNDERFLOW),
     ("-1e-131", "-1e-131", UNDERFLOW),
@@ -374,7 +376,7 @@ GOOD_NUMBERS = [
     ("smallest-negative", "-1E-130", "-0." + "0" * 129 + "1"),
     ("exponent-leading-zeros", "1e0000000000000125", "1" + "0" * 125),
     ("100000-leading-zeros", "0" * 100000 + "42", "42"),
-    ("zero-huge-exponent", "0e999999999999", "0"),
+    ("zero-exponent-at-the-limit", "0.0e126", "0"),
     ("negative-zero-tiny-exponent", "-0.0e-999", "0"),
     ("39-digits-of-which-trailing-zero", "1" * 38 + "0", "1" * 38 + "0"),
 ]

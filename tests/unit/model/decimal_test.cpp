@@ -70,8 +70,15 @@ TEST(DecimalParse, Range) {
   EXPECT_EQ(parse_error("1e-131"), PE::kUnderflow);
   EXPECT_EQ(parse_error("-1e-131"), PE::kUnderflow);
   EXPECT_EQ(parse_error("1e-99999999999999999999"), PE::kUnderflow);
-  // Zero is fine whatever its exponent.
-  EXPECT_TRUE(num("0e999").is_zero());
+  // A zero's range is judged by the exponent it is written with, its last digit counting
+  // as significant; small exponents are fine.
+  EXPECT_EQ(parse_error("0e126"), PE::kOverflow);
+  EXPECT_EQ(parse_error("-00e126"), PE::kOverflow);
+  EXPECT_EQ(parse_error("0e999"), PE::kOverflow);
+  EXPECT_EQ(parse_error("0.00e128"), PE::kOverflow);
+  EXPECT_TRUE(num("0e125").is_zero());
+  EXPECT_TRUE(num("0.0e126").is_zero());
+  EXPECT_TRUE(num("0.00e127").is_zero());
   EXPECT_TRUE(num("0e-999").is_zero());
 }
 

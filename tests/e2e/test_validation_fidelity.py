@@ -1,0 +1,63 @@
+"""Request validation as DynamoDB words it today: empty AttributesToGet on every read, the
+messages reworded in 2026, NonKeyAttributes names, what a GSI query may ask for, key
+conditions on hash-only indexes, restarting a query that reads one item, and numbers that
+name one key two ways or are written out of range."""
+
+import pytest
+
+from kumo_testlib import (
+    COR_PREFIX,
+    Api,
+    N,
+    S,
+    assert_validation,
+    create_table_args,
+    unique_name,
+)
+
+INVALID = "One or more parameter values were invalid: "
+MIN_ONE = "Member must have length greater than or equal to 1"
+NAME_REQUIRED = "The parameter 'TableName' is required but was not present in the request"
+OVERFLOW = ("Number overflow. Attempting to store a number with magnitude larger than supported "
+            "range")
+
+
+@pytest.fixture(scope="module")
+def tables(server):
+    """A hash-only S table, a hash-only N table, and a table (p | s) with a hash-only GSI on g
+    projecting INCLUDE [a]; one item in each."""
+    api = Api(server.port)
+    names = {"s": unique_name(), "n": unique_name(), "gsi": unique_name()}
+    api.ok("CreateTable", create_table_args(names["s"], ("p", "S")))
+    api.ok("CreateTable", create_table_args(names["n"], ("p", "N")))
+    api.ok("CreateTable", create_table_args(
+        names["gsi"], ("p", "S"), ("s", "S"),
+        AttributeDefinitions=[{"AttributeName": "p", "AttributeType": "S"},
+                              {"AttributeName": "s", "AttributeType": "S"},
+                              {"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexes=[{"IndexName": "by_g",
+                                 "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                 "Projection": {"ProjectionType": "INCLUDE",
+                                                "NonKeyAttributes": ["a"]}}]))
+    api.ok("PutItem", {"TableName": names["s"], "Item": {"p": S("a"), "v": S("x")}})
+    api.ok("PutItem", {"TableName": names["n"], "Item": {"p": N("1000"), "v": S("thousand")}})
+    api.ok("PutItem", {"TableName": names["gsi"], "Item": {
+        "p": S("x"), "s": S("y"), "g": S("G"), "a": S("A"), "b": S("B")}})
+    yield names
+    for name in names.values():
+        api("DeleteTable", {"TableName": name})
+
+
+def get_item(api, table, key):
+    return api.ok("GetItem", {"TableName": table, "Key": key, "ConsistentRead": True}).get("Item")
+
+
+def test_zero_range_follows_its_written_exponent(api, tables):
+    t = tables["s"]
+    resp = api("PutItem", {"TableName": t, "Item": {"p": S("zero"), "z": N("0e126")}})
+    assert_validation(resp, COR_PREFIX + OVERFLOW)
+    assert get_item(api, t, {"p": S("zero")}) is None
+    api.ok("PutItem", {"TableName": t, "Item": {"p": S("zero"), "z": N("0.0e126")}})
+    assert get_item(api, t, {"p": S("zero")}) == {"p": S("zero"), "z": N("0")}
+    assert_validation(api("GetItem", {"TableName": tables["n"], "Key": {"p": N("0e126")}}),
+                      OVERFLOW)
