@@ -149,7 +149,12 @@ KeyCondition KeyConditionExpression::resolve(std::span<const AttributeDefinition
                                              std::span<const AttributeDefinition> range) const {
   assert(!hash.empty());
   const std::size_t key_count = hash.size() + range.size();
-  if (terms_.size() > key_count) fail(msg::key_too_many_conditions(terms_.size(), key_count));
+  if (terms_.size() > key_count) {
+    // Only an index lacks a sort key here (a table's key goes through the other overload):
+    // a global secondary index refuses the extra condition as unsupported.
+    fail(range.empty() ? msg::key_condition_not_supported()
+                       : msg::key_too_many_conditions(terms_.size(), key_count));
+  }
   auto is_key = [&](const KeyTerm& term) {
     auto named = [&](const AttributeDefinition& d) { return d.name == term.attribute; };
     return std::ranges::any_of(hash, named) || std::ranges::any_of(range, named);
@@ -193,6 +198,9 @@ KeyCondition KeyConditionExpression::resolve(std::span<const AttributeDefinition
 }
 
 KeyCondition KeyConditionExpression::resolve(const KeySchema& key) const {
+  // A table counts the conditions against its key attributes.
+  const std::size_t key_count = key.range ? 2 : 1;
+  if (terms_.size() > key_count) fail(msg::key_too_many_conditions(terms_.size(), key_count));
   return resolve(std::span(&key.hash, 1),
                  key.range ? std::span(&*key.range, 1) : std::span<const AttributeDefinition>());
 }

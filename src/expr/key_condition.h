@@ -50,7 +50,9 @@ class KeyConditionExpression {
   // schema order (a table or LSI: one HASH and at most one RANGE; a multi-attribute GSI: up
   // to 4 and 4). Throws ApiError::validation with DynamoDB's unprefixed texts ("Query
   // condition missed key schema element: ...", "Condition parameter type does not match
-  // schema type", the multi-attribute HASH/RANGE equality rules).
+  // schema type", the multi-attribute HASH/RANGE equality rules). More conditions than key
+  // attributes: "The number of query conditions (n) exceeds ..." for a table or a key with
+  // RANGE attributes, "Query key condition not supported" for an index without any.
   KeyCondition resolve(std::span<const AttributeDefinition> hash,
                        std::span<const AttributeDefinition> range) const;
   KeyCondition resolve(const KeySchema& key) const;

@@ -52,6 +52,19 @@ def get_item(api, table, key):
     return api.ok("GetItem", {"TableName": table, "Key": key, "ConsistentRead": True}).get("Item")
 
 
+@pytest.mark.parametrize("second", ["p = :w", "zz = :w"])
+def test_hash_only_gsi_with_a_second_key_condition(api, tables, second):
+    resp = api("Query", {"TableName": tables["gsi"], "IndexName": "by_g",
+                         "KeyConditionExpression": "g = :g AND " + second,
+                         "ExpressionAttributeValues": {":g": S("G"), ":w": S("x")}})
+    assert_validation(resp, "Query key condition not supported")
+    # A hash-only table counts the conditions.
+    resp = api("Query", {"TableName": tables["s"], "KeyConditionExpression": "p = :p AND zz = :w",
+                         "ExpressionAttributeValues": {":p": S("a"), ":w": S("x")}})
+    assert_validation(resp, "The number of query conditions (2) exceeds the number of key "
+                            "attributes defined in the schema (1)")
+
+
 def test_zero_range_follows_its_written_exponent(api, tables):
     t = tables["s"]
     resp = api("PutItem", {"TableName": t, "Item": {"p": S("zero"), "z": N("0e126")}})

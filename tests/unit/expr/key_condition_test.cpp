@@ -170,6 +170,20 @@ TEST_F(KeyConditionTest, TableSchemaErrors) {
   EXPECT_EQ(table_error("pk = :s AND sk = :n"), "<no error>");
 }
 
+TEST_F(KeyConditionTest, IndexWithoutSortKeyRefusesAnotherCondition) {
+  const std::vector<AttributeDefinition> hash{{"pk", ScalarType::S}};
+  const std::vector<AttributeDefinition> two{{"h1", ScalarType::S}, {"h2", ScalarType::N}};
+  auto index_error = [&](std::string_view text, const std::vector<AttributeDefinition>& keys) {
+    auto k = compile(text);
+    return error_of([&] { k.resolve(keys, {}); });
+  };
+  EXPECT_EQ(index_error("pk = :s AND other_attr = :n", hash), "Query key condition not supported");
+  EXPECT_EQ(index_error("pk = :s AND sk = :n", hash), "Query key condition not supported");
+  EXPECT_EQ(index_error("h1 = :s AND h2 = :n AND x = :s", two),
+            "Query key condition not supported");
+  EXPECT_EQ(index_error("pk = :s", hash), "<no error>");
+}
+
 // Multi-attribute GSI key h1, h2 | r1, r2, r3, r4: every HASH component needs `=`, the
 // constrained RANGE components form a prefix, and only the last one may use a range operator.
 class MultiAttributeKeyTest : public KeyConditionTest {
