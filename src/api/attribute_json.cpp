@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <cstring>
+#include <set>
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -111,6 +112,18 @@ JsonArray as_array(const JsonValue& e) {
 
 AttributeValue decode_at(const JsonValue& json, Validation& v, int depth);
 
+// A string set with a repeat as the quoted wording renders it: the members before the first
+// repeat sorted by bytes, then the repeat and the members after it as sent.
+std::string render_repeated(const std::vector<std::string>& members) {
+  std::set<std::string_view> before;
+  std::size_t i = 0;
+  while (i < members.size() && before.insert(members[i]).second) ++i;
+  std::vector<std::string> quoted;
+  for (std::string_view m : before) quoted.push_back(fmt::format("\"{}\"", m));
+  for (; i < members.size(); ++i) quoted.push_back(fmt::format("\"{}\"", members[i]));
+  return render_list(quoted);
+}
+
 AttributeValue decode_set(std::string_view type, const JsonValue& member, Validation& v) {
   const JsonArray array = as_array(member);
   if (type == "SS") {
@@ -121,7 +134,8 @@ AttributeValue decode_set(std::string_view type, const JsonValue& member, Valida
     std::sort(sorted.begin(), sorted.end());
     if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
       v.fail(fmt::format("{}Input collection {} contains duplicates.", kInvalid,
-                         render_list(members)));
+                         v.duplicates() == DuplicateWording::kQuoted ? render_repeated(members)
+                                                                     : render_list(members)));
     }
     return AttributeValue::string_set(std::move(members));
   }
@@ -138,7 +152,9 @@ AttributeValue decode_set(std::string_view type, const JsonValue& member, Valida
     std::vector<Decimal> sorted(members);
     std::sort(sorted.begin(), sorted.end());
     if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
-      v.fail("Input collection contains duplicates");
+      v.fail(v.duplicates() == DuplicateWording::kQuoted
+                 ? std::string(kInvalid) + "Input collection contains duplicates."
+                 : "Input collection contains duplicates");
     }
     return AttributeValue::number_set(std::move(members));
   }

@@ -5,6 +5,7 @@
 // before it validates it).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -18,9 +19,21 @@
 
 namespace kumo::api {
 
+// How a string or number set with a repeated member is reported. PutItem, UpdateItem,
+// DeleteItem, GetItem, BatchGetItem and Query quote a string set's members
+// ("Input collection ["b", "c", "c", "a"] contains duplicates.") and word a number set
+// "One or more parameter values were invalid: Input collection contains duplicates.";
+// the other operations keep the older forms ("Input collection [b, c, c, a] contains
+// duplicates.", "Input collection contains duplicates").
+enum class DuplicateWording : std::uint8_t { kPlain, kQuoted };
+
 // The first semantic validation failure seen while decoding a request.
 class Validation {
  public:
+  explicit Validation(DuplicateWording duplicates = DuplicateWording::kPlain)
+      : duplicates_(duplicates) {}
+  DuplicateWording duplicates() const { return duplicates_; }
+
   void fail(std::string message) {
     if (!first_) first_ = std::move(message);
   }
@@ -33,6 +46,7 @@ class Validation {
 
  private:
   std::optional<std::string> first_;
+  DuplicateWording duplicates_;
 };
 
 // An attribute name is 1 to 65,535 bytes long: in an item or key, in ExpressionAttributeNames,

@@ -159,7 +159,7 @@ std::string batch_get_item(const Context& ctx, const JsonObject& request) {
     std::unique_ptr<RequestExpressions> expressions = std::make_unique<RequestExpressions>();
   };
   std::vector<TableRead> reads;
-  Validation validation;
+  Validation validation(DuplicateWording::kQuoted);
   std::size_t total = 0;
   if (items) {
     for (auto [table, spec_json] : *items) {

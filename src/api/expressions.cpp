@@ -75,7 +75,7 @@ void RequestExpressions::read_maps(const JsonObject& request, Validation& valida
     values_given_ = true;
     for (auto [key, value] : *values) {
       if (value.IsNull()) continue;
-      Validation one;
+      Validation one(validation.duplicates());
       AttributeValue decoded = decode_value(value, one);
       if (one.failed() && !values_error_) {
         values_error_ = fmt::format(
@@ -84,7 +84,6 @@ void RequestExpressions::read_maps(const JsonObject& request, Validation& valida
       values_.insert_or_assign(std::string(key), std::move(decoded));
     }
   }
-  (void)validation;
 }
 
 void RequestExpressions::compile(const JsonObject& request, const ExpressionMembers& members) {

@@ -35,7 +35,7 @@ void read_single_write(const JsonObject& request, WriteKind kind, ItemWrite& w,
 // Decodes and checks a single-item write up to its table: everything but the item's key.
 ItemWrite decode_single_write(const JsonObject& request, WriteKind kind) {
   ItemWrite w;
-  Validation validation;
+  Validation validation(DuplicateWording::kQuoted);
   read_single_write(request, kind, w, validation);
   with_write_envelope([&] {
     validation.throw_if_failed();
@@ -103,7 +103,7 @@ std::string get_item(const Context& ctx, const JsonObject& request) {
   auto capacity_mode = request.string("ReturnConsumedCapacity").value_or("NONE");
   auto attributes_json = request.array("AttributesToGet");
   if (attributes_json) attributes_json->strings();  // JSON types are checked before validation
-  Validation validation;
+  Validation validation(DuplicateWording::kQuoted);
   Item key;
   if (key_json) key = decode_item(*key_json, validation);
   RequestExpressions expressions;

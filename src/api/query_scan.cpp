@@ -68,11 +68,13 @@ ReadRequest read_request(Kind kind, const JsonObject& request, RequestExpression
     r.total_segments = request.integer("TotalSegments");
   }
   if (auto list = request.array("AttributesToGet")) list->strings();
-  Validation start_validation;
+  const DuplicateWording duplicates =
+      kind == Kind::kQuery ? DuplicateWording::kQuoted : DuplicateWording::kPlain;
+  Validation start_validation(duplicates);
   if (auto start = request.element("ExclusiveStartKey")) {
     r.exclusive_start_key = decode_item(*start, start_validation);
   }
-  Validation validation;
+  Validation validation(duplicates);
   expressions.read_maps(request, validation);
 
   CoralErrors coral;

@@ -268,7 +268,7 @@ def test_invalid_value_key(api, table, key):
     ({}, "Supplied AttributeValue is empty, must contain exactly one of the supported "
          "datatypes"),
     ({"N": "abc"}, "The parameter cannot be converted to a numeric value: abc"),
-    ({"SS": ["a", "a"]}, INVALID + "Input collection [a, a] contains duplicates."),
+    ({"SS": ["a", "a"]}, INVALID + 'Input collection ["a", "a"] contains duplicates.'),
 ])
 def test_invalid_value(api, table, value, message):
     key = new_key()

@@ -52,6 +52,59 @@ def get_item(api, table, key):
     return api.ok("GetItem", {"TableName": table, "Key": key, "ConsistentRead": True}).get("Item")
 
 
+QUOTED_SS = INVALID + 'Input collection ["b", "c", "c", "a"] contains duplicates.'
+PLAIN_SS = INVALID + "Input collection [c, b, c, a] contains duplicates."
+DUP_SS = {"SS": ["c", "b", "c", "a"]}
+
+
+def test_duplicate_set_members_on_writes(api, tables):
+    t = tables["s"]
+    key = {"p": S("dup")}
+    assert_validation(api("PutItem", {"TableName": t, "Item": dict(key, x=DUP_SS)}),
+                      COR_PREFIX + QUOTED_SS)
+    assert_validation(api("PutItem", {"TableName": t, "Item": dict(key, x={"NS": ["1", "1"]})}),
+                      COR_PREFIX + INVALID + "Input collection contains duplicates.")
+    assert_validation(api("UpdateItem", {"TableName": t, "Key": key,
+                                         "UpdateExpression": "SET x = :v",
+                                         "ExpressionAttributeValues": {":v": DUP_SS}}),
+                      COR_PREFIX + f"ExpressionAttributeValues contains invalid value: {QUOTED_SS} "
+                                   "for key :v")
+    assert_validation(api("DeleteItem", {"TableName": t, "Key": key,
+                                         "ConditionExpression": "x = :v",
+                                         "ExpressionAttributeValues": {":v": DUP_SS}}),
+                      COR_PREFIX + f"ExpressionAttributeValues contains invalid value: {QUOTED_SS} "
+                                   "for key :v")
+    assert get_item(api, t, key) is None
+    # BatchWriteItem keeps the older form.
+    assert_validation(api("BatchWriteItem", {"RequestItems": {t: [
+        {"PutRequest": {"Item": dict(key, x=DUP_SS)}}]}}), PLAIN_SS)
+
+
+def test_duplicate_set_members_on_reads(api, tables):
+    t = tables["s"]
+    assert_validation(api("GetItem", {"TableName": t, "Key": {"p": DUP_SS}}), QUOTED_SS)
+    assert_validation(api("BatchGetItem", {"RequestItems": {t: {"Keys": [{"p": DUP_SS}]}}}),
+                      QUOTED_SS)
+    assert_validation(api("Query", {"TableName": t, "KeyConditionExpression": "p = :p",
+                                    "FilterExpression": "x = :v",
+                                    "ExpressionAttributeValues": {":p": S("a"), ":v": DUP_SS}}),
+                      f"ExpressionAttributeValues contains invalid value: {QUOTED_SS} for key :v")
+    assert_validation(api("Query", {"TableName": t, "KeyConditionExpression": "p = :p",
+                                    "FilterExpression": "x = :v",
+                                    "ExpressionAttributeValues": {":p": S("a"),
+                                                                  ":v": {"NS": ["2", "2.0"]}}}),
+                      "ExpressionAttributeValues contains invalid value: " + INVALID
+                      + "Input collection contains duplicates. for key :v")
+    # Scan keeps the older forms.
+    assert_validation(api("Scan", {"TableName": t, "FilterExpression": "x = :v",
+                                   "ExpressionAttributeValues": {":v": DUP_SS}}),
+                      f"ExpressionAttributeValues contains invalid value: {PLAIN_SS} for key :v")
+    assert_validation(api("Scan", {"TableName": t, "FilterExpression": "x = :v",
+                                   "ExpressionAttributeValues": {":v": {"NS": ["1", "1"]}}}),
+                      "ExpressionAttributeValues contains invalid value: Input collection "
+                      "contains duplicates for key :v")
+
+
 @pytest.mark.parametrize("second", ["p = :w", "zz = :w"])
 def test_hash_only_gsi_with_a_second_key_condition(api, tables, second):
     resp = api("Query", {"TableName": tables["gsi"], "IndexName": "by_g",

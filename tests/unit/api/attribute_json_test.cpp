@@ -9,11 +9,12 @@ namespace {
 
 // Decodes `json` as one AttributeValue; returns the first validation message ("" if none)
 // or "Serialization: <message>" when a SerializationException was thrown.
-std::string decode_error(std::string_view json) {
+std::string decode_error(std::string_view json,
+                         DuplicateWording duplicates = DuplicateWording::kPlain) {
   JsonDocument document;
   EXPECT_TRUE(document.parse(json)) << json;
   const JsonValue& e = document.root();
-  Validation v;
+  Validation v(duplicates);
   try {
     decode_value(e, v);
   } catch (const ApiError& error) {
@@ -136,6 +137,23 @@ TEST(AttributeJson, ValidationMessages) {
   // The number check runs before the more-than-one-type check.
   EXPECT_EQ(decode_error(R"({"N":"x","S":"a"})"),
             "The parameter cannot be converted to a numeric value: x");
+}
+
+TEST(AttributeJson, QuotedDuplicateWording) {
+  const std::string invalid = "One or more parameter values were invalid: ";
+  auto quoted = [](std::string_view json) { return decode_error(json, DuplicateWording::kQuoted); };
+  // The members before the first repeat sorted by bytes, then the repeat and the rest.
+  EXPECT_EQ(quoted(R"({"SS":["c","b","c","a"]})"),
+            invalid + R"(Input collection ["b", "c", "c", "a"] contains duplicates.)");
+  EXPECT_EQ(quoted(R"({"SS":["a","a"]})"),
+            invalid + R"(Input collection ["a", "a"] contains duplicates.)");
+  EXPECT_EQ(quoted(R"({"SS":["b","é","B","a","b","z","a"]})"),
+            invalid + R"(Input collection ["B", "a", "b", "é", "b", "z", "a"] contains )"
+                      "duplicates.");
+  EXPECT_EQ(quoted(R"({"NS":["1","1.0"]})"), invalid + "Input collection contains duplicates.");
+  EXPECT_EQ(quoted(R"({"BS":["Yg==","Yg=="]})"),
+            invalid + "Input collection [Yg==, Yg==]of type BS contains duplicates.");
+  EXPECT_EQ(quoted(R"({"SS":["a","b"]})"), "");
 }
 
 TEST(AttributeJson, SerializationMessages) {
