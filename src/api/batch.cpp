@@ -22,15 +22,12 @@ constexpr std::size_t kMaxBatchGets = 100;
 // BatchGetItem answers at most 16 MB; the rest goes back as UnprocessedKeys.
 constexpr std::size_t kMaxBatchGetResponseBytes = 16u << 20;
 
-// Coral checks on the RequestItems map: non-empty, table-name keys, list lengths.
+// Coral checks on the RequestItems map: table-name keys and list lengths. An empty map is
+// left to the caller, as the two operations word it differently.
 void check_request_items(const std::optional<JsonObject>& items, std::string_view list_member,
                          std::size_t max_per_table, CoralErrors& coral) {
   coral.require(items.has_value(), "requestItems");
   if (!items) return;
-  if (items->size() == 0) {
-    coral.add("{}", "requestItems", "Member must have length greater than or equal to 1");
-    return;
-  }
   for (auto [table, value] : *items) {
     CoralErrors name_check;
     name_check.check_table_name(table, "requestItems");
@@ -46,20 +43,23 @@ void check_request_items(const std::optional<JsonObject>& items, std::string_vie
     } else if (value.IsObject()) {
       const JsonValue* keys = JsonObject(value).element(list_member);
       if (keys && keys->IsArray()) count = keys->Size();
+      check_attributes_to_get(JsonObject(value),
+                              fmt::format("requestItems.{}.member.attributesToGet", table), coral);
     }
-    if (count < 1 || count > max_per_table) {
-      if (list_member.empty()) {
-        coral.add(fmt::format("{{{}=[...]}}", table), "requestItems",
-                  fmt::format("Map value must satisfy constraint: [Member must have length less "
-                              "than or equal to {}, Member must have length greater than or "
-                              "equal to 1]",
-                              max_per_table));
-      } else {
-        coral.add("[...]", fmt::format("requestItems.{}.member.keys", table),
-                  count < 1 ? "Member must have length greater than or equal to 1"
-                            : fmt::format("Member must have length less than or equal to {}",
-                                          max_per_table));
-      }
+    if (count >= 1 && count <= max_per_table) continue;
+    if (list_member.empty()) {
+      coral.add(fmt::format("{{{}=[...]}}", table), "requestItems",
+                fmt::format("Map value must satisfy constraint: [Member must have length less "
+                            "than or equal to {}, Member must have length greater than or equal "
+                            "to 1]",
+                            max_per_table));
+    } else {
+      // BatchGetItem names the Keys member as the request does, without its value.
+      coral.add_without_value(
+          fmt::format("RequestItems.{}.member.{}", table, list_member),
+          count < 1
+              ? "Member must have length greater than or equal to 1"
+              : fmt::format("Member must have length less than or equal to {}", max_per_table));
     }
   }
 }
@@ -101,6 +101,9 @@ std::string batch_write_item(const Context& ctx, const JsonObject& request) {
   check_return_consumed_capacity(request, coral);
   check_return_item_collection_metrics(request, coral);
   coral.throw_if_any();
+  if (items->size() == 0) {
+    throw ApiError::validation("The requestItems parameter is required for BatchWriteItem");
+  }
   if (writes.size() > kMaxBatchWrites) {
     throw ApiError::validation("Too many items requested for the BatchWriteItem call");
   }
@@ -177,6 +180,9 @@ std::string batch_get_item(const Context& ctx, const JsonObject& request) {
     }
   }
   CoralErrors coral;
+  if (items && items->size() == 0) {
+    coral.add_without_value("RequestItems", "Member must have length greater than or equal to 1");
+  }
   check_request_items(items, "Keys", kMaxBatchGets, coral);
   check_return_consumed_capacity(request, coral);
   coral.throw_if_any();

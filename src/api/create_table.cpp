@@ -96,6 +96,7 @@ CreateTableRequest decode_create_table(const JsonObject& request) {
   if (lsis) r.lsis = read_indexes(*lsis, "localSecondaryIndexes", false, coral);
   if (gsis) r.gsis = read_indexes(*gsis, "globalSecondaryIndexes", true, coral);
   r.has_indexes = lsis || gsis;
+  require_table_name(r.table_name);
   coral.throw_if_any();
   return r;
 }

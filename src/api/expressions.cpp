@@ -110,9 +110,9 @@ void RequestExpressions::compile(const JsonObject& request, const ExpressionMemb
         "ExpressionAttributeNames can only be specified when using expressions");
   }
   if (values_given_ && !value_expression) {
-    throw ApiError::validation(
-        fmt::format("ExpressionAttributeValues can only be specified when using expressions: {}",
-                    members.values_null_tail));
+    std::string message = "ExpressionAttributeValues can only be specified when using expressions";
+    if (!members.values_null_tail.empty()) message += fmt::format(": {}", members.values_null_tail);
+    throw ApiError::validation(std::move(message));
   }
   if (names_given_ && names_.empty()) {
     throw ApiError::validation("ExpressionAttributeNames must not be empty");
@@ -225,6 +225,12 @@ void RequestExpressions::compile(const JsonObject& request, const ExpressionMemb
        key_condition ? &key_condition->parsed() : nullptr, filter ? &filter->parsed() : nullptr,
        projection ? &projection->parsed() : nullptr},
       names_, values_);
+}
+
+void check_attributes_to_get(const JsonObject& request, std::string_view path, CoralErrors& coral) {
+  if (auto list = request.array("AttributesToGet"); list && list->size() == 0) {
+    coral.add("[]", path, "Member must have length greater than or equal to 1");
+  }
 }
 
 Item RequestExpressions::project(const Item& item) const {

@@ -25,7 +25,7 @@ struct ExpressionMembers {
   bool filter = false;         // FilterExpression (+ legacy QueryFilter / ScanFilter)
   bool key_condition = false;  // KeyConditionExpression (+ legacy KeyConditions)
   // Tail of "ExpressionAttributeValues can only be specified when using expressions: ...",
-  // e.g. "ConditionExpression is null".
+  // e.g. "ConditionExpression is null"; empty: the message ends at "expressions".
   std::string_view values_null_tail = {};
 };
 
@@ -66,6 +66,10 @@ class RequestExpressions {
   expr::AttributeValues values_;
   std::optional<std::string> values_error_;  // the first invalid value, already worded
 };
+
+// AttributesToGet, when given, names at least one attribute: a model constraint, added to
+// `coral` at `path`.
+void check_attributes_to_get(const JsonObject& request, std::string_view path, CoralErrors& coral);
 
 // Legacy translation (legacy.cpp): appends to `names`/`values` the generated placeholders
 // and returns the expression text, or "" when the map is empty. Throws DynamoDB's legacy

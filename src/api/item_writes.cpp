@@ -27,15 +27,16 @@ bool read_write(const JsonObject& spec, WriteKind kind, ItemWrite& w, Validation
   return member != nullptr;
 }
 
-void compile_write(ItemWrite& w) {
+void compile_write(ItemWrite& w, bool single_item) {
   if (w.kind == WriteKind::kUpdate) {
     w.expressions->compile(
         w.spec, {.condition = true,
                  .update = true,
                  .values_null_tail = "UpdateExpression and ConditionExpression are null"});
   } else {
-    w.expressions->compile(w.spec,
-                           {.condition = true, .values_null_tail = "ConditionExpression is null"});
+    w.expressions->compile(
+        w.spec,
+        {.condition = true, .values_null_tail = single_item ? "" : "ConditionExpression is null"});
   }
   w.all_old_on_condition_failure =
       w.spec.string("ReturnValuesOnConditionCheckFailure") == "ALL_OLD";

@@ -52,8 +52,10 @@ struct ItemWrite {
 bool read_write(const JsonObject& spec, WriteKind kind, ItemWrite& w, Validation& validation);
 
 // Compiles the condition (and for kUpdate the update) in DynamoDB's order, and reads
-// ReturnValuesOnConditionCheckFailure. Throws ValidationException.
-void compile_write(ItemWrite& w);
+// ReturnValuesOnConditionCheckFailure. Throws ValidationException. `single_item`: the
+// write is a PutItem or DeleteItem request, whose ExpressionAttributeValues given without
+// an expression are refused without naming the missing ConditionExpression.
+void compile_write(ItemWrite& w, bool single_item = false);
 
 // PutItem and DeleteItem return NONE or ALL_OLD; UpdateItem any of the five.
 ReturnValues read_return_values(const JsonObject& request, WriteKind kind);

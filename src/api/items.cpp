@@ -21,7 +21,7 @@ void read_single_write(const JsonObject& request, WriteKind kind, ItemWrite& w,
   w.table_name = std::string(table_name.value_or(""));
   const bool item_given = read_write(request, kind, w, validation);
   CoralErrors coral;
-  check_table_name_or_arn(coral, table_name, "tableName");
+  check_item_table_name(coral, table_name, "tableName");
   coral.require(item_given, kind == WriteKind::kPut ? "item" : "key");
   check_return_consumed_capacity(request, coral);
   coral.check_enum(request.string("ReturnValues"), "returnValues",
@@ -39,7 +39,7 @@ ItemWrite decode_single_write(const JsonObject& request, WriteKind kind) {
   read_single_write(request, kind, w, validation);
   with_write_envelope([&] {
     validation.throw_if_failed();
-    compile_write(w);
+    compile_write(w, true);
     w.return_values = read_return_values(request, kind);
   });
   return w;
@@ -110,11 +110,9 @@ std::string get_item(const Context& ctx, const JsonObject& request) {
   expressions.read_maps(request, validation);
 
   CoralErrors coral;
-  check_table_name_or_arn(coral, table_name, "tableName");
+  check_item_table_name(coral, table_name, "tableName");
   coral.require(key_json != nullptr, "key");
-  if (attributes_json && attributes_json->size() == 0) {
-    coral.add("[]", "attributesToGet", "Member must have length greater than or equal to 1");
-  }
+  check_attributes_to_get(request, "attributesToGet", coral);
   check_return_consumed_capacity(request, coral);
   coral.throw_if_any();
 

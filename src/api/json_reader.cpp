@@ -282,6 +282,11 @@ void CoralErrors::add(std::optional<std::string_view> value, std::string_view pa
   }
 }
 
+void CoralErrors::add_without_value(std::string_view path, std::string_view constraint) {
+  errors_.push_back(
+      fmt::format("Value at '{}' failed to satisfy constraint: {}", path, constraint));
+}
+
 void CoralErrors::throw_if_any() const {
   if (errors_.empty()) return;
   std::string message = fmt::format("{} validation error{} detected: ", errors_.size(),

@@ -138,6 +138,9 @@ class CoralErrors {
   // `value` is the Java rendering of the offending value; nullopt renders `Value null`.
   void add(std::optional<std::string_view> value, std::string_view path,
            std::string_view constraint);
+  // The form DynamoDB adopted for some members in 2026, which names no value:
+  // "Value at '<path>' failed to satisfy constraint: <c>".
+  void add_without_value(std::string_view path, std::string_view constraint);
   bool empty() const { return errors_.empty(); }
   // Throws the ValidationException if any violation was added.
   void throw_if_any() const;

@@ -78,11 +78,17 @@ ReadRequest read_request(Kind kind, const JsonObject& request, RequestExpression
   expressions.read_maps(request, validation);
 
   CoralErrors coral;
-  check_table_name_or_arn(coral, r.table_name, "tableName");
+  check_item_table_name(coral, r.table_name, "tableName");
   coral.check_table_name(r.index_name, "indexName", false);
+  check_attributes_to_get(request, "attributesToGet", coral);
   if (r.limit && *r.limit < 1) {
-    coral.add(std::to_string(*r.limit), "limit",
-              "Member must have value greater than or equal to 1");
+    // Query names the member as the request does, without its value; Scan as before.
+    constexpr std::string_view kMinimum = "Member must have value greater than or equal to 1";
+    if (kind == Kind::kQuery) {
+      coral.add_without_value("Limit", kMinimum);
+    } else {
+      coral.add(std::to_string(*r.limit), "limit", kMinimum);
+    }
   }
   coral.check_enum(r.select, "select",
                    {"SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES"});

@@ -43,6 +43,22 @@ void check_table_name_or_arn(CoralErrors& coral, std::optional<std::string_view>
   coral.check_table_name(value, path);
 }
 
+void check_item_table_name(CoralErrors& coral, std::optional<std::string_view> value,
+                           std::string_view path) {
+  if (value && value->empty()) {
+    coral.add(*value, path, "Member must have length greater than or equal to 1");
+    return;
+  }
+  check_table_name_or_arn(coral, value, path);
+}
+
+void require_table_name(std::optional<std::string_view> name) {
+  if (!name) {
+    throw ApiError::validation(
+        "The parameter 'TableName' is required but was not present in the request");
+  }
+}
+
 engine::TablePtr data_table(const Context& ctx, std::string_view name_or_arn) {
   engine::TablePtr table = ctx.engine.catalog().find(table_name_of(name_or_arn));
   if (!table) throw ApiError::resource_not_found();

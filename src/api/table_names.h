@@ -28,6 +28,15 @@ std::string table_name_of(std::string_view name_or_arn);
 void check_table_name_or_arn(CoralErrors& coral, std::optional<std::string_view> value,
                              std::string_view path);
 
+// The TableName member of GetItem, PutItem, UpdateItem, DeleteItem, Query and Scan: a name
+// or an ARN of at least one character; a non-empty name follows the table-name rules.
+void check_item_table_name(CoralErrors& coral, std::optional<std::string_view> value,
+                           std::string_view path);
+
+// CreateTable, DescribeTable, DeleteTable, UpdateTable and DescribeTimeToLive word a
+// missing TableName on their own, before any model constraint: throws ValidationException.
+void require_table_name(std::optional<std::string_view> name);
+
 // The table for a data-plane operation; ResourceNotFoundException "Requested resource not
 // found" when absent.
 engine::TablePtr data_table(const Context& ctx, std::string_view name_or_arn);

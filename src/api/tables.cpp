@@ -12,6 +12,7 @@ namespace kumo::api {
 std::string describe_table(const Context& ctx, const JsonObject& request) {
   CoralErrors coral;
   auto name = request.string("TableName");
+  require_table_name(name);
   check_table_name_or_arn(coral, name, "tableName");
   coral.throw_if_any();
   engine::TablePtr table = control_table(ctx, *name);
@@ -21,6 +22,7 @@ std::string describe_table(const Context& ctx, const JsonObject& request) {
 std::string delete_table(const Context& ctx, const JsonObject& request) {
   CoralErrors coral;
   auto name = request.string("TableName");
+  require_table_name(name);
   check_table_name_or_arn(coral, name, "tableName");
   coral.throw_if_any();
   engine::TablePtr table = control_table(ctx, *name);

@@ -24,7 +24,7 @@ constexpr std::size_t kMaxTransactItems = 100;
 void check_transact_items(const std::optional<JsonArray>& list, CoralErrors& coral) {
   coral.require(list.has_value(), "transactItems");
   if (list && (list->size() < 1 || list->size() > kMaxTransactItems)) {
-    coral.add("[...]", "transactItems",
+    coral.add(list->size() < 1 ? "[]" : "[...]", "transactItems",
               list->size() < 1 ? "Member must have length greater than or equal to 1"
                                : fmt::format("Member must have length less than or equal to {}",
                                              kMaxTransactItems));

@@ -59,6 +59,7 @@ std::string update_time_to_live(const Context& ctx, const JsonObject& request) {
 std::string describe_time_to_live(const Context& ctx, const JsonObject& request) {
   CoralErrors coral;
   auto name = request.string("TableName");
+  require_table_name(name);
   check_table_name_or_arn(coral, name, "tableName");
   coral.throw_if_any();
   engine::TablePtr table = control_table(ctx, *name);

@@ -49,6 +49,7 @@ UpdateTableRequest decode_update_table(const JsonObject& request) {
   auto definitions = request.array("AttributeDefinitions");
   auto gsi_updates = request.array("GlobalSecondaryIndexUpdates");
   r.sse = request.object("SSESpecification");
+  require_table_name(r.table_name);
   std::vector<RawAttribute> raw_definitions;
   if (definitions) {
     raw_definitions = read_attributes(*definitions, "attributeDefinitions", "AttributeType",

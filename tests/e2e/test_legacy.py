@@ -403,7 +403,7 @@ def test_expected_with_values_map(api, table):
                               "Expected": {"s": {"Exists": False}},
                               "ExpressionAttributeValues": {":s": S("s")}})
     assert_write_validation(resp, "ExpressionAttributeValues can only be specified when using "
-                                  "expressions: ConditionExpression is null")
+                                  "expressions")
 
 
 # --------------------------------------------------------------------------- AttributeUpdates

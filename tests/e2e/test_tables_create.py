@@ -165,8 +165,8 @@ def test_missing_attribute_definitions(api):
 
 def test_missing_table_name(api):
     resp = api("CreateTable", create_body(TableName=None))
-    assert_validation(resp, "1 validation error detected: Value null at 'tableName' failed to "
-                            "satisfy constraint: Member must not be null")
+    assert_validation(resp, "The parameter 'TableName' is required but was not present in the "
+                            "request")
 
 
 @pytest.mark.parametrize("name,constraint", [

@@ -68,8 +68,7 @@ def test_describe_missing_table_boto3(ddb):
 
 def test_describe_without_name(api):
     assert_validation(api("DescribeTable", {}),
-                      "1 validation error detected: Value null at 'tableName' failed to satisfy "
-                      "constraint: Member must not be null")
+                      "The parameter 'TableName' is required but was not present in the request")
 
 
 # --------------------------------------------------------------------------- ListTables

@@ -226,8 +226,8 @@ def test_update_single_error_exact_body(api, make_table):
     assert_validation(resp, COR_PREFIX + _null("timeToLiveSpecification"))
 
 
+# A missing TableName has a wording of its own (test_validation_fidelity.py).
 DESCRIBE_ERRORS = [
-    ("no-table-name", {}, [_null("tableName")]),
     ("short-table-name", {"TableName": "ab"},
      [_constraint("ab", "tableName", "Member must have length greater than or equal to 3")]),
     ("long-table-name", {"TableName": "t" * 256},

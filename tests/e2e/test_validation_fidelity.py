@@ -52,6 +52,98 @@ def get_item(api, table, key):
     return api.ok("GetItem", {"TableName": table, "Key": key, "ConsistentRead": True}).get("Item")
 
 
+# --------------------------------------------------------------------------- AttributesToGet []
+
+EMPTY_ATTRIBUTES = COR_PREFIX + "Value '[]' at '{}' failed to satisfy constraint: " + MIN_ONE
+
+
+def test_empty_attributes_to_get_on_query(api, tables):
+    resp = api("Query", {"TableName": tables["s"], "AttributesToGet": [], "KeyConditions": {
+        "p": {"ComparisonOperator": "EQ", "AttributeValueList": [S("a")]}}})
+    assert_validation(resp, EMPTY_ATTRIBUTES.format("attributesToGet"))
+
+
+def test_empty_attributes_to_get_on_scan(api, tables):
+    resp = api("Scan", {"TableName": tables["s"], "AttributesToGet": []})
+    assert_validation(resp, EMPTY_ATTRIBUTES.format("attributesToGet"))
+
+
+def test_empty_attributes_to_get_on_batch_get(api, tables):
+    t = tables["s"]
+    resp = api("BatchGetItem", {"RequestItems": {t: {"Keys": [{"p": S("a")}],
+                                                     "AttributesToGet": []}}})
+    assert_validation(resp, EMPTY_ATTRIBUTES.format(f"requestItems.{t}.member.attributesToGet"))
+
+
+# --------------------------------------------------------------------------- 2026 wordings
+
+
+def test_query_limit_zero_names_the_member(api, tables):
+    resp = api("Query", {"TableName": tables["s"], "Limit": 0, "KeyConditionExpression": "p = :p",
+                         "ExpressionAttributeValues": {":p": S("a")}})
+    assert_validation(resp, COR_PREFIX + "Value at 'Limit' failed to satisfy constraint: Member "
+                                         "must have value greater than or equal to 1")
+    resp = api("Scan", {"TableName": tables["s"], "Limit": 0})
+    assert_validation(resp, COR_PREFIX + "Value '0' at 'limit' failed to satisfy constraint: "
+                                         "Member must have value greater than or equal to 1")
+
+
+def test_batch_get_key_list_lengths(api, tables):
+    t = tables["s"]
+    resp = api("BatchGetItem", {"RequestItems": {t: {"Keys": [{"p": S(str(i))}
+                                                              for i in range(101)]}}})
+    assert_validation(resp, COR_PREFIX + f"Value at 'RequestItems.{t}.member.Keys' failed to "
+                                         "satisfy constraint: Member must have length less than "
+                                         "or equal to 100")
+    resp = api("BatchGetItem", {"RequestItems": {t: {"Keys": []}}})
+    assert_validation(resp, COR_PREFIX + f"Value at 'RequestItems.{t}.member.Keys' failed to "
+                                         "satisfy constraint: " + MIN_ONE)
+
+
+def test_empty_request_items(api):
+    assert_validation(api("BatchGetItem", {"RequestItems": {}}),
+                      COR_PREFIX + "Value at 'RequestItems' failed to satisfy constraint: "
+                      + MIN_ONE)
+    assert_validation(api("BatchWriteItem", {"RequestItems": {}}),
+                      "The requestItems parameter is required for BatchWriteItem")
+
+
+@pytest.mark.parametrize("op,body", [
+    ("CreateTable", {k: v for k, v in create_table_args("x", ("p", "S")).items()
+                     if k != "TableName"}),
+    ("DescribeTable", {}),
+    ("DeleteTable", {}),
+    ("UpdateTable", {"DeletionProtectionEnabled": False}),
+    ("DescribeTimeToLive", {}),
+])
+def test_control_plane_without_table_name(api, op, body):
+    assert_validation(api(op, body), NAME_REQUIRED)
+
+
+@pytest.mark.parametrize("op,body", [
+    ("GetItem", {"Key": {"p": S("a")}}),
+    ("PutItem", {"Item": {"p": S("a")}}),
+    ("UpdateItem", {"Key": {"p": S("a")}}),
+    ("DeleteItem", {"Key": {"p": S("a")}}),
+    ("Query", {"KeyConditionExpression": "p = :p", "ExpressionAttributeValues": {":p": S("a")}}),
+    ("Scan", {}),
+])
+def test_empty_table_name_on_item_operations(api, op, body):
+    resp = api(op, dict(body, TableName=""))
+    assert_validation(resp, COR_PREFIX + "Value '' at 'tableName' failed to satisfy constraint: "
+                      + MIN_ONE)
+    # A missing name keeps the model's wording.
+    assert_validation(api(op, body), COR_PREFIX + "Value null at 'tableName' failed to satisfy "
+                                                  "constraint: Member must not be null")
+
+
+@pytest.mark.parametrize("op", ["TransactWriteItems", "TransactGetItems"])
+def test_empty_transact_items(api, op):
+    assert_validation(api(op, {"TransactItems": []}),
+                      COR_PREFIX + "Value '[]' at 'transactItems' failed to satisfy constraint: "
+                      + MIN_ONE)
+
+
 QUOTED_SS = INVALID + 'Input collection ["b", "c", "c", "a"] contains duplicates.'
 PLAIN_SS = INVALID + "Input collection [c, b, c, a] contains duplicates."
 DUP_SS = {"SS": ["c", "b", "c", "a"]}
@@ -103,6 +195,16 @@ def test_duplicate_set_members_on_reads(api, tables):
                                    "ExpressionAttributeValues": {":v": {"NS": ["1", "1"]}}}),
                       "ExpressionAttributeValues contains invalid value: Input collection "
                       "contains duplicates for key :v")
+
+
+@pytest.mark.parametrize("op,member", [("PutItem", "Item"), ("DeleteItem", "Key")])
+def test_values_without_an_expression(api, tables, op, member):
+    t = tables["s"]
+    resp = api(op, {"TableName": t, member: {"p": S("eav")},
+                    "ExpressionAttributeValues": {":v": S("x")}})
+    assert_validation(resp, COR_PREFIX + "ExpressionAttributeValues can only be specified when "
+                                         "using expressions")
+    assert get_item(api, t, {"p": S("eav")}) is None
 
 
 @pytest.mark.parametrize("second", ["p = :w", "zz = :w"])
