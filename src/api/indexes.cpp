@@ -1,6 +1,7 @@
 #include "api/indexes.h"
 #include "api/table_names.h"
 
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -15,6 +16,7 @@ constexpr std::size_t kMaxLocalIndexes = 5;
 constexpr std::size_t kMaxGlobalIndexes = 20;
 constexpr std::size_t kMaxComponents = 4;
 constexpr std::size_t kMaxProjectedAttributes = 100;
+constexpr std::size_t kMaxNonKeyAttributeLength = 255;
 
 [[noreturn]] void invalid(const std::string& message) {
   throw ApiError::validation(std::string(kInvalid) + message);
@@ -234,6 +236,16 @@ IndexRequest read_index(const JsonObject& json, const std::string& path, bool gl
         coral.add(render_list(names), path + ".projection.nonKeyAttributes",
                   names.empty() ? "Member must have length greater than or equal to 1"
                                 : "Member must have length less than or equal to 20");
+      }
+      // Each name has 1 to 255 characters.
+      if (std::ranges::any_of(names, [](const std::string& n) {
+            return java_length(n) < 1 || java_length(n) > kMaxNonKeyAttributeLength;
+          })) {
+        coral.add(render_list(names), path + ".projection.nonKeyAttributes",
+                  fmt::format("Member must satisfy constraint: [Member must have length less "
+                              "than or equal to {}, Member must have length greater than or "
+                              "equal to 1]",
+                              kMaxNonKeyAttributeLength));
       }
       index.non_key_attributes = std::move(names);
     }

@@ -298,11 +298,11 @@ void CoralErrors::throw_if_any() const {
   throw ApiError::coral_validation(std::move(message));
 }
 
-// A length counts characters (code points), not UTF-8 bytes: 128 "א" are 128 characters.
+// A length counts characters as Java does (UTF-16 code units), not UTF-8 bytes: 128 "א"
+// are 128 characters.
 void CoralErrors::check_length(std::string_view value, std::string_view path, std::size_t min,
                                std::size_t max) {
-  const auto length = static_cast<std::size_t>(std::ranges::count_if(
-      value, [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  const std::size_t length = java_length(value);
   if (length < min) {
     add(value, path, fmt::format("Member must have length greater than or equal to {}", min));
   }
@@ -334,6 +334,16 @@ void CoralErrors::check_enum(std::optional<std::string_view> value, std::string_
   }
   std::vector<std::string> names(allowed.begin(), allowed.end());
   add(*value, path, "Member must satisfy enum value set: " + render_list(names));
+}
+
+std::size_t java_length(std::string_view utf8) {
+  std::size_t units = 0;
+  for (const char c : utf8) {
+    const auto byte = static_cast<unsigned char>(c);
+    units += (byte & 0xC0) != 0x80;  // a character's first byte
+    units += byte >= 0xF0;           // a character beyond U+FFFF is a surrogate pair
+  }
+  return units;
 }
 
 std::string render_list(const std::vector<std::string>& items) {

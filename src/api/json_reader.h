@@ -152,7 +152,7 @@ class CoralErrors {
   // Table or index name: 3–255 characters of [a-zA-Z0-9_.-].
   void check_table_name(std::optional<std::string_view> name, std::string_view path,
                         bool required = true);
-  // Length in characters (code points) between min and max.
+  // Length in characters (UTF-16 code units, see java_length) between min and max.
   void check_length(std::string_view value, std::string_view path, std::size_t min,
                     std::size_t max);
   void check_enum(std::optional<std::string_view> value, std::string_view path,
@@ -161,6 +161,10 @@ class CoralErrors {
  private:
   std::vector<std::string> errors_;
 };
+
+// The length of UTF-8 text as DynamoDB's model constraints count it, in UTF-16 code units:
+// one per character, two for a character beyond U+FFFF.
+std::size_t java_length(std::string_view utf8);
 
 // Java renderings used in coral messages: lists as "[a, b]".
 std::string render_list(const std::vector<std::string>& items);

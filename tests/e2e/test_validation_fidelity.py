@@ -207,6 +207,42 @@ def test_values_without_an_expression(api, tables, op, member):
     assert get_item(api, t, {"p": S("eav")}) is None
 
 
+# --------------------------------------------------------------------------- NonKeyAttributes
+
+
+def index_table_args(name, kind, non_key):
+    index = {"IndexName": "idx", "Projection": {"ProjectionType": "INCLUDE",
+                                                "NonKeyAttributes": non_key}}
+    if kind == "global":
+        index["KeySchema"] = [{"AttributeName": "g", "KeyType": "HASH"}]
+        member = "GlobalSecondaryIndexes"
+    else:
+        index["KeySchema"] = [{"AttributeName": "p", "KeyType": "HASH"},
+                              {"AttributeName": "g", "KeyType": "RANGE"}]
+        member = "LocalSecondaryIndexes"
+    return create_table_args(
+        name, ("p", "S"), ("s", "S"),
+        AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in "psg"],
+        **{member: [index]})
+
+
+@pytest.mark.parametrize("kind,path", [("global", "globalSecondaryIndexes"),
+                                       ("local", "localSecondaryIndexes")])
+def test_non_key_attribute_longer_than_255_characters(api, kind, path):
+    name = unique_name()
+    long_name = "é" * 256
+    resp = api("CreateTable", index_table_args(name, kind, ["a", long_name]))
+    assert_validation(resp, COR_PREFIX + f"Value '[a, {long_name}]' at '{path}.1.member.projection"
+                      ".nonKeyAttributes' failed to satisfy constraint: Member must satisfy "
+                      "constraint: [Member must have length less than or equal to 255, Member "
+                      "must have length greater than or equal to 1]")
+    assert api("DescribeTable", {"TableName": name}).status == 400
+    # 255 characters (510 bytes of UTF-8) are within the limit.
+    resp = api("CreateTable", index_table_args(name, kind, ["é" * 255]))
+    assert resp.status == 200, resp
+    api.ok("DeleteTable", {"TableName": name})
+
+
 @pytest.mark.parametrize("second", ["p = :w", "zz = :w"])
 def test_hash_only_gsi_with_a_second_key_condition(api, tables, second):
     resp = api("Query", {"TableName": tables["gsi"], "IndexName": "by_g",

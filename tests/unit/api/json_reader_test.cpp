@@ -124,9 +124,31 @@ TEST(CoralErrors, LengthsCountCharactersNotBytes) {
   CoralErrors over;
   over.check_length(aleph + "\u05d0", "tags.1.member.key", 1, 128);
   EXPECT_FALSE(over.empty());
-  CoralErrors under;
-  under.check_length("\U0001F600", "shardId", 2, 65);  // one character of four bytes
-  EXPECT_FALSE(under.empty());
+  CoralErrors pair;  // one character outside the BMP counts twice, as in Java
+  pair.check_length("\U0001F600", "shardId", 2, 65);
+  EXPECT_TRUE(pair.empty());
+}
+
+TEST(CoralErrors, ValueOmittedWhereDynamoDbOmitsIt) {
+  CoralErrors coral;
+  coral.add_without_value("Limit", "Member must have value greater than or equal to 1");
+  try {
+    coral.throw_if_any();
+    FAIL() << "no error";
+  } catch (const ApiError& e) {
+    EXPECT_TRUE(e.coral());
+    EXPECT_EQ(e.message().value_or(""),
+              "1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member "
+              "must have value greater than or equal to 1");
+  }
+}
+
+TEST(JavaLength, CountsUtf16CodeUnits) {
+  EXPECT_EQ(java_length(""), 0u);
+  EXPECT_EQ(java_length("abc"), 3u);
+  EXPECT_EQ(java_length("\u00e9\u05d0"), 2u);  // two bytes each
+  EXPECT_EQ(java_length("\u20ac"), 1u);        // three bytes
+  EXPECT_EQ(java_length("\U0001F600"), 2u);    // four bytes: a surrogate pair
 }
 
 }  // namespace
