@@ -64,6 +64,21 @@ void check_request_items(const std::optional<JsonObject>& items, std::string_vie
   }
 }
 
+// The text a key attribute's value was written with in the request's `key` object: as
+// decoding does, the last non-null member of each name counts.
+std::string_view written_key_value(const JsonValue& key, const AttributeDefinition& d) {
+  auto last = [](const JsonValue& object, std::string_view name) -> const JsonValue* {
+    const JsonValue* found = nullptr;
+    for (auto [member, value] : JsonObject(object)) {
+      if (member == name && !value.IsNull()) found = &value;
+    }
+    return found;
+  };
+  const JsonValue* value = last(key, d.name);
+  const JsonValue* text = value ? last(*value, scalar_type_name(d.type)) : nullptr;
+  return text && text->IsString() ? json_string(*text) : std::string_view();
+}
+
 }  // namespace
 
 std::string batch_write_item(const Context& ctx, const JsonObject& request) {
@@ -158,6 +173,7 @@ std::string batch_get_item(const Context& ctx, const JsonObject& request) {
     std::string table_name;
     JsonObject spec;
     std::vector<Item> keys;
+    std::vector<const JsonValue*> key_json;  // each key as the request wrote it
     bool consistent = false;
     std::unique_ptr<RequestExpressions> expressions = std::make_unique<RequestExpressions>();
   };
@@ -168,10 +184,13 @@ std::string batch_get_item(const Context& ctx, const JsonObject& request) {
     for (auto [table, spec_json] : *items) {
       if (spec_json.IsNull()) continue;
       if (!spec_json.IsObject()) throw_not_object(spec_json);
-      TableRead read{std::string(table), JsonObject(spec_json), {}, false};
+      TableRead read{std::string(table), JsonObject(spec_json), {}, {}, false};
       read.consistent = read.spec.boolean("ConsistentRead").value_or(false);
       if (auto keys = read.spec.array("Keys")) {
-        for (const JsonValue& key : *keys) read.keys.push_back(decode_item(key, validation));
+        for (const JsonValue& key : *keys) {
+          read.keys.push_back(decode_item(key, validation));
+          read.key_json.push_back(&key);
+        }
       }
       if (auto list = read.spec.array("AttributesToGet")) list->strings();
       read.expressions->read_maps(read.spec, validation);
@@ -195,15 +214,27 @@ std::string batch_get_item(const Context& ctx, const JsonObject& request) {
     read.expressions->compile(read.spec, {.projection = true});
     tables[read.table_name] = data_table(ctx, read.table_name);
   }
-  for (const auto& read : reads) {
+  for (auto& read : reads) {
     const TableDefinition& table = *tables[read.table_name];
-    std::set<std::string> keys;
-    for (const auto& key : read.keys) {
-      check_key_parameter(table, key);
-      if (!keys.insert(ctx.engine.item_key(table, key)).second) {
+    // Duplicates are keys written alike: two spellings of one number (1000 and 1e3) are
+    // accepted, and the item they both name is read and returned once.
+    std::set<std::pair<std::string_view, std::string_view>> written;
+    std::set<std::string> stored;
+    std::vector<Item> distinct;
+    for (std::size_t i = 0; i < read.keys.size(); ++i) {
+      check_key_parameter(table, read.keys[i]);
+      const JsonValue& json = *read.key_json[i];
+      if (!written
+               .emplace(written_key_value(json, table.key.hash),
+                        table.key.range ? written_key_value(json, *table.key.range) : "")
+               .second) {
         throw ApiError::validation("Provided list of item keys contains duplicates");
       }
+      if (stored.insert(ctx.engine.item_key(table, read.keys[i])).second) {
+        distinct.push_back(std::move(read.keys[i]));
+      }
     }
+    read.keys = std::move(distinct);
   }
 
   JsonOut out;

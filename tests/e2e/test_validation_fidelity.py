@@ -256,6 +256,21 @@ def test_hash_only_gsi_with_a_second_key_condition(api, tables, second):
                             "attributes defined in the schema (1)")
 
 
+# --------------------------------------------------------------------------- numbers
+
+
+def test_batch_get_one_number_written_two_ways(api, tables):
+    t = tables["n"]
+    resp = api("BatchGetItem", {"RequestItems": {t: {"Keys": [{"p": N("1000")},
+                                                              {"p": N("1e3")}]}}})
+    assert resp.status == 200, resp
+    assert resp.json["Responses"] == {t: [{"p": N("1000"), "v": S("thousand")}]}
+    assert resp.json["UnprocessedKeys"] == {}
+    # The same text twice is still a duplicate.
+    resp = api("BatchGetItem", {"RequestItems": {t: {"Keys": [{"p": N("1e3")}, {"p": N("1e3")}]}}})
+    assert_validation(resp, "Provided list of item keys contains duplicates")
+
+
 def test_zero_range_follows_its_written_exponent(api, tables):
     t = tables["s"]
     resp = api("PutItem", {"TableName": t, "Item": {"p": S("zero"), "z": N("0e126")}})
