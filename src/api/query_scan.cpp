@@ -1,4 +1,6 @@
 // Query and Scan: key conditions, filters, pagination at 1 MB, Select and capacity.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "api/capacity.h"
@@ -161,8 +163,33 @@ ReadRequest read_request(Kind kind, const JsonObject& request, RequestExpression
   return r;
 }
 
+// A read of a global secondary index asks only for attributes the index projects (a
+// local index fetches the others from the table).
+void check_projected(const IndexDefinition& index, const RequestExpressions& expressions) {
+  if (!index.global || index.projection.type == ProjectionType::ALL) return;
+  auto projected = [&](std::string_view name) {
+    auto among = [&](const std::vector<std::string>& names) {
+      return std::find(names.begin(), names.end(), name) != names.end();
+    };
+    return among(index.key_attributes) || among(index.projection.non_key_attributes);
+  };
+  auto check = [&](std::string_view name) {
+    if (projected(name)) return;
+    throw ApiError::validation(fmt::format(
+        "One or more parameter values were invalid: Attribute {} is not projected into global "
+        "secondary index {}",
+        name, index.name));
+  };
+  if (expressions.projection) {
+    for (std::string_view name : expressions.projection->attribute_names()) check(name);
+  } else if (expressions.attributes_to_get) {
+    for (const std::string& name : *expressions.attributes_to_get) check(name);
+  }
+}
+
 // The index a read names, with the checks that depend on it.
-const IndexDefinition* read_index(const TableDefinition& table, const ReadRequest& r) {
+const IndexDefinition* read_index(const TableDefinition& table, const ReadRequest& r,
+                                  const RequestExpressions& expressions) {
   if (!r.index_name) return nullptr;
   const IndexDefinition* index = table.find_index(*r.index_name);
   if (!index) {
@@ -183,6 +210,7 @@ const IndexDefinition* read_index(const TableDefinition& table, const ReadReques
         "supported for global secondary index {} because its projection type is not ALL",
         index->name));
   }
+  check_projected(*index, expressions);
   return index;
 }
 
@@ -365,7 +393,7 @@ std::string query(const Context& ctx, const JsonObject& request) {
   RequestExpressions expressions;
   ReadRequest r = read_request(Kind::kQuery, request, expressions);
   engine::TablePtr table = data_table(ctx, *r.table_name);
-  const IndexDefinition* index = read_index(*table, r);
+  const IndexDefinition* index = read_index(*table, r, expressions);
   if (auto conditions = request.object("KeyConditions");
       conditions && !request.has("KeyConditionExpression") && !(index && index->global) &&
       conditions->size() > 2) {
@@ -439,7 +467,7 @@ std::string scan(const Context& ctx, const JsonObject& request) {
   RequestExpressions expressions;
   ReadRequest r = read_request(Kind::kScan, request, expressions);
   engine::TablePtr table = data_table(ctx, *r.table_name);
-  const IndexDefinition* index = read_index(*table, r);
+  const IndexDefinition* index = read_index(*table, r, expressions);
   const auto segment = static_cast<std::uint32_t>(r.segment.value_or(0));
   const auto total = static_cast<std::uint32_t>(r.total_segments.value_or(1));
   if (r.exclusive_start_key) {

@@ -486,12 +486,14 @@ def test_gsi_include_projection(api, qt):
         full = item_by_key(it["pk"]["S"], it["sk"]["N"])
         expected = {k: full[k] for k in ("pk", "sk", "tenant", "score", "inc") if k in full}
         assert it == expected
-    # A projection naming unprojected attributes: they are simply absent on a GSI.
-    r = api.ok("Query", dict(body, ProjectionExpression="pk, sk, misc, inc"))
+    # A projection may name only what the GSI projects.
+    r = api.ok("Query", dict(body, ProjectionExpression="pk, sk, inc"))
     assert keys_of(r["Items"]) == want
     for it in r["Items"]:
         full = item_by_key(it["pk"]["S"], it["sk"]["N"])
         assert it == {k: full[k] for k in ("pk", "sk", "inc") if k in full}
+    assert_validation(api("Query", dict(body, ProjectionExpression="pk, sk, misc, inc")),
+                      INVALID + "Attribute misc is not projected into global secondary index incg")
 
 
 def test_gsi_select_count(api, qt):

@@ -243,6 +243,37 @@ def test_non_key_attribute_longer_than_255_characters(api, kind, path):
     api.ok("DeleteTable", {"TableName": name})
 
 
+# --------------------------------------------------------------------------- GSI reads
+
+
+def gsi_query(tables, **extra):
+    body = {"TableName": tables["gsi"], "IndexName": "by_g",
+            "KeyConditions": {"g": {"ComparisonOperator": "EQ", "AttributeValueList": [S("G")]}}}
+    body.update(extra)
+    return body
+
+
+NOT_PROJECTED = INVALID + "Attribute b is not projected into global secondary index by_g"
+
+
+def test_gsi_query_asking_for_an_unprojected_attribute(api, tables):
+    assert_validation(api("Query", gsi_query(tables, AttributesToGet=["a", "b"],
+                                             Select="SPECIFIC_ATTRIBUTES")), NOT_PROJECTED)
+    assert_validation(api("Query", gsi_query(tables, AttributesToGet=["b"])), NOT_PROJECTED)
+    body = {"TableName": tables["gsi"], "IndexName": "by_g", "KeyConditionExpression": "g = :g",
+            "ExpressionAttributeValues": {":g": S("G")}}
+    assert_validation(api("Query", dict(body, ProjectionExpression="b")), NOT_PROJECTED)
+    assert_validation(api("Query", dict(body, ProjectionExpression="#b.c",
+                                        ExpressionAttributeNames={"#b": "b"})), NOT_PROJECTED)
+    assert_validation(api("Scan", {"TableName": tables["gsi"], "IndexName": "by_g",
+                                   "ProjectionExpression": "a, b"}), NOT_PROJECTED)
+    # Projected attributes (the index key, the table key, INCLUDE) are fine.
+    out = api.ok("Query", dict(body, ProjectionExpression="a, g, p, s"))
+    assert out["Items"] == [{"a": S("A"), "g": S("G"), "p": S("x"), "s": S("y")}]
+    out = api.ok("Query", gsi_query(tables, AttributesToGet=["a"]))
+    assert out["Items"] == [{"a": S("A")}]
+
+
 @pytest.mark.parametrize("second", ["p = :w", "zz = :w"])
 def test_hash_only_gsi_with_a_second_key_condition(api, tables, second):
     resp = api("Query", {"TableName": tables["gsi"], "IndexName": "by_g",
