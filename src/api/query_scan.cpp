@@ -8,6 +8,7 @@
 #include "api/operations.h"
 #include "api/stored_item_json.h"
 #include "api/table_names.h"
+#include "expr/messages.h"
 #include "model/api_error.h"
 #include "model/capacity.h"
 
@@ -302,6 +303,15 @@ void check_start_key(const TableDefinition& table, const Item& key) {
   }
 }
 
+// A query of a table without a sort key reads at most one item: it has no next page.
+void check_start_key_restartable(const TableDefinition& table, const Item& key) {
+  if (table.key.range) return;
+  const AttributeValue& value = key.at(table.key.hash.name);
+  throw ApiError::validation(
+      fmt::format("The provided exclusive start key is invalid: ExclusiveStartKey: {{{}={}}}",
+                  table.key.hash.name, expr::msg::render_value(value)));
+}
+
 std::vector<std::string> key_names(const TableDefinition& table) {
   std::vector<std::string> names{table.key.hash.name};
   if (table.key.range) names.push_back(table.key.range->name);
@@ -438,6 +448,7 @@ std::string query(const Context& ctx, const JsonObject& request) {
       check_index_start_key(*index, start);
     } else {
       check_start_key(*table, start);
+      check_start_key_restartable(*table, start);
     }
     for (const auto& term : key.hash) {
       if (!(start.at(term.attribute) == term.value)) {

@@ -287,6 +287,22 @@ def test_hash_only_gsi_with_a_second_key_condition(api, tables, second):
                             "attributes defined in the schema (1)")
 
 
+# --------------------------------------------------------------------------- ExclusiveStartKey
+
+
+def test_query_on_hash_only_table_cannot_restart(api, tables):
+    resp = api("Query", {"TableName": tables["s"], "KeyConditionExpression": "p = :p",
+                         "ExpressionAttributeValues": {":p": S("a")},
+                         "ExclusiveStartKey": {"p": S("a")}})
+    assert_validation(resp, "The provided exclusive start key is invalid: ExclusiveStartKey: "
+                            "{p=AttributeValue: {S:a}}")
+    resp = api("Query", {"TableName": tables["n"], "KeyConditionExpression": "p = :p",
+                         "ExpressionAttributeValues": {":p": N("1000")},
+                         "ExclusiveStartKey": {"p": N("1000")}})
+    assert_validation(resp, "The provided exclusive start key is invalid: ExclusiveStartKey: "
+                            "{p=AttributeValue: {N:1000}}")
+
+
 # --------------------------------------------------------------------------- numbers
 
 
