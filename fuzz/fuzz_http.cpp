@@ -12,7 +12,6 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
-#include <cctype>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -28,6 +27,7 @@
 
 #include "model/api_error.h"
 #include "net/http_server.h"
+#include "net/http_text.h"
 #include "net/pre_dispatch.h"
 #include "net/response_head.h"
 #include "net/sigv4.h"
@@ -130,13 +130,6 @@ std::chrono::system_clock::time_point fixed_now() {
   tm.tm_hour = 10;
   tm.tm_min = 15;
   return std::chrono::system_clock::from_time_t(timegm(&tm));
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
 }
 
 bool is_disconnect(error_code ec) {

@@ -22,6 +22,7 @@
 #include <optional>
 #include <thread>
 
+#include "net/http_text.h"
 #include "net/pre_dispatch.h"
 #include "net/response_head.h"
 
@@ -59,17 +60,6 @@ constexpr auto kLingerTimeout = std::chrono::seconds(2);
 
 std::string_view sv(beast::string_view s) {
   return {s.data(), s.size()};
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x + 32);
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y + 32);
-    if (x != y) return false;
-  }
-  return true;
 }
 
 tcp::endpoint resolve_endpoint(const std::string& host, std::uint16_t port) {

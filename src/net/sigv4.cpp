@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/api_error.h"
+#include "net/http_text.h"
 
 namespace kumo::net {
 namespace {
@@ -24,27 +25,6 @@ constexpr string_view kAlgorithm = "AWS4-HMAC-SHA256";
 constexpr string_view kService = "dynamodb";
 constexpr string_view kTerminator = "aws4_request";
 constexpr std::chrono::minutes kMaxSkew{15};
-
-char lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + ('a' - 'A')) : c;
-}
-
-bool iequals(string_view a, string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (lower(a[i]) != lower(b[i])) return false;
-  return true;
-}
-
-bool is_space(char c) {
-  return c == ' ' || c == '\t';
-}
-
-string_view trim(string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 void append_hex(std::string& out, const unsigned char* data, std::size_t n) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -296,11 +276,11 @@ Credentials parse_credentials(std::string_view text) {
     text = nl == string_view::npos ? string_view{} : text.substr(nl + 1);
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    line = trim(line);
+    line = trim_ows(line);
     if (line.empty() || line.front() == '#') continue;
     auto gap = line.find_first_of(" \t");
     string_view key = line.substr(0, gap);
-    string_view secret = gap == string_view::npos ? string_view{} : trim(line.substr(gap));
+    string_view secret = gap == string_view::npos ? string_view{} : trim_ows(line.substr(gap));
     if (secret.empty() || secret.find_first_of(" \t") != string_view::npos)
       throw std::invalid_argument("credentials line " + std::to_string(line_no) +
                                   ": expected ACCESS_KEY_ID SECRET");
@@ -527,7 +507,7 @@ std::string canonical_request(const RequestView& request, std::string_view signe
     auto semi = list.find(';');
     const string_view name = list.substr(0, semi);
     list = semi == string_view::npos ? string_view{} : list.substr(semi + 1);
-    for (char c : name) out.push_back(lower(c));
+    for (char c : name) out.push_back(ascii_lower(c));
     out.push_back(':');
     bool first_value = true;
     for (const auto& h : request.headers) {
@@ -535,8 +515,8 @@ std::string canonical_request(const RequestView& request, std::string_view signe
       if (!first_value) out.push_back(',');
       first_value = false;
       bool pending_space = false;
-      for (char c : trim(h.value)) {
-        if (is_space(c)) {
+      for (char c : trim_ows(h.value)) {
+        if (is_ows(c)) {
           pending_space = true;
           continue;
         }
