@@ -75,6 +75,7 @@ class Stream {
     return true;
   }
   bool exhausted() const { return consumed_ == bytes_.size(); }
+  std::size_t consumed() const { return consumed_; }
 
  private:
   std::string_view bytes_;
@@ -229,11 +230,14 @@ bool serve_one(Stream& stream, const ServerOptions& options, const SigV4Verifier
 
   ResponseHead head;
   std::string_view body;
-  const error_code ec = read_until(parser, stream, &Parser::is_header_done);
+  const std::size_t start = stream.consumed();
+  error_code ec = read_until(parser, stream, &Parser::is_header_done);
   if (is_disconnect(ec)) return false;
+  // As the server: the request line and the fields count together against the limit.
+  if (!ec && stream.consumed() - start > options.header_limit) ec = http::error::header_limit;
   if (ec) {
-    // A broken request gets 400, or 431 for a head over the limit, and the connection closes.
-    head.status = ec == http::error::header_limit ? 431 : 400;
+    // A broken request, a head over the limit included, gets 400 and the connection closes.
+    head.status = 400;
     head.keep_alive = false;
   } else if (!answer(parser, stream, options, verifier, head, body)) {
     return false;

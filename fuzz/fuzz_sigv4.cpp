@@ -23,7 +23,7 @@ namespace {
 using namespace kumo;
 using namespace kumo::net;
 
-// Header values of a few KiB reach every path; the server bounds the whole head at 64 KiB.
+// Header values of a few KiB reach every path; the server bounds the whole head at 16 KiB.
 constexpr std::size_t kMaxInput = 16 << 10;
 
 // 2026-01-15T10:15:00Z: the verifier's clock, fixed so that a run does not depend on when

@@ -50,7 +50,6 @@ constexpr std::string_view kInternalErrorBody =
     R"("message":"Internal server error"})";
 constexpr std::string_view kTooLargeBody = "Request Entity Too Large\n";
 constexpr std::string_view kBadRequestBody = "Bad Request\n";
-constexpr std::string_view kHeadTooLargeBody = "Request Header Fields Too Large\n";
 constexpr std::string_view kTextPlain = "text/plain";
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 // Buffers grown past this by one large request are given back afterwards.
@@ -177,9 +176,10 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
     reset_parser();
     idle_ = true;
     stream_.expires_after(options_.idle_timeout);
-    http::async_read_header(
-        stream_, buffer_, *parser_,
-        [self = shared_from_this()](error_code ec, std::size_t) { self->on_head(ec); });
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = shared_from_this()](error_code ec, std::size_t head_size) {
+                              self->on_head(ec, head_size);
+                            });
   }
 
   void reset_parser() {
@@ -203,8 +203,11 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
     if (buffer_.capacity() > kRetainedCapacity) buffer_.shrink_to_fit();
   }
 
-  void on_head(error_code ec) {
+  void on_head(error_code ec, std::size_t head_size) {
     idle_ = false;
+    // Beast bounds the request line and the header fields each on its own; the limit is on
+    // the two together.
+    if (!ec && head_size > options_.header_limit) ec = http::error::header_limit;
     if (ec) return on_read_error(ec);
     const auto& request = parser_->get();
     for (const auto& field : request)
@@ -264,13 +267,13 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void on_read_error(error_code ec) {
-    // A broken request (not a vanished or slow client) gets an answer before closing.
+    // A broken request (not a vanished or slow client) gets an answer before closing. A
+    // head over the limit is one: DynamoDB answers 400, before looking at the path or the
+    // signature.
     if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
         ec != http::error::end_of_stream && ec != http::error::partial_message) {
       keep_alive_ = false;
-      const bool head_too_large = ec == http::error::header_limit;
-      return send(head_too_large ? 431 : 400, kTextPlain,
-                  head_too_large ? kHeadTooLargeBody : kBadRequestBody);
+      return send(400, kTextPlain, kBadRequestBody);
     }
     cut();
   }

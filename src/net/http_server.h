@@ -39,8 +39,9 @@ struct ServerOptions {
   std::string region = "us-east-1";
   // Larger request bodies are refused with 413, as DynamoDB does above 16 MiB.
   std::size_t body_limit = 16u << 20;
-  // Request line plus headers; larger heads get 431.
-  std::uint32_t header_limit = 64u << 10;
+  // Request line plus headers, blank line included; larger heads get 400, as DynamoDB
+  // refuses a head (or a path) over 16 KiB.
+  std::uint32_t header_limit = 16u << 10;
   // How long a kept-alive connection may wait for its next request, and how long the
   // request line and headers may take to arrive.
   std::chrono::milliseconds idle_timeout = std::chrono::seconds(60);

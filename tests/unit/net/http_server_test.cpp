@@ -368,6 +368,26 @@ TEST_F(HttpServerTest, StopLetsARequestInProgressFinish) {
   EXPECT_FALSE(res.keep_alive());
 }
 
+TEST_F(HttpServerTest, HeadOverSixteenKiBIs400) {
+  Client client(server_->port());
+  const std::string head = post("T", "", "application/json");
+  // 16 KiB exactly, blank line included, is accepted.
+  const std::string filler =
+      "X-Filler: " + std::string((16u << 10) - head.size() - 12, 'a') + "\r\n";
+  const Response at_limit = client.round_trip(post("T", "{}", "application/json", filler));
+  EXPECT_EQ(at_limit.result_int(), 200);
+  const Response over = client.round_trip(post("T", "{}", "application/json", filler + "Y: \r\n"));
+  EXPECT_EQ(over.result_int(), 400);
+  EXPECT_EQ(over.body(), "Bad Request\n");
+  EXPECT_TRUE(client.closed_by_server());
+
+  Client long_path(server_->port());
+  const Response res = long_path.round_trip("POST /" + std::string(16u << 10, 'p') +
+                                            " HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+  EXPECT_EQ(res.result_int(), 400);
+  EXPECT_EQ(res.body(), "Bad Request\n");
+}
+
 TEST(HttpServer, TakenPortFailsAtConstruction) {
   ServerOptions options;
   options.port = 0;
