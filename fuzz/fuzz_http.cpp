@@ -2,8 +2,9 @@
 // server's parsing lives inside its connection class, so this target repeats it step by
 // step on an in-memory stream: a Beast request_parser of the server's type with its header
 // and body limits, fed the bytes in pieces as a socket would deliver them, then the
-// pre-dispatch routing, the SigV4 check of an operation and the response head. The first
-// byte sets the size of the pieces (0: all at once); the rest is what the client sends.
+// pre-dispatch routing, the decoding of a compressed body and the SigV4 check of an
+// operation, and the response head. The first byte sets the size of the pieces (0: all at
+// once); the rest is what the client sends.
 // Checked: the parser and routing never crash, and every response head Kumo would write
 // parses back as one HTTP response with the status and body length it was given.
 #include <algorithm>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "model/api_error.h"
+#include "net/content_coding.h"
 #include "net/http_server.h"
 #include "net/http_text.h"
 #include "net/pre_dispatch.h"
@@ -204,6 +206,16 @@ bool answer(Parser& parser, Stream& stream, const ServerOptions& options,
       break;
     case Route::kOperation: {
       head.content_type = response_content_type(content_type);
+      // A compressed body is decoded before anything else, bounded by the body limit.
+      if (const auto encoding = find_header(headers, "content-encoding")) {
+        static std::string decoded;
+        const DecodeResult result =
+            decode_body(*encoding, request.body(), options.body_limit, decoded);
+        if (result != DecodeResult::kOk) {
+          head.status = result == DecodeResult::kTooLarge ? 413 : 500;
+          break;
+        }
+      }
       const RequestView view{sv(request.method_string()), sv(request.target()), headers,
                              request.body()};
       try {

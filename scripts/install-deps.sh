@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
   libboost-dev libboost-system-dev librocksdb-dev rapidjson-dev
-  libssl-dev libdeflate-dev libxxhash-dev libcli11-dev libfmt-dev libspdlog-dev libabsl-dev
+  libssl-dev libdeflate-dev zlib1g-dev libxxhash-dev libcli11-dev libfmt-dev libspdlog-dev libabsl-dev
 )
 if [ "${1:-}" = "--test" ]; then
   packages+=(libgtest-dev libgmock-dev python3 python3-pytest python3-boto3 awscli

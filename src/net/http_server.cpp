@@ -22,6 +22,7 @@
 #include <optional>
 #include <thread>
 
+#include "net/content_coding.h"
 #include "net/http_text.h"
 #include "net/pre_dispatch.h"
 #include "net/response_head.h"
@@ -309,8 +310,21 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
         break;
     }
     const auto& request = parser_->get();
-    const std::string_view body = request.body();
-    const RequestView view{sv(request.method_string()), sv(request.target()), headers_, body};
+    // The signature covers the body as sent; the operation reads it decoded.
+    const std::string_view sent = request.body();
+    std::string_view body = sent;
+    if (const auto encoding = find_header(headers_, "content-encoding")) {
+      switch (decode_body(*encoding, sent, options_.body_limit, decoded_)) {
+        case DecodeResult::kOk:
+          body = decoded_;
+          break;
+        case DecodeResult::kTooLarge:
+          return send(413, kTextPlain, kTooLargeBody);
+        case DecodeResult::kInvalid:
+          return send(500, response_content_type(content_type_), kInternalErrorBody);
+      }
+    }
+    const RequestView view{sv(request.method_string()), sv(request.target()), headers_, sent};
     const RequestAuthenticator authenticator(server_.verifier_, view);
     const std::string_view target =
         find_header(headers_, "x-amz-target").value_or(std::string_view{});
@@ -364,7 +378,8 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
 
   void on_write(error_code ec) {
     if (ec) return cut();
-    if (response_.body.capacity() > kRetainedCapacity) std::string().swap(response_.body);
+    for (std::string* buffer : {&response_.body, &decoded_})
+      if (buffer->capacity() > kRetainedCapacity) std::string().swap(*buffer);
     if (!keep_alive_) return linger_close();
     read_head();
   }
@@ -403,6 +418,7 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
   std::string_view content_type_;  // of the current request; empty when absent
   bool has_origin_ = false;
   std::string out_head_;
+  std::string decoded_;  // the body of a compressed request, decoded
   api::Response response_;
   RequestId request_id_{};
   Route route_ = Route::kOperation;

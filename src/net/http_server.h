@@ -37,7 +37,8 @@ struct ServerOptions {
   unsigned threads = 0;
   // Region named by the health check ("healthy: dynamodb.<region>.amazonaws.com ").
   std::string region = "us-east-1";
-  // Larger request bodies are refused with 413, as DynamoDB does above 16 MiB.
+  // Larger request bodies are refused with 413, as DynamoDB does above 16 MiB; so are
+  // compressed bodies that decode to more.
   std::size_t body_limit = 16u << 20;
   // Request line plus headers, blank line included; larger heads get 400, as DynamoDB
   // refuses a head (or a path) over 16 KiB.

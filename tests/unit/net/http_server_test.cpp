@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "model/api_error.h"
+#include "net/content_coding.h"
 #include "net/response_head.h"
 
 namespace kumo::net {
@@ -35,6 +36,7 @@ using Response = http::response<http::string_body>;
 api::Response fake_handler(std::string_view target, std::string_view body,
                            const api::Authenticator& auth) {
   if (target == "Test.Throw") throw std::runtime_error("boom");
+  if (target == "Test.Echo") return {200, std::string(body)};
   if (target == "Test.Auth") {
     try {
       auth.authenticate();
@@ -386,6 +388,44 @@ TEST_F(HttpServerTest, HeadOverSixteenKiBIs400) {
                                             " HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
   EXPECT_EQ(res.result_int(), 400);
   EXPECT_EQ(res.body(), "Bad Request\n");
+}
+
+TEST_F(HttpServerTest, CompressedBodiesAreDecoded) {
+  Client client(server_->port());
+  const std::string body = R"({"TableName":"t"})";
+  for (const Coding coding : {Coding::kGzip, Coding::kDeflate}) {
+    std::string sent;
+    compress_body(coding, body, sent);
+    const std::string encoding = "Content-Encoding: " + std::string(coding_name(coding)) + "\r\n";
+    const Response res = client.round_trip(post("Test.Echo", sent, "application/json", encoding));
+    EXPECT_EQ(res.result_int(), 200);
+    EXPECT_EQ(res.body(), body);
+  }
+}
+
+TEST_F(HttpServerTest, UndecodableBodiesAre500) {
+  Client client(server_->port());
+  for (const std::string& raw :
+       {post("Test.Echo", "{}", "application/json", "Content-Encoding: br\r\n"),
+        post("Test.Echo", "{}", "application/json", "Content-Encoding: gzip\r\n"),
+        post("Test.Echo", "", "application/json", "Content-Encoding: deflate\r\n")}) {
+    const Response res = client.round_trip(raw);
+    EXPECT_EQ(res.result_int(), 500) << raw;
+    EXPECT_EQ(res.body(), R"({"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError",)"
+                          R"("message":"Internal server error"})");
+    expect_dynamodb_headers(res);
+  }
+  // The connection is still usable.
+  EXPECT_EQ(client.round_trip(post("T", "{}")).result_int(), 200);
+}
+
+TEST_F(HttpServerTest, BodyDecodingPastTheLimitIs413) {
+  Client client(server_->port());
+  std::string bomb;
+  compress_body(Coding::kGzip, std::string((16u << 20) + 1, ' '), bomb);
+  const Response res =
+      client.round_trip(post("Test.Echo", bomb, "application/json", "Content-Encoding: gzip\r\n"));
+  EXPECT_EQ(res.result_int(), 413);
 }
 
 TEST(HttpServer, TakenPortFailsAtConstruction) {
