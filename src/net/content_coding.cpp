@@ -7,6 +7,7 @@
 #include <array>
 #include <new>
 #include <optional>
+#include <utility>
 
 #include "net/http_text.h"
 
@@ -93,6 +94,76 @@ DecodeResult inflate_body(Coding coding, std::string_view in, std::size_t limit,
   return DecodeResult::kOk;
 }
 
+// A q-value in thousandths: "0", "0.5", "1", "1.000" (at most three decimals, at most 1),
+// or nullopt when it is not one.
+std::optional<int> parse_qvalue(std::string_view text) {
+  if (text.empty() || (text[0] != '0' && text[0] != '1')) return std::nullopt;
+  int value = (text[0] - '0') * 1000;
+  if (text.size() == 1) return value;
+  if (text[1] != '.' || text.size() > 5) return std::nullopt;
+  int scale = 100;
+  for (const char c : text.substr(2)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value += (c - '0') * scale;
+    scale /= 10;
+  }
+  if (value > 1000) return std::nullopt;
+  return value;
+}
+
+// The weight of one Accept-Encoding element's parameters (";q=0.5"), in thousandths; 1000
+// when no q is given, nullopt when the q is malformed.
+std::optional<int> element_weight(std::string_view params) {
+  int weight = 1000;
+  while (!params.empty()) {
+    const std::size_t semi = params.find(';');
+    const std::string_view param = params.substr(0, semi);
+    const std::size_t eq = param.find('=');
+    if (eq != std::string_view::npos && iequals(trim_ows(param.substr(0, eq)), "q")) {
+      const auto q = parse_qvalue(trim_ows(param.substr(eq + 1)));
+      if (!q) return std::nullopt;
+      weight = *q;
+    }
+    if (semi == std::string_view::npos) break;
+    params.remove_prefix(semi + 1);
+  }
+  return weight;
+}
+
+// One coding a client named in Accept-Encoding (or "*"): its weight and place in the list.
+struct Offer {
+  int weight = -1;  // -1: not named
+  std::size_t position = 0;
+  bool wildcard = false;  // gzip offered through "*"
+  bool named() const { return weight >= 0; }
+  // The higher weight wins; at equal weight a coding named itself beats "*", then the one
+  // named first wins.
+  bool beats(const Offer& other) const {
+    if (weight != other.weight) return weight > other.weight;
+    if (wildcard != other.wildcard) return !wildcard;
+    return position < other.position;
+  }
+};
+
+struct Offers {
+  Offer gzip, deflate, identity, any;
+};
+
+Offer* offer_for(Offers& offers, std::string_view token) {
+  if (token == "*") return &offers.any;
+  const auto coding = named_coding(token);
+  if (!coding) return nullptr;
+  switch (*coding) {
+    case Coding::kGzip:
+      return &offers.gzip;
+    case Coding::kDeflate:
+      return &offers.deflate;
+    case Coding::kIdentity:
+      break;
+  }
+  return &offers.identity;
+}
+
 struct Compressor {
   libdeflate_compressor* compressor = libdeflate_alloc_compressor(kCompressionLevel);
   Compressor() {
@@ -135,6 +206,42 @@ DecodeResult decode_body(std::string_view content_encoding, std::string_view bod
     in = previous;
   }
   return DecodeResult::kOk;
+}
+
+Coding negotiate_coding(std::string_view accept_encoding) {
+  Offers offers;
+  std::size_t position = 0;
+  for_each_element(accept_encoding, [&](std::string_view element) {
+    const std::size_t semi = element.find(';');
+    Offer* offer = offer_for(offers, trim_ows(element.substr(0, semi)));
+    const auto weight = element_weight(semi == std::string_view::npos ? std::string_view{}
+                                                                      : element.substr(semi + 1));
+    ++position;
+    // A coding named twice keeps its first weight.
+    if (offer == nullptr || !weight || offer->named()) return;
+    offer->weight = *weight;
+    offer->position = position;
+  });
+  // "*" stands for gzip unless gzip is named itself.
+  Offer gzip = offers.gzip;
+  if (!gzip.named()) {
+    gzip = offers.any;
+    gzip.wildcard = true;
+  }
+  const std::array<std::pair<Coding, Offer>, 3> candidates = {
+      {{Coding::kGzip, gzip},
+       {Coding::kDeflate, offers.deflate},
+       {Coding::kIdentity, offers.identity}}};
+  Coding best = Coding::kIdentity;
+  std::optional<Offer> best_offer;
+  for (const auto& [coding, offer] : candidates) {
+    if (offer.weight <= 0) continue;  // not named, or q=0
+    if (!best_offer || offer.beats(*best_offer)) {
+      best = coding;
+      best_offer = offer;
+    }
+  }
+  return best;
 }
 
 std::string_view coding_name(Coding coding) {

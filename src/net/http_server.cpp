@@ -339,8 +339,20 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
       response_.status = 500;
       response_.body.assign(kInternalErrorBody);
     }
-    write(response_.status, response_content_type(content_type_), response_.body,
-          /*fresh_id=*/false);
+    write_compressible(response_.status, response_content_type(content_type_), response_.body);
+  }
+
+  // Sends `body`, compressed when it is large enough and the client accepts gzip or
+  // deflate (the first Accept-Encoding header decides). Small answers cost one comparison.
+  void write_compressible(int status, std::string_view content_type, std::string_view body) {
+    Coding coding = Coding::kIdentity;
+    if (body.size() >= kCompressThreshold) {
+      if (const auto accept = find_header(headers_, "accept-encoding"))
+        coding = negotiate_coding(*accept);
+    }
+    if (coding == Coding::kIdentity) return write(status, content_type, body, /*fresh_id=*/false);
+    compress_body(coding, body, compressed_);
+    write(status, content_type, compressed_, /*fresh_id=*/false, coding_name(coding));
   }
 
   void send(int status, std::string_view content_type, std::string_view body) {
@@ -348,13 +360,15 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
   }
 
   // Sends one response with a single gathered write; `body` must stay valid until the
-  // write completes (it is static, the server's, or response_.body).
-  void write(int status, std::string_view content_type, std::string_view body, bool fresh_id) {
+  // write completes (it is static, the server's, response_.body or compressed_).
+  void write(int status, std::string_view content_type, std::string_view body, bool fresh_id,
+             std::string_view content_encoding = {}) {
     if (fresh_id) request_id_ = make_request_id();
     if (worker_.stopping) keep_alive_ = false;
     ResponseHead head;
     head.status = status;
     head.content_type = content_type;
+    head.content_encoding = content_encoding;
     head.request_id = std::string_view(request_id_.data(), request_id_.size());
     head.allow_any_origin = has_origin_;
     head.preflight = route_ == Route::kCorsPreflight && status == 200;
@@ -378,7 +392,7 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
 
   void on_write(error_code ec) {
     if (ec) return cut();
-    for (std::string* buffer : {&response_.body, &decoded_})
+    for (std::string* buffer : {&response_.body, &decoded_, &compressed_})
       if (buffer->capacity() > kRetainedCapacity) std::string().swap(*buffer);
     if (!keep_alive_) return linger_close();
     read_head();
@@ -420,6 +434,7 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
   std::string out_head_;
   std::string decoded_;  // the body of a compressed request, decoded
   api::Response response_;
+  std::string compressed_;  // response_.body compressed for the client
   RequestId request_id_{};
   Route route_ = Route::kOperation;
   bool idle_ = false;

@@ -114,6 +114,10 @@ void append_response_head(std::string& out, const ResponseHead& head, std::strin
     out.append("\r\nContent-Type: ");
     out.append(head.content_type);
   }
+  if (!head.content_encoding.empty()) {
+    out.append("\r\nContent-Encoding: ");
+    out.append(head.content_encoding);
+  }
   out.append("\r\nContent-Length: ");
   append_number(out, body.size());
   out.append("\r\nDate: ");

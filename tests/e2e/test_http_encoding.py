@@ -6,9 +6,14 @@ An unknown coding, a body that does not decode to the end, and an empty body wit
 get HTTP 500 InternalServerError and write nothing; a body that would decode past 16 MiB
 gets 413 and is never inflated whole.
 
+Responses: with `Accept-Encoding` naming gzip or deflate (q-values, `*`, case-insensitive
+tokens; only the first Accept-Encoding line counts), answers of 4,096 bytes and more are
+sent compressed, smaller ones as they are; x-amz-crc32 covers the bytes sent.
+
 Heads: a request line plus headers over 16 KiB gets HTTP 400 before anything else is looked
 at, a long path included."""
 
+import http.client
 import json
 import socket
 import time
@@ -20,13 +25,17 @@ from kumo_testlib import (
     JSON_10,
     NS_DYNAMODB,
     TARGET_PREFIX,
+    create_table_args,
     encode_body,
     http_request,
     sign_headers,
+    unique_name,
+    wait_table_active,
 )
 
 INTERNAL_ERROR = {"__type": NS_DYNAMODB + "InternalServerError",
                   "message": "Internal server error"}
+THRESHOLD = 4096
 HEAD_LIMIT = 16 * 1024
 
 
@@ -164,6 +173,123 @@ def test_body_decoding_past_16_mib_is_refused_without_inflating_it(start_server)
     assert _peak_rss_kib(srv.proc.pid) - before < 64 * 1024
     ok = encoded_request(srv.port, "ListTables", gzip_bytes(b"{}"), "gzip")
     assert ok.status == 200, ok
+
+
+# --------------------------------------------------------------------------- responses
+
+
+def _get(api, table, key, accept, conn=None):
+    """GetItem with Accept-Encoding `accept` (a list: one header line each); returns
+    (status, headers, raw body)."""
+    data = encode_body({"TableName": table, "Key": {"pk": {"S": key}}})
+    hdrs = {"Content-Type": JSON_10, "X-Amz-Target": TARGET_PREFIX + "GetItem"}
+    if accept:
+        hdrs["Accept-Encoding"] = accept[0]
+    hdrs = sign_headers(api.port, data, hdrs, "AKIDKUMOE2E", "kumo-e2e-secret", "us-east-1")
+    conn = http.client.HTTPConnection("127.0.0.1", api.port, timeout=30)
+    try:
+        conn.putrequest("POST", "/", skip_accept_encoding=True)
+        for k, v in hdrs.items():
+            conn.putheader(k, v)
+        for extra in accept[1:]:
+            conn.putheader("Accept-Encoding", extra)
+        conn.putheader("Content-Length", str(len(data)))
+        conn.endheaders(data)
+        r = conn.getresponse()
+        body = r.read()
+        return r.status, r.headers, body
+    finally:
+        conn.close()
+
+
+def _decoded(headers, body):
+    encoding = headers.get("Content-Encoding")
+    if encoding == "gzip":
+        return zlib.decompress(body, 16 + 15)
+    if encoding == "deflate":
+        return zlib.decompress(body)
+    assert encoding is None, encoding
+    return body
+
+
+@pytest.fixture(scope="module")
+def sized_items(api, ddb):
+    """A table with items whose GetItem answers are exactly 4,095 and 4,096 bytes."""
+    table = unique_name()
+    api.ok("CreateTable", create_table_args(table, ("pk", "S"), None))
+    wait_table_active(ddb, table)
+
+    def put(key, n):
+        api.ok("PutItem", {"TableName": table,
+                           "Item": {"pk": {"S": key}, "v": {"S": "x" * n}}})
+
+    put("small", 100)
+    _, _, body = _get(api, table, "small", [])
+    overhead = len(body) - 100
+    for key, size in (("small", THRESHOLD - 1), ("large", THRESHOLD)):
+        put(key, size - overhead)
+    yield table
+    api("DeleteTable", {"TableName": table})
+
+
+def test_answers_of_4096_bytes_and_more_are_compressed(api, sized_items):
+    for accept, encoding in (("gzip", "gzip"), ("deflate", "deflate")):
+        status, headers, body = _get(api, sized_items, "large", [accept])
+        assert status == 200
+        assert headers.get("Content-Encoding") == encoding
+        assert headers.get("x-amz-crc32") == str(zlib.crc32(body) & 0xFFFFFFFF)
+        assert int(headers.get("Content-Length")) == len(body)
+        plain = _decoded(headers, body)
+        assert len(plain) == THRESHOLD
+        assert len(body) < len(plain)
+        assert json.loads(plain)["Item"]["pk"] == {"S": "large"}
+        # One byte less is sent as it is.
+        status, headers, body = _get(api, sized_items, "small", [accept])
+        assert status == 200
+        assert headers.get("Content-Encoding") is None
+        assert len(body) == THRESHOLD - 1
+        assert json.loads(body)["Item"]["pk"] == {"S": "small"}
+
+
+NEGOTIATION = [
+    (["gzip"], "gzip"),
+    (["GZip"], "gzip"),
+    (["deflate"], "deflate"),
+    (["DEFLATE"], "deflate"),
+    (["gzip, deflate"], "gzip"),
+    (["deflate, gzip"], "deflate"),
+    (["gzip;q=0.5, deflate"], "deflate"),
+    (["deflate;q=0.5, gzip;q=0.8"], "gzip"),
+    (["gzip ; q=0.9, deflate ; q=0.95"], "deflate"),
+    (["gzip;q=0"], None),
+    (["gzip;q=0.0, deflate;q=0"], None),
+    (["*"], "gzip"),
+    (["*;q=0"], None),
+    (["gzip;q=0, *"], None),
+    (["deflate;q=0.4, *;q=0.5"], "gzip"),
+    (["*, deflate"], "deflate"),
+    (["identity"], None),
+    (["identity, gzip;q=0.5"], None),
+    (["br"], None),
+    (["zstd"], None),
+    (["br, zstd, foo"], None),
+    (["br, deflate;q=0.1"], "deflate"),
+    ([""], None),
+    (["identity", "gzip"], None),
+    (["deflate", "gzip"], "deflate"),
+]
+
+
+def test_accept_encoding_is_negotiated(api, sized_items):
+    wrong = []
+    for accept, encoding in NEGOTIATION:
+        status, headers, body = _get(api, sized_items, "large", accept)
+        assert status == 200
+        assert headers.get("x-amz-crc32") == str(zlib.crc32(body) & 0xFFFFFFFF)
+        assert len(_decoded(headers, body)) == THRESHOLD
+        if headers.get("Content-Encoding") != encoding:
+            wrong.append((accept, headers.get("Content-Encoding"), encoding))
+    assert not wrong, "Accept-Encoding lines → Content-Encoding sent, expected: %r" % wrong
 
 
 # --------------------------------------------------------------------------- heads

@@ -89,5 +89,50 @@ TEST(ContentCoding, InflatingStopsPastTheLimit) {
   EXPECT_EQ(decode("gzip", at_limit, out, 999), DecodeResult::kTooLarge);
 }
 
+TEST(ContentCoding, NegotiatesTheAcceptedCoding) {
+  struct Case {
+    std::string_view accept;
+    Coding expected;
+  };
+  const Case cases[] = {
+      {"", Coding::kIdentity},
+      {"gzip", Coding::kGzip},
+      {"GZIP", Coding::kGzip},
+      {"x-gzip", Coding::kGzip},
+      {"deflate", Coding::kDeflate},
+      {"gzip, deflate", Coding::kGzip},
+      {"deflate, gzip", Coding::kDeflate},
+      {"deflate;q=0.5, gzip;q=0.8", Coding::kGzip},
+      {"gzip;q=0.5,deflate", Coding::kDeflate},
+      {"gzip ; Q=0.9 , deflate;q=0.95", Coding::kDeflate},
+      {"gzip;q=0", Coding::kIdentity},
+      {"gzip;q=0.000", Coding::kIdentity},
+      {"gzip;q=0.001", Coding::kGzip},
+      {"gzip;q=1.000", Coding::kGzip},
+      {"*", Coding::kGzip},
+      {"*;q=0", Coding::kIdentity},
+      {"gzip;q=0, *", Coding::kIdentity},
+      {"deflate;q=0.5, *", Coding::kGzip},
+      {"*, deflate", Coding::kDeflate},
+      {"*;q=0.5, deflate;q=0.5", Coding::kDeflate},
+      {"identity", Coding::kIdentity},
+      {"identity, gzip", Coding::kIdentity},
+      {"gzip, identity", Coding::kGzip},
+      {"identity;q=0.5, gzip", Coding::kGzip},
+      {"br", Coding::kIdentity},
+      {"zstd", Coding::kIdentity},
+      {"br, zstd, compress", Coding::kIdentity},
+      {"br, gzip;q=0.5", Coding::kGzip},
+      {"gzipx", Coding::kIdentity},
+      {"gzip;q=2", Coding::kIdentity},
+      {"gzip;q=0.5000", Coding::kIdentity},
+      {"gzip;q=abc, deflate;q=0.1", Coding::kDeflate},
+      {"gzip;q=0, gzip", Coding::kIdentity},
+      {",, gzip ,", Coding::kGzip},
+      {"gzip;level=9", Coding::kGzip},
+  };
+  for (const auto& c : cases) EXPECT_EQ(negotiate_coding(c.accept), c.expected) << c.accept;
+}
+
 }  // namespace
 }  // namespace kumo::net

@@ -428,6 +428,31 @@ TEST_F(HttpServerTest, BodyDecodingPastTheLimitIs413) {
   EXPECT_EQ(res.result_int(), 413);
 }
 
+TEST_F(HttpServerTest, LargeAnswersAreCompressedForClientsThatAcceptIt) {
+  Client client(server_->port());
+  const std::string large(kCompressThreshold, 'x');
+  const std::string small(kCompressThreshold - 1, 'x');
+  for (const Coding coding : {Coding::kGzip, Coding::kDeflate}) {
+    const std::string accept = "Accept-Encoding: " + std::string(coding_name(coding)) + "\r\n";
+    const Response res = client.round_trip(post("Test.Echo", large, "application/json", accept));
+    EXPECT_EQ(res.result_int(), 200);
+    EXPECT_EQ(std::string(res["Content-Encoding"]), coding_name(coding));
+    expect_dynamodb_headers(res);  // the CRC covers the compressed bytes
+    std::string decoded;
+    ASSERT_EQ(decode_body(coding_name(coding), res.body(), 1u << 20, decoded), DecodeResult::kOk);
+    EXPECT_EQ(decoded, large);
+    const Response plain = client.round_trip(post("Test.Echo", small, "application/json", accept));
+    EXPECT_EQ(plain.count("Content-Encoding"), 0u);
+    EXPECT_EQ(plain.body(), small);
+  }
+  // Only the first Accept-Encoding header counts.
+  const Response res =
+      client.round_trip(post("Test.Echo", large, "application/json",
+                             "Accept-Encoding: identity\r\nAccept-Encoding: gzip\r\n"));
+  EXPECT_EQ(res.count("Content-Encoding"), 0u);
+  EXPECT_EQ(res.body(), large);
+}
+
 TEST(HttpServer, TakenPortFailsAtConstruction) {
   ServerOptions options;
   options.port = 0;

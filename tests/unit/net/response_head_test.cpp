@@ -58,6 +58,19 @@ TEST(ResponseHead, Json) {
                 date + "\r\n\r\n");
 }
 
+TEST(ResponseHead, ContentEncodingFollowsContentType) {
+  std::string out;
+  ResponseHead head;
+  head.content_type = "application/json";
+  head.content_encoding = "gzip";
+  head.request_id = "RID";
+  append_response_head(out, head, "{}");
+  EXPECT_NE(out.find("\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+                     "Content-Length: 2\r\n"),
+            std::string::npos)
+      << out;
+}
+
 TEST(ResponseHead, PreflightAndClose) {
   std::string out;
   ResponseHead head;
