@@ -1,4 +1,5 @@
 #include "api/indexes.h"
+#include "api/item_checks.h"
 #include "api/table_names.h"
 
 #include <algorithm>
@@ -588,36 +589,55 @@ void write_index_descriptions(JsonWriter& w, const Context& ctx, const TableDefi
   write_list("GlobalSecondaryIndexes", table.global_indexes);
 }
 
+namespace {
+
+// One index key component present in an item to be written: of its declared type and not
+// an empty S or B. Returns its size.
+std::size_t check_index_component(const IndexDefinition& index, const AttributeDefinition& d,
+                                  const AttributeValue& v, bool via_update) {
+  if (v.type() != to_attr_type(d.type)) {
+    invalid(fmt::format("Type mismatch for Index Key {} Expected: {} Actual: {} IndexName: {}",
+                        d.name, scalar_type_name(d.type), type_name(v.type()), index.name));
+  }
+  if (v.type() != AttrType::N && v.as_string().empty()) {
+    const char* kind = v.type() == AttrType::S ? "string" : "binary";
+    if (via_update) {
+      throw ApiError::validation(fmt::format(
+          "One or more parameter values are not valid. The update expression attempted to "
+          "update a secondary index key to a value that is not supported. The "
+          "AttributeValue for a key attribute cannot contain an empty {} value.",
+          kind));
+    }
+    throw ApiError::validation(
+        fmt::format("One or more parameter values are not valid. A value specified for a secondary "
+                    "index key is not supported. The AttributeValue for a key attribute cannot "
+                    "contain an empty {} value. IndexName: {}, IndexKey: {}",
+                    kind, index.name, d.name));
+  }
+  return key_value_size(v);
+}
+
+}  // namespace
+
 void check_index_keys(const TableDefinition& table, const Item& item, bool via_update) {
   for (const auto* indexes : {&table.local_indexes, &table.global_indexes}) {
     for (const auto& index : *indexes) {
+      // Index keys have the table key's size limits: each HASH component alone, the RANGE
+      // components together.
+      std::size_t range_bytes = 0;
       for (const auto* components : {&index.hash, &index.range}) {
         for (const auto& d : *components) {
           auto it = item.find(d.name);
           if (it == item.end()) continue;
-          const AttributeValue& v = it->second;
-          if (v.type() != to_attr_type(d.type)) {
-            invalid(
-                fmt::format("Type mismatch for Index Key {} Expected: {} Actual: {} IndexName: {}",
-                            d.name, scalar_type_name(d.type), type_name(v.type()), index.name));
-          }
-          if (v.type() != AttrType::N && v.as_string().empty()) {
-            const char* kind = v.type() == AttrType::S ? "string" : "binary";
-            if (via_update) {
-              throw ApiError::validation(fmt::format(
-                  "One or more parameter values are not valid. The update expression attempted to "
-                  "update a secondary index key to a value that is not supported. The "
-                  "AttributeValue for a key attribute cannot contain an empty {} value.",
-                  kind));
-            }
-            throw ApiError::validation(fmt::format(
-                "One or more parameter values are not valid. A value specified for a secondary "
-                "index key is not supported. The AttributeValue for a key attribute cannot "
-                "contain an empty {} value. IndexName: {}, IndexKey: {}",
-                kind, index.name, d.name));
+          const std::size_t bytes = check_index_component(index, d, it->second, via_update);
+          if (components == &index.hash) {
+            check_key_size(KeyType::HASH, bytes);
+          } else {
+            range_bytes += bytes;
           }
         }
       }
+      check_key_size(KeyType::RANGE, range_bytes);
     }
   }
 }

@@ -10,14 +10,27 @@ namespace kumo::api {
 namespace {
 
 constexpr std::string_view kInvalid = "One or more parameter values were invalid: ";
-// Key attribute values are bounded: 2,048 bytes for a partition key, 1,024 for a sort key.
-constexpr std::size_t kMaxPartitionKeyBytes = 2048;
-constexpr std::size_t kMaxSortKeyBytes = 1024;
+
+// The key attributes of `item` (already checked present and typed) are within the limits.
+void check_key_sizes(const TableDefinition& t, const Item& item) {
+  check_key_size(KeyType::HASH, key_value_size(item.find(t.key.hash.name)->second));
+  if (t.key.range) {
+    check_key_size(KeyType::RANGE, key_value_size(item.find(t.key.range->name)->second));
+  }
+}
 
 }  // namespace
 
-std::size_t key_value_size(const AttributeValue& v) {
-  return v.type() == AttrType::N ? v.as_number().size_bytes() : v.as_string().size();
+void check_key_size(KeyType type, std::size_t bytes) {
+  if (type == KeyType::HASH && bytes > kMaxPartitionKeyBytes) {
+    throw ApiError::validation(std::string(kInvalid) +
+                               "Size of hashkey has exceeded the maximum size limit of2048 bytes");
+  }
+  if (type == KeyType::RANGE && bytes > kMaxSortKeyBytes) {
+    throw ApiError::validation(std::string(kInvalid) +
+                               "Aggregated size of all range keys has exceeded the size limit "
+                               "of 1024 bytes");
+  }
 }
 
 void check_item_key(const TableDefinition& t, const Item& item) {
@@ -46,26 +59,20 @@ void check_item_key(const TableDefinition& t, const Item& item) {
           v.type() == AttrType::S ? "string" : "binary", k->name));
     }
   }
-  if (key_value_size(item.find(t.key.hash.name)->second) > kMaxPartitionKeyBytes) {
-    throw ApiError::validation(std::string(kInvalid) +
-                               "Size of hashkey has exceeded the maximum size limit of2048 bytes");
-  }
-  if (t.key.range && key_value_size(item.find(t.key.range->name)->second) > kMaxSortKeyBytes) {
-    throw ApiError::validation(std::string(kInvalid) +
-                               "Aggregated size of all range keys has exceeded the size limit "
-                               "of 1024 bytes");
-  }
+  check_key_sizes(t, item);
 }
 
-void check_key_parameter(const TableDefinition& t, const Item& key) {
+bool key_matches_schema(const TableDefinition& t, const Item& key) {
   const std::size_t expected = t.key.range ? 2 : 1;
   auto matches = [&](const AttributeDefinition& d) {
     auto it = key.find(d.name);
     return it != key.end() && it->second.type() == to_attr_type(d.type);
   };
-  if (key.size() != expected || !matches(t.key.hash) || (t.key.range && !matches(*t.key.range))) {
-    throw ApiError::validation("The provided key element does not match the schema");
-  }
+  return key.size() == expected && matches(t.key.hash) && (!t.key.range || matches(*t.key.range));
+}
+
+void check_key_parameter(const TableDefinition& t, const Item& key) {
+  if (!key_matches_schema(t, key)) throw ApiError::validation(kKeySchemaMismatch);
   for (const auto& [name, v] : key) {
     if (v.type() != AttrType::N && v.as_string().empty()) {
       throw ApiError::validation(fmt::format(
@@ -73,15 +80,7 @@ void check_key_parameter(const TableDefinition& t, const Item& key) {
           kInvalid, v.type() == AttrType::S ? "string" : "binary", name));
     }
   }
-  if (key_value_size(key.find(t.key.hash.name)->second) > kMaxPartitionKeyBytes) {
-    throw ApiError::validation(std::string(kInvalid) +
-                               "Size of hashkey has exceeded the maximum size limit of2048 bytes");
-  }
-  if (t.key.range && key_value_size(key.find(t.key.range->name)->second) > kMaxSortKeyBytes) {
-    throw ApiError::validation(std::string(kInvalid) +
-                               "Aggregated size of all range keys has exceeded the size limit "
-                               "of 1024 bytes");
-  }
+  check_key_sizes(t, key);
 }
 
 }  // namespace kumo::api

@@ -31,10 +31,14 @@ std::size_t index_token_offset() {
 
 namespace {
 
-const AttributeValue* component(const Item& item, const AttributeDefinition& d) {
+// The item's value of an index key component, or nullptr when it cannot be one: absent, of
+// another type, or an empty S or B (`bytes` receives its size).
+const AttributeValue* component(const Item& item, const AttributeDefinition& d,
+                                std::size_t* bytes) {
   auto it = item.find(d.name);
   if (it == item.end() || it->second.type() != to_attr_type(d.type)) return nullptr;
-  return &it->second;
+  *bytes = key_value_size(it->second);
+  return *bytes == 0 ? nullptr : &it->second;
 }
 
 void append_partition(std::string* key, const std::vector<AttributeValue>& hash) {
@@ -48,19 +52,24 @@ void append_partition(std::string* key, const std::vector<AttributeValue>& hash)
 
 std::optional<std::string> index_entry_key(const TableDefinition& table,
                                            const IndexDefinition& index, const Item& item) {
+  // Only values DynamoDB accepts as key values are indexed: an item written before the
+  // index existed may hold an empty one, or one over the key size limits.
   std::vector<AttributeValue> hash;
+  std::size_t bytes = 0;
   for (const auto& d : index.hash) {
-    const AttributeValue* v = component(item, d);
-    if (!v) return std::nullopt;
+    const AttributeValue* v = component(item, d, &bytes);
+    if (!v || bytes > kMaxPartitionKeyBytes) return std::nullopt;
     hash.push_back(*v);
   }
+  std::size_t range_bytes = 0;
+  for (const auto& d : index.range) {
+    if (!component(item, d, &bytes)) return std::nullopt;
+    range_bytes += bytes;
+  }
+  if (range_bytes > kMaxSortKeyBytes) return std::nullopt;
   std::string key = index_prefix(table, index.id);
   append_partition(&key, hash);
-  for (const auto& d : index.range) {
-    const AttributeValue* v = component(item, d);
-    if (!v) return std::nullopt;
-    codec::append_key_value(&key, *v);
-  }
+  for (const auto& d : index.range) codec::append_key_value(&key, item.find(d.name)->second);
   codec::append_key_value(&key, item.at(table.key.hash.name));
   if (table.key.range) codec::append_key_value(&key, item.at(table.key.range->name));
   return key;

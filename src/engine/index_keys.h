@@ -18,7 +18,8 @@ namespace kumo::engine {
 std::string index_prefix(const TableDefinition& table, std::uint32_t index_id);
 
 // The entry key of `item` in `index`, or nullopt when the item is not in the index (a
-// component missing or not of its declared type: indexes are sparse).
+// component missing, not of its declared type, empty, or over the key size limits: indexes
+// are sparse).
 std::optional<std::string> index_entry_key(const TableDefinition& table,
                                            const IndexDefinition& index, const Item& item);
 

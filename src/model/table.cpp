@@ -26,6 +26,10 @@ AttrType to_attr_type(ScalarType type) {
   return AttrType::S;
 }
 
+std::size_t key_value_size(const AttributeValue& v) {
+  return v.type() == AttrType::N ? v.as_number().size_bytes() : v.as_string().size();
+}
+
 std::string_view projection_type_name(ProjectionType type) {
   switch (type) {
     case ProjectionType::ALL:

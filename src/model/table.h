@@ -18,6 +18,13 @@ AttrType to_attr_type(ScalarType type);
 
 enum class KeyType : std::uint8_t { HASH, RANGE };
 
+// Key attribute values, of a table or of an index, are 1 to 2,048 bytes for a partition key
+// and 1 to 1,024 for a sort key (all RANGE components of an index together). S and B count
+// their bytes, N its number size.
+constexpr std::size_t kMaxPartitionKeyBytes = 2048;
+constexpr std::size_t kMaxSortKeyBytes = 1024;
+std::size_t key_value_size(const AttributeValue& v);
+
 struct AttributeDefinition {
   std::string name;
   ScalarType type;
