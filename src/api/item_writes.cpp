@@ -94,7 +94,7 @@ void bind_write(ItemWrite& w, engine::TablePtr table, KeyWording wording) {
         if (d == nullptr) continue;
         auto it = w.item.find(d->name);
         if (it == w.item.end() || it->second.type() != to_attr_type(d->type)) {
-          throw ApiError::validation("The provided key element does not match the schema");
+          throw ApiError::validation(kKeySchemaMismatch);
         }
       }
     }

@@ -19,6 +19,40 @@ namespace kumo::api {
 namespace {
 
 constexpr std::size_t kMaxTransactItems = 100;
+// The items of one transaction, written or read, total at most 4 MB.
+constexpr std::size_t kMaxTransactionBytes = 4u << 20;
+constexpr const char* kTransactionTooLarge = "Transaction request cannot be larger than 4 MB";
+constexpr const char* kMultipleOperations =
+    "Transaction request cannot include multiple operations on one item";
+
+// A transaction cancelled by a validation error of action `failed` (of `actions`): its
+// reason is ValidationError with `message`, every other action's None, as DynamoDB stops at
+// the first invalid action without evaluating the rest.
+ApiError validation_cancellation(std::size_t actions, std::size_t failed, std::string message) {
+  std::vector<CancellationReason> reasons(actions, {"None", std::nullopt, std::nullopt});
+  reasons[failed] = {"ValidationError", std::move(message), std::nullopt};
+  return ApiError::transaction_canceled(std::move(reasons));
+}
+
+// Binds each action to its table, in request order: `bind(i)` looks up action i's table,
+// checks the action against it and returns the identity of its item (Engine::item_key), or
+// nullopt when the action's Key does not match the table's schema. No two actions may
+// address one item (ValidationException); a Key that does not match cancels the
+// transaction, with the reason on the first such action.
+template <typename Bind>
+void bind_actions(std::size_t count, Bind bind) {
+  std::set<std::string> keys;
+  std::optional<std::size_t> invalid_key;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::optional<std::string> key = bind(i);
+    if (!key) {
+      if (!invalid_key) invalid_key = i;
+    } else if (!keys.insert(std::move(*key)).second) {
+      throw ApiError::validation(kMultipleOperations);
+    }
+  }
+  if (invalid_key) throw validation_cancellation(count, *invalid_key, kKeySchemaMismatch);
+}
 
 // TransactItems is required and holds 1 to 100 actions.
 void check_transact_items(const std::optional<JsonArray>& list, CoralErrors& coral) {
@@ -121,23 +155,27 @@ TransactWriteRequest decode_transact_write(const JsonObject& request, Validation
   return r;
 }
 
-// Checks the actions' values and expressions, then each against its table; no two
-// actions may address one item. Throws ValidationException or ResourceNotFoundException.
+// Checks the actions' values and expressions and their total size, then each against its
+// table; no two actions may address one item. Throws ValidationException or
+// ResourceNotFoundException; a Key that does not match its table's schema cancels the
+// transaction (TransactionCanceledException).
 void validate_transact_write(const Context& ctx, TransactWriteRequest& r,
                              const Validation& validation) {
   validation.throw_if_failed();
+  std::size_t bytes = 0;
   for (ItemWrite& w : r.writes) {
     compile_write(w);
     if (w.kind == WriteKind::kPut) check_put_size(w.item);
+    bytes += item_size(w.item);  // a Put's item, any other action's Key
   }
-  std::set<std::string> keys;
-  for (ItemWrite& w : r.writes) {
-    bind_write(w, data_table(ctx, w.table_name));
-    if (!keys.insert(ctx.engine.item_key(*w.table, w.item)).second) {
-      throw ApiError::validation(
-          "Transaction request cannot include multiple operations on one item");
-    }
-  }
+  if (bytes > kMaxTransactionBytes) throw ApiError::validation(kTransactionTooLarge);
+  bind_actions(r.writes.size(), [&](std::size_t i) -> std::optional<std::string> {
+    ItemWrite& w = r.writes[i];
+    engine::TablePtr table = data_table(ctx, w.table_name);
+    if (w.kind != WriteKind::kPut && !key_matches_schema(*table, w.item)) return std::nullopt;
+    bind_write(w, std::move(table));
+    return ctx.engine.item_key(*w.table, w.item);
+  });
 }
 
 // Why each action of a cancelled transaction failed, in request order.
@@ -252,17 +290,24 @@ std::string transact_write_items(const Context& ctx, const JsonObject& request) 
   }
 }
 
-std::string transact_get_items(const Context& ctx, const JsonObject& request) {
+namespace {
+
+// One Get of a TransactGetItems request.
+struct TransactGetAction {
+  JsonObject spec;
+  std::string table_name;
+  Item key;
+  // Kept at one address: the projection points into its own name map.
+  std::unique_ptr<RequestExpressions> expressions = std::make_unique<RequestExpressions>();
+  engine::TablePtr table = nullptr;
+};
+
+// Reads the Gets with their JSON types, then the model constraints and values, in
+// DynamoDB's order, and compiles the projections. Throws SerializationException or
+// ValidationException.
+std::vector<TransactGetAction> decode_transact_get(const JsonObject& request) {
   auto list = request.array("TransactItems");
-  auto capacity_mode = request.string("ReturnConsumedCapacity").value_or("NONE");
-  struct Get {
-    JsonObject spec;
-    std::string table_name;
-    Item key;
-    std::unique_ptr<RequestExpressions> expressions = std::make_unique<RequestExpressions>();
-    engine::TablePtr table = nullptr;
-  };
-  std::vector<Get> gets;
+  std::vector<TransactGetAction> gets;
   Validation validation;
   CoralErrors coral;
   if (list) {
@@ -274,7 +319,7 @@ std::string transact_get_items(const Context& ctx, const JsonObject& request) {
       if (element) spec = element->object("Get");
       coral.require(spec.has_value(), path);
       if (!spec) continue;
-      Get g{*spec, {}, {}};
+      TransactGetAction g{*spec, {}, {}};
       auto table_name = spec->string("TableName");
       check_table_name_or_arn(coral, table_name, path + ".tableName");
       g.table_name = std::string(table_name.value_or(""));
@@ -290,13 +335,34 @@ std::string transact_get_items(const Context& ctx, const JsonObject& request) {
   coral.throw_if_any();
   validation.throw_if_failed();
   for (auto& g : gets) g.expressions->compile(g.spec, {.projection = true});
-  std::vector<engine::TransactGet> reads;
-  for (auto& g : gets) {
+  return gets;
+}
+
+}  // namespace
+
+std::string transact_get_items(const Context& ctx, const JsonObject& request) {
+  std::vector<TransactGetAction> gets = decode_transact_get(request);
+  bind_actions(gets.size(), [&](std::size_t i) -> std::optional<std::string> {
+    TransactGetAction& g = gets[i];
     g.table = data_table(ctx, g.table_name);
+    if (!key_matches_schema(*g.table, g.key)) return std::nullopt;
     check_key_parameter(*g.table, g.key);
-    reads.push_back({g.table.get(), g.key});
+    return ctx.engine.item_key(*g.table, g.key);
+  });
+  std::vector<engine::TransactGet> reads;
+  for (auto& g : gets) reads.push_back({g.table.get(), g.key});
+  // The items read are within the transaction size limit, or the transaction is cancelled
+  // at the Get that passes it (the engine reads no further).
+  std::vector<std::optional<Item>> items = ctx.engine.transact_get(reads, kMaxTransactionBytes);
+  std::vector<std::size_t> sizes;
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    sizes.push_back(items[i] ? item_size(*items[i]) : 0);
+    total += sizes.back();
+    if (total > kMaxTransactionBytes) {
+      throw validation_cancellation(gets.size(), i, kTransactionTooLarge);
+    }
   }
-  std::vector<std::optional<Item>> items = ctx.engine.transact_get(reads);
   std::vector<ConsumedCapacity> capacity;
   JsonOut out;
   JsonWriter w(out);
@@ -305,9 +371,7 @@ std::string transact_get_items(const Context& ctx, const JsonObject& request) {
   w.StartArray();
   for (std::size_t i = 0; i < gets.size(); ++i) {
     const std::optional<Item>& item = items[i];
-    add_capacity(
-        capacity,
-        {gets[i].table_name, 2 * read_capacity_units(item ? item_size(*item) : 0, true), {}});
+    add_capacity(capacity, {gets[i].table_name, 2 * read_capacity_units(sizes[i], true), {}});
     w.StartObject();
     if (item) {
       write_key(w, "Item");
@@ -316,7 +380,7 @@ std::string transact_get_items(const Context& ctx, const JsonObject& request) {
     w.EndObject();
   }
   w.EndArray();
-  write_consumed_capacity(w, capacity_mode, capacity);
+  write_consumed_capacity(w, request.string("ReturnConsumedCapacity").value_or("NONE"), capacity);
   w.EndObject();
   return json_text(out);
 }

@@ -232,11 +232,16 @@ bool Engine::transact_write(const std::vector<TransactWrite>& writes,
   return true;
 }
 
-std::vector<std::optional<Item>> Engine::transact_get(const std::vector<TransactGet>& gets) const {
+std::vector<std::optional<Item>> Engine::transact_get(const std::vector<TransactGet>& gets,
+                                                      std::size_t max_bytes) const {
   auto snapshot = storage_->snapshot();
   std::vector<std::optional<Item>> items;
-  for (const auto& g : gets)
+  std::size_t total = 0;
+  for (const auto& g : gets) {
     items.push_back(read_current(*g.table, item_key(*g.table, g.key), snapshot.get()));
+    if (items.back()) total += item_size(*items.back());
+    if (total > max_bytes) break;
+  }
   return items;
 }
 

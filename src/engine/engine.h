@@ -160,8 +160,11 @@ class Engine {
   // write i threw (null for those that passed). Results are in request order.
   bool transact_write(const std::vector<TransactWrite>& writes, std::vector<WriteResult>* results,
                       std::vector<std::exception_ptr>* failures);
-  // The items with these keys, read from one snapshot (nullopt where absent).
-  std::vector<std::optional<Item>> transact_get(const std::vector<TransactGet>& gets) const;
+  // The items with these keys, read from one snapshot (nullopt where absent). Reading stops
+  // at the item that takes their total size (item_size) past `max_bytes`: that item is the
+  // last one returned.
+  std::vector<std::optional<Item>> transact_get(const std::vector<TransactGet>& gets,
+                                                std::size_t max_bytes) const;
 
   // The identity of the item whose key attributes `item_or_key` carries, within the whole
   // store: two writes address the same item exactly when their keys are equal.
