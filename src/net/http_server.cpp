@@ -57,6 +57,9 @@ constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 constexpr std::size_t kRetainedCapacity = 1u << 20;
 // How long a closing connection waits for the client to stop sending before it is cut.
 constexpr auto kLingerTimeout = std::chrono::seconds(2);
+// How often a connection held back by unsent answers (ServerOptions::unsent_limit) looks
+// again.
+constexpr auto kUnsentRetry = std::chrono::milliseconds(10);
 
 std::string_view sv(beast::string_view s) {
   return {s.data(), s.size()};
@@ -152,6 +155,7 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
   }
 
   ~Connection() {
+    release_unsent();
     if (prev_ != nullptr)
       prev_->next_ = next_;
     else
@@ -169,13 +173,31 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
   }
 
   // Closes the connection now; pending operations complete with an error.
-  void cut() { stream_.close(); }
+  void cut() {
+    stream_.close();
+    if (unsent_wait_) unsent_wait_->cancel();
+  }
 
  private:
   void read_head() {
     if (worker_.stopping) return cut();
     reset_parser();
     idle_ = true;
+    await_head();
+  }
+
+  // Reads the next request's head, once the answers other connections are still writing
+  // hold no more than the limit; until then the request waits in the socket.
+  void await_head() {
+    if (worker_.stopping) return cut();
+    if (server_.unsent_bytes_.load(std::memory_order_relaxed) > options_.unsent_limit) {
+      if (!unsent_wait_) unsent_wait_.emplace(worker_.io);
+      unsent_wait_->expires_after(kUnsentRetry);
+      unsent_wait_->async_wait([self = shared_from_this()](error_code ec) {
+        if (!ec) self->await_head();
+      });
+      return;
+    }
     stream_.expires_after(options_.idle_timeout);
     http::async_read_header(stream_, buffer_, *parser_,
                             [self = shared_from_this()](error_code ec, std::size_t head_size) {
@@ -384,13 +406,21 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
     append_response_head(out_head_, head, body);
     const std::array<asio::const_buffer, 2> buffers = {
         asio::buffer(out_head_.data(), out_head_.size()), asio::buffer(body.data(), body.size())};
+    unsent_ = out_head_.size() + body.size();
+    server_.unsent_bytes_.fetch_add(unsent_, std::memory_order_relaxed);
     stream_.expires_after(options_.write_timeout);
     asio::async_write(stream_, buffers, [self = shared_from_this()](error_code ec, std::size_t) {
       self->on_write(ec);
     });
   }
 
+  void release_unsent() {
+    server_.unsent_bytes_.fetch_sub(unsent_, std::memory_order_relaxed);
+    unsent_ = 0;
+  }
+
   void on_write(error_code ec) {
+    release_unsent();
     if (ec) return cut();
     for (std::string* buffer : {&response_.body, &decoded_, &compressed_})
       if (buffer->capacity() > kRetainedCapacity) std::string().swap(*buffer);
@@ -436,6 +466,8 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
   api::Response response_;
   std::string compressed_;  // response_.body compressed for the client
   RequestId request_id_{};
+  std::size_t unsent_ = 0;  // bytes of the answer being written, counted in unsent_bytes_
+  std::optional<asio::steady_timer> unsent_wait_;
   Route route_ = Route::kOperation;
   bool idle_ = false;
   bool keep_alive_ = true;

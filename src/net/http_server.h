@@ -8,6 +8,7 @@
 // are kept alive; an idle or slow one is closed after a timeout.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -50,6 +51,10 @@ struct ServerOptions {
   std::chrono::milliseconds body_timeout = std::chrono::seconds(60);
   // How long a response may take to be written.
   std::chrono::milliseconds write_timeout = std::chrono::seconds(60);
+  // Answers being written, across all connections: while they hold more bytes than this
+  // (their clients read slowly or not at all), connections start no new request, so that
+  // slow readers cannot make the server hold unbounded memory.
+  std::size_t unsent_limit = 64u << 20;
   // On stop(), how long requests in progress may take before their connections are cut.
   std::chrono::milliseconds drain_timeout = std::chrono::seconds(5);
 };
@@ -101,6 +106,7 @@ class Server {
   SigV4Verifier verifier_;
   Handler handler_;
   std::string health_body_;
+  std::atomic<std::size_t> unsent_bytes_{0};  // of the answers being written
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<Listener> listener_;
   std::string address_;

@@ -37,6 +37,7 @@ api::Response fake_handler(std::string_view target, std::string_view body,
                            const api::Authenticator& auth) {
   if (target == "Test.Throw") throw std::runtime_error("boom");
   if (target == "Test.Echo") return {200, std::string(body)};
+  if (target == "Test.Big") return {200, std::string(32u << 20, 'x')};
   if (target == "Test.Auth") {
     try {
       auth.authenticate();
@@ -451,6 +452,30 @@ TEST_F(HttpServerTest, LargeAnswersAreCompressedForClientsThatAcceptIt) {
                              "Accept-Encoding: identity\r\nAccept-Encoding: gzip\r\n"));
   EXPECT_EQ(res.count("Content-Encoding"), 0u);
   EXPECT_EQ(res.body(), large);
+}
+
+TEST_F(HttpServerTest, UnsentAnswersHoldBackNewRequests) {
+  ServerOptions options;
+  options.unsent_limit = 1u << 20;
+  start(options);
+  // A answers 32 MiB, more than the socket buffers take, and its client does not read yet.
+  Client a(server_->port());
+  a.send(post("Test.Big", "{}"));
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (a.socket.available() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_GT(a.socket.available(), 0u);
+  Client b(server_->port());
+  b.send(post("T", "{}"));
+  // B's request waits while A's answer holds more than the limit...
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(b.socket.available(), 0u);
+  // ... and is served once A's client has read its answer.
+  EXPECT_EQ(a.read().body().size(), 32u << 20);
+  const Response res = b.read();
+  EXPECT_EQ(res.result_int(), 200);
+  EXPECT_EQ(res.body(), R"({"target":"T","size":2})");
 }
 
 TEST(HttpServer, TakenPortFailsAtConstruction) {
