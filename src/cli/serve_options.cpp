@@ -30,7 +30,7 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
                    "Without it any well-formed signature is accepted")
       ->type_name("FILE")
       ->check(CLI::ExistingFile.description(""));
-  serve->add_option("--region", options.region, "Region named in the health check and ARNs")
+  serve->add_option("--region", options.region, "Region named in ARNs")
       ->type_name("REGION")
       ->capture_default_str();
   serve->add_option("--threads", options.threads, "I/O threads (0: one per core)")

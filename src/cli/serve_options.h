@@ -23,7 +23,7 @@ struct ServeOptions {
   bool in_memory = false;
   // File of access keys whose signatures are verified; empty: any well-formed signature.
   std::string credentials_file;
-  // Region the server names in its health check and ARNs.
+  // Region the server names in ARNs (and in the health check of a request without Host).
   std::string region = "us-east-1";
   // I/O threads; 0 means one per core.
   unsigned threads = 0;

@@ -305,6 +305,8 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
     const auto& request = parser_->get();
     RequestHead head;
     head.method = sv(request.method_string());
+    const std::string_view target = sv(request.target());
+    head.path = target.substr(0, target.find('?'));
     head.content_type = content_type_;
     head.has_body = has_body;
     head.has_origin = has_origin_;
@@ -322,8 +324,13 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
 
   void respond() {
     switch (route_) {
-      case Route::kHealth:
-        return send(200, kTextPlain, server_.health_body_);
+      case Route::kHealth: {
+        // A request without a Host header (HTTP/1.0) is taken to have asked for the
+        // endpoint of the server's region.
+        const auto host = find_header(headers_, "host");
+        response_.body = health_body(host && !host->empty() ? *host : server_.default_host_);
+        return send(200, kTextPlain, response_.body);
+      }
       case Route::kUnknownOperation:
         return send(404, kTextPlain, kUnknownOperationBody);
       case Route::kCorsPreflight:
@@ -502,7 +509,7 @@ Server::Server(ServerOptions options, SigV4Verifier verifier, Handler handler)
     : options_(std::move(options)),
       verifier_(std::move(verifier)),
       handler_(std::move(handler)),
-      health_body_(health_body(options_.region)) {
+      default_host_(endpoint_host(options_.region)) {
   unsigned threads = options_.threads;
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   workers_.reserve(threads);

@@ -36,7 +36,8 @@ struct ServerOptions {
   std::uint16_t port = 8000;
   // I/O threads; 0 means one per core.
   unsigned threads = 0;
-  // Region named by the health check ("healthy: dynamodb.<region>.amazonaws.com ").
+  // Region whose endpoint the health check names when the request has no Host header
+  // ("healthy: dynamodb.<region>.amazonaws.com ").
   std::string region = "us-east-1";
   // Larger request bodies are refused with 413, as DynamoDB does above 16 MiB; so are
   // compressed bodies that decode to more.
@@ -105,7 +106,7 @@ class Server {
   ServerOptions options_;
   SigV4Verifier verifier_;
   Handler handler_;
-  std::string health_body_;
+  std::string default_host_;
   std::atomic<std::size_t> unsent_bytes_{0};  // of the answers being written
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<Listener> listener_;

@@ -15,7 +15,7 @@ std::string_view media_type(std::string_view content_type) {
 }
 
 Route route(const RequestHead& head) {
-  if (head.method == "GET") return Route::kHealth;
+  if (head.method == "GET") return head.path == "/" ? Route::kHealth : Route::kUnknownOperation;
   const bool preflight = head.method == "OPTIONS" && head.has_origin;
   if (head.method != "POST" && !preflight) return Route::kUnknownOperation;
   if (head.has_body) {
@@ -29,10 +29,17 @@ std::string_view response_content_type(std::string_view request_content_type) {
   return iequals(media_type(request_content_type), kAmzJson) ? kAmzJson : kJson;
 }
 
-std::string health_body(std::string_view region) {
-  std::string body = "healthy: dynamodb.";
-  body.append(region);
-  body.append(".amazonaws.com ");
+std::string endpoint_host(std::string_view region) {
+  std::string host = "dynamodb.";
+  host.append(region);
+  host.append(".amazonaws.com");
+  return host;
+}
+
+std::string health_body(std::string_view host) {
+  std::string body = "healthy: ";
+  body.append(host);
+  body.push_back(' ');
   return body;
 }
 

@@ -9,7 +9,7 @@ namespace kumo::net {
 
 // Where a request goes after the HTTP-level checks.
 enum class Route {
-  kHealth,            // GET, any path: 200 "healthy: dynamodb.<region>.amazonaws.com "
+  kHealth,            // GET /: 200 "healthy: <host> "
   kUnknownOperation,  // 404 "<UnknownOperationException/>\n"
   kCorsPreflight,     // OPTIONS with Origin: 200, empty body, CORS headers
   kOperation,         // POST with an acceptable body: hand to the service
@@ -18,14 +18,16 @@ enum class Route {
 // The request facts the checks look at.
 struct RequestHead {
   std::string_view method;        // e.g. "POST"
+  std::string_view path;          // the request-target before any '?', e.g. "/"
   std::string_view content_type;  // Content-Type header value, empty when absent
   bool has_body = false;          // the body is non-empty (or of unknown length)
   bool has_origin = false;        // an Origin header is present
 };
 
-// Applies DynamoDB's order: GET is a health check; a method other than POST (OPTIONS
-// only without Origin), or a non-empty body of a media type other than application/json
-// or application/x-amz-json-1.0, is an unknown operation; OPTIONS with Origin is a CORS
+// Applies DynamoDB's order: GET of the root path is a health check (a GET of any other
+// path is an unknown operation); a method other than POST (OPTIONS only without Origin),
+// or a non-empty body of a media type other than application/json or
+// application/x-amz-json-1.0, is an unknown operation; OPTIONS with Origin is a CORS
 // pre-flight; everything else is an operation.
 Route route(const RequestHead& head);
 
@@ -37,8 +39,12 @@ std::string_view media_type(std::string_view content_type);
 // request used it, and answers application/json otherwise.
 std::string_view response_content_type(std::string_view request_content_type);
 
-// The health-check body for `region`, trailing space included (DynamoDB sends it so).
-std::string health_body(std::string_view region);
+// The host a client of `region`'s endpoint asks for: "dynamodb.<region>.amazonaws.com".
+std::string endpoint_host(std::string_view region);
+
+// The health-check body: DynamoDB names the host the client asked for (its Host header),
+// trailing space included.
+std::string health_body(std::string_view host);
 
 inline constexpr std::string_view kUnknownOperationBody = "<UnknownOperationException/>\n";
 

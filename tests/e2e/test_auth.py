@@ -168,7 +168,7 @@ def test_verify_mode_correct_signature(auth_server):
 def test_verify_mode_health_needs_no_auth(auth_server):
     resp = http_request(auth_server.port, "GET", "/")
     assert resp.status == 200
-    assert resp.body == b"healthy: dynamodb.us-east-1.amazonaws.com "
+    assert resp.body == f"healthy: 127.0.0.1:{auth_server.port} ".encode()
 
 
 def test_verify_mode_missing_token(auth_server):

@@ -18,6 +18,7 @@
 
 #include "model/api_error.h"
 #include "net/content_coding.h"
+#include "net/pre_dispatch.h"
 #include "net/response_head.h"
 
 namespace kumo::net {
@@ -152,19 +153,29 @@ TEST_F(HttpServerTest, RequestIdsDiffer) {
 
 TEST_F(HttpServerTest, HealthCheck) {
   Client client(server_->port());
-  const Response res = client.round_trip("GET /anything HTTP/1.1\r\nHost: x\r\n\r\n");
+  const Response res =
+      client.round_trip("GET / HTTP/1.1\r\nHost: dynamodb.us-east-1.amazonaws.com\r\n\r\n");
   EXPECT_EQ(res.result_int(), 200);
   EXPECT_EQ(res.body(), "healthy: dynamodb.us-east-1.amazonaws.com ");
   EXPECT_EQ(res["x-amz-crc32"], "3128867991");
   expect_dynamodb_headers(res);
+  EXPECT_EQ(client.round_trip("GET /?x=1 HTTP/1.1\r\nHost: localhost:8000\r\n\r\n").body(),
+            "healthy: localhost:8000 ");
 }
 
-TEST_F(HttpServerTest, HealthCheckNamesTheRegion) {
+TEST_F(HttpServerTest, HealthCheckIsTheRootPathOnly) {
+  Client client(server_->port());
+  const Response res = client.round_trip("GET /anything HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(res.result_int(), 404);
+  EXPECT_EQ(res.body(), kUnknownOperationBody);
+}
+
+TEST_F(HttpServerTest, HealthCheckWithoutHostNamesTheRegion) {
   ServerOptions options;
   options.region = "eu-central-1";
   start(options);
   Client client(server_->port());
-  EXPECT_EQ(client.round_trip("GET / HTTP/1.1\r\nHost: x\r\n\r\n").body(),
+  EXPECT_EQ(client.round_trip("GET / HTTP/1.0\r\n\r\n").body(),
             "healthy: dynamodb.eu-central-1.amazonaws.com ");
 }
 

@@ -31,7 +31,7 @@ TEST(Crc32, DynamoDBWorkedValues) {
 }
 
 TEST(HealthBody, UsEast1) {
-  const std::string body = health_body("us-east-1");
+  const std::string body = health_body(endpoint_host("us-east-1"));
   EXPECT_EQ(body, "healthy: dynamodb.us-east-1.amazonaws.com ");
   EXPECT_EQ(body.size(), 42u);
   EXPECT_EQ(body_crc32(body), 3128867991u);
@@ -92,10 +92,12 @@ TEST(ResponseHead, PreflightAndClose) {
 }
 
 TEST(PreDispatch, Order) {
-  auto r = [](std::string_view method, std::string_view type, bool body, bool origin) {
-    return route({method, type, body, origin});
+  auto r = [](std::string_view method, std::string_view type, bool body, bool origin,
+              std::string_view path = "/") {
+    return route({method, path, type, body, origin});
   };
   EXPECT_EQ(r("GET", "text/html", true, true), Route::kHealth);
+  EXPECT_EQ(r("GET", "", false, false, "/other"), Route::kUnknownOperation);
   EXPECT_EQ(r("PUT", "application/json", true, false), Route::kUnknownOperation);
   EXPECT_EQ(r("DELETE", "", false, false), Route::kUnknownOperation);
   EXPECT_EQ(r("OPTIONS", "", false, false), Route::kUnknownOperation);
