@@ -1,5 +1,7 @@
 // TagResource, UntagResource, ListTagsOfResource, and the tag rules CreateTable shares
-// (keys 1–128 and values 0–256 characters, at most 50 tags per table).
+// (keys 1–128 and values 0–256 characters, at most 50 tags per table). TagResource and
+// UntagResource answer success with an empty body (not an empty JSON object), as DynamoDB
+// does.
 #include <set>
 
 #include <fmt/format.h>
@@ -158,7 +160,7 @@ std::string tag_resource(const Context& ctx, const JsonObject& request) {
       if (!replaced) t.tags.push_back(tag);
     }
   });
-  return "{}";
+  return {};
 }
 
 std::string untag_resource(const Context& ctx, const JsonObject& request) {
@@ -186,7 +188,7 @@ std::string untag_resource(const Context& ctx, const JsonObject& request) {
       return std::find(keys.begin(), keys.end(), tag.key) != keys.end();
     });
   });
-  return "{}";
+  return {};
 }
 
 std::string list_tags_of_resource(const Context& ctx, const JsonObject& request) {

@@ -122,6 +122,7 @@ void append_response_head(std::string& out, const ResponseHead& head, std::strin
   append_number(out, body.size());
   out.append("\r\nDate: ");
   out.append(http_date_now());
+  out.append("\r\nServer: Server");
   if (head.allow_any_origin) {
     out.append("\r\nAccess-Control-Allow-Origin: *");
     if (head.preflight) {
@@ -134,13 +135,12 @@ void append_response_head(std::string& out, const ResponseHead& head, std::strin
         out.append(head.allow_methods);
       }
       out.append("\r\nAccess-Control-Max-Age: 172800");
-    } else {
-      // Lets browser clients read DynamoDB's response headers.
-      out.append(
-          "\r\nAccess-Control-Expose-Headers: "
-          "x-amzn-RequestId,x-amzn-ErrorType,x-amz-request-id,x-amz-id-2,x-amzn-ErrorMessage,"
-          "Date");
     }
+    // Lets browser clients read DynamoDB's response headers.
+    out.append(
+        "\r\nAccess-Control-Expose-Headers: "
+        "x-amzn-RequestId,x-amzn-ErrorType,x-amz-request-id,x-amz-id-2,x-amzn-ErrorMessage,"
+        "Date");
   }
   if (!head.keep_alive)
     out.append("\r\nConnection: close");

@@ -1,7 +1,7 @@
 // The status line and headers of every Kumo response, as DynamoDB sends them:
-// x-amzn-RequestId, x-amz-crc32, Content-Type, Content-Encoding, Content-Length, Date, CORS
-// and connection headers. Serialized into a caller-owned buffer so that a response goes out
-// in one write.
+// x-amzn-RequestId, x-amz-crc32, Content-Type, Content-Encoding, Content-Length, Date, Server
+// ("Server", as DynamoDB names itself), CORS and connection headers. Serialized into a
+// caller-owned buffer so that a response goes out in one write.
 #pragma once
 
 #include <array>
@@ -31,7 +31,7 @@ struct ResponseHead {
   std::string_view content_encoding;  // "gzip" or "deflate"; omitted when empty
   std::string_view request_id;        // x-amzn-RequestId
   bool allow_any_origin = false;      // the request carried Origin
-  bool preflight = false;             // answer to a CORS pre-flight (adds Max-Age)
+  bool preflight = false;             // answer to a CORS pre-flight (adds Allow-*, Max-Age)
   std::string_view allow_headers;     // echo of Access-Control-Request-Headers
   std::string_view allow_methods;     // echo of Access-Control-Request-Method
   bool keep_alive = true;             // false adds "Connection: close"

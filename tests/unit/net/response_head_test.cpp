@@ -55,7 +55,7 @@ TEST(ResponseHead, Json) {
   EXPECT_EQ(out,
             "HTTP/1.1 400 Bad Request\r\nx-amzn-RequestId: RID\r\nx-amz-crc32: 2745614147\r\n"
             "Content-Type: application/x-amz-json-1.0\r\nContent-Length: 2\r\nDate: " +
-                date + "\r\n\r\n");
+                date + "\r\nServer: Server\r\n\r\n");
 }
 
 TEST(ResponseHead, ContentEncodingFollowsContentType) {
@@ -88,6 +88,8 @@ TEST(ResponseHead, PreflightAndClose) {
             std::string::npos);
   EXPECT_NE(out.find("\r\nAccess-Control-Allow-Methods: POST\r\n"), std::string::npos);
   EXPECT_NE(out.find("\r\nAccess-Control-Max-Age: 172800\r\n"), std::string::npos);
+  EXPECT_NE(out.find("\r\nAccess-Control-Expose-Headers: x-amzn-RequestId,"), std::string::npos);
+  EXPECT_NE(out.find("\r\nServer: Server\r\n"), std::string::npos);
   EXPECT_NE(out.find("\r\nConnection: close\r\n\r\n"), std::string::npos);
 }
 
