@@ -7,12 +7,56 @@
 #include "model/api_error.h"
 
 namespace kumo::api {
+namespace {
+
+// Appends `name` to the ','-separated `list` unless it is there already.
+void add_table(std::string& list, const JsonValue& name) {
+  if (!name.IsString()) return;
+  const std::string_view text = json_string(name);
+  for (std::string_view rest = list; !rest.empty();) {
+    const auto comma = rest.find(',');
+    if (rest.substr(0, comma) == text) return;
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+  }
+  if (!list.empty()) list.push_back(',');
+  list.append(text);
+}
+
+// The tables a request names: its TableName, ResourceArn or StreamArn, the keys of
+// RequestItems (batch operations) and the TableName of each TransactItems action. Members
+// of the wrong type are skipped: the operation reports them.
+std::string request_tables(const JsonValue& root) {
+  std::string tables;
+  for (const char* key : {"TableName", "ResourceArn", "StreamArn"}) {
+    const auto member = root.FindMember(key);
+    if (member != root.MemberEnd()) add_table(tables, member->value);
+  }
+  const auto items = root.FindMember("RequestItems");
+  if (items != root.MemberEnd() && items->value.IsObject()) {
+    for (const auto& table : items->value.GetObject()) add_table(tables, table.name);
+  }
+  const auto actions = root.FindMember("TransactItems");
+  if (actions != root.MemberEnd() && actions->value.IsArray()) {
+    for (const auto& action : actions->value.GetArray()) {
+      if (!action.IsObject()) continue;
+      for (const auto& kind : action.GetObject()) {
+        if (!kind.value.IsObject()) continue;
+        const auto name = kind.value.FindMember("TableName");
+        if (name != kind.value.MemberEnd()) add_table(tables, name->value);
+      }
+    }
+  }
+  return tables;
+}
+
+}  // namespace
 
 Service::Service(engine::Engine& engine, ServiceOptions options)
     : engine_(engine), options_(std::move(options)) {}
 
 Response Service::handle(std::string_view target, std::string_view body,
                          const Authenticator& auth) const {
+  std::string tables;
   try {
     // One document per I/O thread: it keeps its memory between requests.
     thread_local JsonDocument document;
@@ -27,10 +71,13 @@ Response Service::handle(std::string_view target, std::string_view body,
     if (!document.root().IsObject()) {
       throw ApiError::serialization("Start of list found where not expected");
     }
+    if (options_.report_tables) tables = request_tables(document.root());
     Context ctx{engine_, options_};
-    return Response{200, operation(ctx, JsonObject(document.root()))};
+    return Response{200, operation(ctx, JsonObject(document.root())), std::move(tables)};
   } catch (const ApiError& e) {
-    return error_response(e);
+    Response response = error_response(e);
+    response.tables = std::move(tables);
+    return response;
   }
   // Anything else (a StorageError, bad_alloc) is an internal failure: it reaches the HTTP
   // server, which logs it with the request id and answers InternalServerError.

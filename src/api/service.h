@@ -23,6 +23,9 @@ class Authenticator {
 struct Response {
   int status = 200;
   std::string body;  // compact JSON
+  // The tables the request names, joined by ',', when ServiceOptions::report_tables is
+  // set (for an access log); empty otherwise.
+  std::string tables = {};
 };
 
 struct ServiceOptions {
@@ -35,6 +38,8 @@ struct ServiceOptions {
   // Minimum seconds between two UpdateTimeToLive calls on a table (DynamoDB: one hour;
   // 0: no cool-down).
   double ttl_cooldown = 0;
+  // Fill Response::tables. Off, a request spends nothing on it.
+  bool report_tables = false;
 };
 
 class Service {

@@ -118,6 +118,7 @@ int serve(const ServeOptions& options) {
   server_options.port = options.port;
   server_options.threads = options.threads;
   server_options.region = options.region;
+  server_options.log_requests = options.log_requests;
 
   // The service needs the bound port (DescribeEndpoints), so it is built after the server
   // binds; the handler is not called before start().
@@ -138,6 +139,7 @@ int serve(const ServeOptions& options) {
   service_options.endpoint_address = endpoint_address(*server);
   service_options.shard_iterator_lifetime = options.shard_iterator_lifetime;
   service_options.ttl_cooldown = options.ttl_cooldown;
+  service_options.report_tables = options.log_requests;
   service.emplace(engine, service_options);
 
   // The socket listens from here on: a client that connects now is answered as soon as the

@@ -39,6 +39,9 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
       ->check(CLI::Range(0u, 1024u).description(""));
   serve->add_flag("--sync", options.sync,
                   "fsync the write-ahead log on every write (survives power loss, slower)");
+  serve->add_flag("--log-requests", options.log_requests,
+                  "Log one line per request: method, operation, tables, HTTP status, error "
+                  "type, latency and request id (internal errors are logged either way)");
   serve
       ->add_option("--block-cache-mb", options.block_cache_mb,
                    "MiB of the on-disk store's block cache: data blocks, index and filter "

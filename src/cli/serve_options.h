@@ -29,6 +29,8 @@ struct ServeOptions {
   unsigned threads = 0;
   // fsync the write-ahead log on every write.
   bool sync = false;
+  // Log one line per request.
+  bool log_requests = false;
   // On a data directory: MiB of RocksDB's block cache (data blocks, index and filter
   // partitions), MiB of each of its two memtables, and MiB/s that flushes and compactions
   // may write (0: no limit). Resident memory stays within about the cache plus the two

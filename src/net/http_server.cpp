@@ -65,6 +65,24 @@ std::string_view sv(beast::string_view s) {
   return {s.data(), s.size()};
 }
 
+// The error type a response body names, for the access log: the part of a JSON error's
+// __type after '#', or the element name of an XML one ("<UnknownOperationException/>");
+// "-" when there is none.
+std::string_view error_type(int status, std::string_view body) {
+  if (status < 400) return "-";
+  static constexpr std::string_view kJsonType = R"({"__type":")";
+  if (body.starts_with(kJsonType)) {
+    body.remove_prefix(kJsonType.size());
+    body = body.substr(0, body.find('"'));
+    return body.substr(body.find('#') + 1);
+  }
+  if (body.starts_with('<')) {
+    const auto end = body.find("/>");
+    if (end != std::string_view::npos) return body.substr(1, end - 1);
+  }
+  return "-";
+}
+
 tcp::endpoint resolve_endpoint(const std::string& host, std::uint16_t port) {
   error_code ec;
   const auto address = asio::ip::make_address(host, ec);
@@ -231,6 +249,7 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
     // Beast bounds the request line and the header fields each on its own; the limit is on
     // the two together.
     if (!ec && head_size > options_.header_limit) ec = http::error::header_limit;
+    if (options_.log_requests) started_ = std::chrono::steady_clock::now();
     if (ec) return on_read_error(ec);
     const auto& request = parser_->get();
     for (const auto& field : request)
@@ -393,6 +412,8 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
   void write(int status, std::string_view content_type, std::string_view body, bool fresh_id,
              std::string_view content_encoding = {}) {
     if (fresh_id) request_id_ = make_request_id();
+    if (options_.log_requests)
+      log_request(status, body, fresh_id ? std::string_view{} : response_.tables);
     if (worker_.stopping) keep_alive_ = false;
     ResponseHead head;
     head.status = status;
@@ -424,6 +445,20 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
   void release_unsent() {
     server_.unsent_bytes_.fetch_sub(unsent_, std::memory_order_relaxed);
     unsent_ = 0;
+  }
+
+  // One access-log line; `tables` is empty for answers the server gives itself.
+  void log_request(int status, std::string_view body, std::string_view tables) const {
+    const auto& request = parser_->get();
+    std::string_view operation = find_header(headers_, "x-amz-target").value_or(std::string_view{});
+    operation = operation.substr(operation.find('.') + 1);
+    const std::chrono::duration<double, std::milli> latency =
+        std::chrono::steady_clock::now() - started_;
+    const std::string_view method = sv(request.method_string());
+    spdlog::info("{} {} table={} status={} error={} latency={:.3f}ms id={}",
+                 method.empty() ? "-" : method, operation.empty() ? "-" : operation,
+                 tables.empty() ? "-" : tables, status, error_type(status, body), latency.count(),
+                 std::string_view(request_id_.data(), request_id_.size()));
   }
 
   void on_write(error_code ec) {
@@ -475,6 +510,7 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
   RequestId request_id_{};
   std::size_t unsent_ = 0;  // bytes of the answer being written, counted in unsent_bytes_
   std::optional<asio::steady_timer> unsent_wait_;
+  std::chrono::steady_clock::time_point started_;  // head read; set when logging requests
   Route route_ = Route::kOperation;
   bool idle_ = false;
   bool keep_alive_ = true;

@@ -2,10 +2,14 @@
 help, presigned URL lifetimes, the server-wide budget for request bodies and running out
 of file descriptors."""
 
+import re
+
 import pytest
 
 from kumo_testlib import (
     TARGET_PREFIX,
+    S,
+    create_table_args,
     http_request,
     table_arn,
     unique_name,
@@ -84,3 +88,59 @@ def test_tag_and_untag_answer_an_empty_body(api, ddb, make_table):
     ddb.tag_resource(ResourceArn=arn, Tags=[{"Key": "k", "Value": "v"}])
     ddb.untag_resource(ResourceArn=arn, TagKeys=["k"])
     assert ddb.list_tags_of_resource(ResourceArn=arn)["Tags"] == []
+
+
+# --------------------------------------------------------------------------- access log
+
+ACCESS_LINE = re.compile(r" (\S+) (\S+) table=(\S+) status=(\d+) error=(\S+) "
+                         r"latency=\d+\.\d{3}ms id=([0-9A-Z]{52})$")
+
+
+def access_log(srv):
+    with open(srv.log_path, encoding="utf-8", errors="replace") as f:
+        return [m.groups() for m in map(ACCESS_LINE.search, f.read().splitlines()) if m]
+
+
+def test_access_log_one_line_per_request(start_server):
+    srv = start_server(extra_args=["--log-requests"])
+    api = srv.api()
+    t, u = unique_name(), unique_name()
+    sent = [
+        api("CreateTable", create_table_args(t)),
+        api("PutItem", {"TableName": t, "Item": {"pk": S("a")}}),
+        api("GetItem", {"TableName": u, "Key": {"pk": S("a")}}),
+        api("BatchGetItem", {"RequestItems": {t: {"Keys": [{"pk": S("a")}]},
+                                              u: {"Keys": [{"pk": S("a")}]}}}),
+        api("TransactWriteItems", {"TransactItems": [
+            {"Put": {"TableName": t, "Item": {"pk": S("b")}}},
+            {"ConditionCheck": {"TableName": t, "Key": {"pk": S("a")},
+                                "ConditionExpression": "attribute_not_exists(pk)"}}]}),
+        api("ListTables"),
+        http_request(srv.port, "GET", "/"),
+        http_request(srv.port, "GET", "/elsewhere"),
+    ]
+    expected = [
+        ("POST", "CreateTable", t, "200", "-"),
+        ("POST", "PutItem", t, "200", "-"),
+        ("POST", "GetItem", u, "400", "ResourceNotFoundException"),
+        ("POST", "BatchGetItem", f"{t},{u}", "400", "ResourceNotFoundException"),
+        ("POST", "TransactWriteItems", t, "400", "TransactionCanceledException"),
+        ("POST", "ListTables", "-", "200", "-"),
+        ("GET", "-", "-", "200", "-"),
+        ("GET", "-", "-", "404", "UnknownOperationException"),
+    ]
+    assert [r.status for r in sent] == [int(e[3]) for e in expected], sent
+    lines = access_log(srv)
+    # Before them: the health checks that waited for the server to start.
+    start_probes, lines = lines[:-len(expected)], lines[-len(expected):]
+    assert {line[:5] for line in start_probes} <= {("GET", "-", "-", "200", "-")}
+    assert [line[:5] for line in lines] == expected
+    assert [line[5] for line in lines] == [r.header("x-amzn-RequestId") for r in sent]
+
+
+def test_access_log_is_off_by_default(start_server):
+    srv = start_server()
+    srv.api().ok("ListTables")
+    assert http_request(srv.port, "GET", "/").status == 200
+    assert access_log(srv) == []
+    assert "ListTables" not in open(srv.log_path, encoding="utf-8").read()
