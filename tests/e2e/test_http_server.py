@@ -137,10 +137,8 @@ def test_access_log_one_line_per_request(start_server):
     assert [line[:5] for line in lines] == expected
     assert [line[5] for line in lines] == [r.header("x-amzn-RequestId") for r in sent]
 
-
-def test_access_log_is_off_by_default(start_server):
-    srv = start_server()
-    srv.api().ok("ListTables")
-    assert http_request(srv.port, "GET", "/").status == 200
-    assert access_log(srv) == []
-    assert "ListTables" not in open(srv.log_path, encoding="utf-8").read()
+    # Off by default.
+    quiet = start_server()
+    quiet.api().ok("ListTables")
+    assert http_request(quiet.port, "GET", "/").status == 200
+    assert access_log(quiet) == []
