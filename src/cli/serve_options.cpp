@@ -3,11 +3,69 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <memory>
 
 namespace kumo::cli {
+namespace {
+
+// Width of the terminal the help is laid out for.
+constexpr std::size_t kHelpWidth = 80;
+
+// `text` broken at spaces into lines of at most `width` characters (a longer word keeps a
+// line of its own), joined by '\n'.
+std::string wrap(const std::string& text, std::size_t width) {
+  std::string out;
+  std::size_t line = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t space = std::min(text.find(' ', at), text.size());
+    const std::size_t word = space - at;
+    if (line > 0 && line + 1 + word > width) {
+      out.push_back('\n');
+      line = 0;
+    } else if (line > 0) {
+      out.push_back(' ');
+      ++line;
+    }
+    out.append(text, at, word);
+    line += word;
+    at = space + 1;
+  }
+  return out;
+}
+
+// The help of `kumo serve` in two columns: each option with its value name, then its
+// description wrapped to the terminal's width and, on lines of their own, its default and
+// the options it cannot be given with.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_opts(const CLI::Option* option) const override {
+    if (option->get_type_size() == 0 || option->get_type_name().empty()) return {};
+    return " " + option->get_type_name();
+  }
+
+  std::string make_option_desc(const CLI::Option* option) const override {
+    std::string notes;
+    if (!option->get_default_str().empty()) notes = "default: " + option->get_default_str();
+    for (const CLI::Option* other : option->get_excludes()) {
+      if (!notes.empty()) notes += "; ";
+      notes += "not with " + other->get_name();
+    }
+    const std::size_t width = kHelpWidth - get_column_width();
+    std::string text = wrap(option->get_description(), width);
+    if (!notes.empty()) text += "\n" + wrap("(" + notes + ")", width);
+    return text;
+  }
+
+  std::string make_footer(const CLI::App* app) const override {
+    return app->get_footer().empty() ? std::string() : wrap(app->get_footer(), kHelpWidth) + "\n";
+  }
+};
+
+}  // namespace
 
 CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
   CLI::App* serve = app.add_subcommand("serve", "Run the server");
+  serve->formatter(std::make_shared<HelpFormatter>());
   serve->add_option("--port", options.port, "TCP port to listen on (0: any free port)")
       ->type_name("N")
       ->capture_default_str();
@@ -99,7 +157,7 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
   serve->footer(
       "DynamoDB Local's flags work too: -port N, -inMemory, -dbPath DIR; -sharedDb, -cors X, "
       "-delayTransientStatuses, -optimizeDbBeforeStartup and -disableTelemetry are accepted "
-      "and ignored.\n");
+      "and ignored.");
   return serve;
 }
 

@@ -2,11 +2,14 @@
 help, presigned URL lifetimes, the server-wide budget for request bodies and running out
 of file descriptors."""
 
+import os
 import re
+import subprocess
 
 import pytest
 
 from kumo_testlib import (
+    REPO_ROOT,
     TARGET_PREFIX,
     S,
     create_table_args,
@@ -142,3 +145,35 @@ def test_access_log_one_line_per_request(start_server):
     quiet.api().ok("ListTables")
     assert http_request(quiet.port, "GET", "/").status == 200
     assert access_log(quiet) == []
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def test_serve_help_is_readable(kumo_bin):
+    out = subprocess.run([kumo_bin, "serve", "--help"], capture_output=True, text=True,
+                         timeout=10)
+    assert out.returncode == 0, out
+    lines = out.stdout.splitlines()
+    assert [line for line in lines if len(line) > 80] == []
+    rows = {line.split()[0]: line for line in lines if line.startswith("  --")}
+    # An option, its value name and the start of its description; the default and the
+    # options it excludes come after the description, not run into the option.
+    assert rows["--data-dir"].split() == ["--data-dir", "DIR", "Directory", "of", "the",
+                                          "on-disk", "database"]
+    assert rows["--in-memory"].split()[:2] == ["--in-memory", "Keep"]
+    assert rows["--port"].split()[:3] == ["--port", "N", "TCP"]
+    text = out.stdout
+    assert "(default: ./kumo-data; not with --in-memory)" in text
+    assert "(not with --data-dir)" in text
+    assert "(default: 8000)" in text
+    assert "Excludes" not in text
+
+
+def test_readme_javascript_snippet_says_it_needs_a_module():
+    with open(os.path.join(REPO_ROOT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    before, snippet = readme.split("```js\n", 1)
+    assert "await " in snippet.split("```", 1)[0]
+    intro = before.rstrip().rsplit("\n\n", 1)[-1]
+    assert ".mjs" in intro and "top-level `await`" in intro
