@@ -6,6 +6,7 @@
 #include <openssl/sha.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -25,6 +26,8 @@ constexpr string_view kAlgorithm = "AWS4-HMAC-SHA256";
 constexpr string_view kService = "dynamodb";
 constexpr string_view kTerminator = "aws4_request";
 constexpr std::chrono::minutes kMaxSkew{15};
+// A presigned URL is valid for X-Amz-Expires seconds from its X-Amz-Date, at most a week.
+constexpr std::int64_t kMaxExpires = 604800;
 
 void append_hex(std::string& out, const unsigned char* data, std::size_t n) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -203,9 +206,9 @@ struct Signed {
   std::string credential;
   std::string signed_headers;
   std::string signature;
-  std::string date;          // as sent
-  std::string amz_date;      // the same instant in ISO-8601 basic format
-  std::int64_t expires = 0;  // presigned X-Amz-Expires, seconds
+  std::string date;                     // as sent
+  std::string amz_date;                 // the same instant in ISO-8601 basic format
+  std::optional<std::int64_t> expires;  // presigned X-Amz-Expires, seconds
   std::time_t time = 0;
 };
 
@@ -256,6 +259,23 @@ bool is_hex64(string_view s) {
   for (char c : s)
     if (hex_value(c) < 0) return false;
   return true;
+}
+
+// The seconds of an X-Amz-Expires value: whole seconds, from 0 to a week; anything else is
+// refused as AWS refuses it.
+std::int64_t parse_expires(string_view text) {
+  std::int64_t seconds = 0;
+  const char* const end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, seconds);
+  const bool number = !text.empty() && stop == end &&
+                      (error == std::errc() || error == std::errc::result_out_of_range);
+  if (!number) throw ApiError::incomplete_signature("X-Amz-Expires should be a number");
+  if (text.front() == '-')
+    throw ApiError::incomplete_signature("X-Amz-Expires must be non-negative");
+  if (error != std::errc() || seconds > kMaxExpires)
+    throw ApiError::incomplete_signature(
+        "X-Amz-Expires must be less than a week (in seconds) that is 604800");
+  return seconds;
 }
 
 }  // namespace
@@ -352,13 +372,8 @@ void SigV4Verifier::verify(const RequestView& request,
       missing += "Re-examine the query-string parameters.";
       throw ApiError::incomplete_signature(std::move(missing));
     }
-    if (const QueryParam* p = find_param(params, "X-Amz-Expires")) {
-      try {
-        s.expires = std::stoll(p->value);
-      } catch (const std::exception&) {
-        s.expires = 0;
-      }
-    }
+    if (const QueryParam* p = find_param(params, "X-Amz-Expires"))
+      s.expires = parse_expires(p->value);
   }
 
   // The request time: ISO-8601 basic (X-Amz-Date, or Date in that form); an HTTP date in
@@ -378,7 +393,9 @@ void SigV4Verifier::verify(const RequestView& request,
   if (checks_signatures()) {
     const std::time_t now_t = std::chrono::system_clock::to_time_t(now);
     const std::int64_t skew = std::chrono::seconds(kMaxSkew).count();
-    const std::int64_t window = s.presigned ? std::max<std::int64_t>(skew, s.expires) : skew;
+    // A presigned URL with X-Amz-Expires is valid from its date for that many seconds;
+    // any other signature for 15 minutes either side of its date.
+    const std::int64_t window = s.expires.value_or(skew);
     if (s.time < now_t - window)
       throw ApiError::invalid_signature("Signature expired: " + s.amz_date +
                                         " is now earlier than " + format_iso_basic(now_t - window) +

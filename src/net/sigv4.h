@@ -3,9 +3,10 @@
 //
 // Two modes. Without credentials (the default) any well-formed signature is accepted, with
 // any access key and region, as DynamoDB Local does; a missing or malformed one is still
-// refused with DynamoDB's error. With credentials, the access key must be known and the
-// signature must match the one computed with its secret. The region in the credential
-// scope is never checked: tables are shared across keys and regions.
+// refused with DynamoDB's error (so is a presigned URL's X-Amz-Expires over a week). With
+// credentials, the access key must be known and the signature must match the one computed
+// with its secret. The region in the credential scope is never checked: tables are shared
+// across keys and regions.
 #pragma once
 
 #include <array>
@@ -60,7 +61,8 @@ class SigV4Verifier {
  public:
   // Accepts any well-formed signature (no secrets known).
   SigV4Verifier() = default;
-  // Accepts only requests signed with one of `credentials`, within 15 minutes of now.
+  // Accepts only requests signed with one of `credentials`, within 15 minutes of now (a
+  // presigned URL with X-Amz-Expires: from its date for that many seconds).
   explicit SigV4Verifier(Credentials credentials) : credentials_(std::move(credentials)) {}
 
   // True when signatures are checked against secrets.

@@ -2,17 +2,26 @@
 help, presigned URL lifetimes, the server-wide budget for request bodies and running out
 of file descriptors."""
 
+import datetime
+import hashlib
+import hmac
 import os
 import re
 import subprocess
+from urllib.parse import quote
 
 import pytest
 
 from kumo_testlib import (
+    JSON_10,
+    NS_COR_SERVICE,
+    REGION,
     REPO_ROOT,
     TARGET_PREFIX,
     S,
+    assert_error,
     create_table_args,
+    encode_body,
     http_request,
     table_arn,
     unique_name,
@@ -177,3 +186,63 @@ def test_readme_javascript_snippet_says_it_needs_a_module():
     assert "await " in snippet.split("```", 1)[0]
     intro = before.rstrip().rsplit("\n\n", 1)[-1]
     assert ".mjs" in intro and "top-level `await`" in intro
+
+
+# --------------------------------------------------------------------------- presigned URLs
+
+AUTH_KEY, AUTH_SECRET = "AKIDVERIFYONE", "secret-one-abc"  # known to auth_server
+WEEK = 604800
+TOO_LONG = "X-Amz-Expires must be less than a week (in seconds) that is 604800"
+
+
+def presigned(port, operation, body, age, expires, access_key=AUTH_KEY, secret=AUTH_SECRET):
+    """Sends `operation` as a presigned request (query-string SigV4, only `host` signed) dated
+    `age` seconds ago, with X-Amz-Expires `expires`."""
+    when = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=age)
+    amz_date = when.strftime("%Y%m%dT%H%M%SZ")
+    scope = f"{amz_date[:8]}/{REGION}/dynamodb/aws4_request"
+    params = {"X-Amz-Algorithm": "AWS4-HMAC-SHA256", "X-Amz-Credential": f"{access_key}/{scope}",
+              "X-Amz-Date": amz_date, "X-Amz-Expires": str(expires),
+              "X-Amz-SignedHeaders": "host"}
+    query = "&".join(f"{quote(k, safe='-_.~')}={quote(v, safe='-_.~')}"
+                     for k, v in sorted(params.items()))
+    data = encode_body(body)
+    canonical = "\n".join(["POST", "/", query, f"host:127.0.0.1:{port}\n", "host",
+                           hashlib.sha256(data).hexdigest()])
+    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope,
+                         hashlib.sha256(canonical.encode()).hexdigest()])
+    key = f"AWS4{secret}".encode()
+    for part in (amz_date[:8], REGION, "dynamodb", "aws4_request"):
+        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+    signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+    return http_request(port, "POST", f"/?{query}&X-Amz-Signature={signature}", body=data,
+                        headers={"Content-Type": JSON_10,
+                                 "X-Amz-Target": TARGET_PREFIX + operation})
+
+
+def test_presigned_expires_is_at_most_a_week(auth_server, server):
+    resp = presigned(auth_server.port, "ListTables", {}, age=60, expires=WEEK)
+    assert resp.status == 200 and "TableNames" in resp.json, resp
+    for port in (auth_server.port, server.port):
+        for expires in (WEEK + 1, 30 * 86400, 10**12):
+            resp = presigned(port, "ListTables", {}, age=60, expires=expires)
+            assert_error(resp, 400, NS_COR_SERVICE + "IncompleteSignatureException", TOO_LONG)
+    # Dated 30 days ago: no X-Amz-Expires reaches that far.
+    resp = presigned(auth_server.port, "ListTables", {}, age=30 * 86400, expires=WEEK)
+    assert_error(resp, 400, NS_COR_SERVICE + "InvalidSignatureException",
+                 message_prefix="Signature expired: ")
+
+
+def test_presigned_is_valid_for_expires_seconds_from_its_date(auth_server):
+    # Both sides of the end of a week-long URL, and of a five-minute one.
+    resp = presigned(auth_server.port, "ListTables", {}, age=WEEK - 120, expires=WEEK)
+    assert resp.status == 200, resp
+    resp = presigned(auth_server.port, "ListTables", {}, age=WEEK + 120, expires=WEEK)
+    assert_error(resp, 400, NS_COR_SERVICE + "InvalidSignatureException",
+                 message_prefix="Signature expired: ")
+    resp = presigned(auth_server.port, "ListTables", {}, age=120, expires=300)
+    assert resp.status == 200, resp
+    # Shorter than the 15 minutes a signed header gets: the URL's own lifetime counts.
+    resp = presigned(auth_server.port, "ListTables", {}, age=600, expires=300)
+    assert_error(resp, 400, NS_COR_SERVICE + "InvalidSignatureException",
+                 message_prefix="Signature expired: ")

@@ -303,6 +303,56 @@ TEST(SigV4, PresignedMissingParameters) {
                                        "query-string parameters.")));
 }
 
+// A presigned request dated at example_time(), valid for `expires` (a wrong signature: the
+// checks below come before the signature's).
+Request presigned(std::string_view expires) {
+  Request request;
+  request.remove("Authorization");
+  request.remove("X-Amz-Date");
+  request.target =
+      "/?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDKUMO%2F20260115%2Fus-west-2%2F"
+      "dynamodb%2Faws4_request&X-Amz-Date=20260115T101500Z&X-Amz-SignedHeaders=host&"
+      "X-Amz-Signature=" +
+      std::string(64, '0') + "&X-Amz-Expires=" + std::string(expires);
+  return request;
+}
+
+TEST(SigV4, PresignedExpiresAtMostAWeek) {
+  const std::string week = "X-Amz-Expires must be less than a week (in seconds) that is 604800";
+  for (const SigV4Verifier& verifier : {SigV4Verifier(), verifying()}) {
+    Request over = presigned("604801");
+    EXPECT_EQ(outcome(verifier, over),
+              std::make_pair(std::string("IncompleteSignatureException"), week));
+    Request huge = presigned("99999999999999999999999");
+    EXPECT_EQ(outcome(verifier, huge).second, week);
+    Request negative = presigned("-1");
+    EXPECT_EQ(outcome(verifier, negative).second, "X-Amz-Expires must be non-negative");
+    for (const std::string_view text : {"", "12s", "+5", " 5", "1e3"}) {
+      Request bad = presigned(text);
+      EXPECT_EQ(outcome(verifier, bad).second, "X-Amz-Expires should be a number") << text;
+    }
+  }
+  Request week_long = presigned("604800");
+  EXPECT_EQ(outcome(SigV4Verifier(), week_long).first, "");
+  EXPECT_EQ(outcome(verifying(), week_long, example_time() + 604800s).second, kMismatch);
+  EXPECT_EQ(outcome(verifying(), week_long, example_time() + 604801s).first,
+            "InvalidSignatureException");
+  EXPECT_NE(outcome(verifying(), week_long, example_time() + 604801s).second, kMismatch);
+}
+
+TEST(SigV4, PresignedValidForExpiresSecondsFromItsDate) {
+  Request request = presigned("60");
+  EXPECT_EQ(outcome(verifying(), request, example_time() + 60s).second, kMismatch);
+  EXPECT_EQ(outcome(verifying(), request, example_time() + 61s),
+            std::make_pair(std::string("InvalidSignatureException"),
+                           std::string("Signature expired: 20260115T101500Z is now earlier than "
+                                       "20260115T101501Z (20260115T101601Z - 1 min.)")));
+  // Not yet current, as any signature, more than 15 minutes ahead.
+  EXPECT_EQ(outcome(verifying(), request, example_time() - 14min).second, kMismatch);
+  EXPECT_EQ(outcome(verifying(), request, example_time() - 16min).first,
+            "InvalidSignatureException");
+}
+
 TEST(SigV4, RequestAuthenticatorRunsTheVerifier) {
   Request request;
   request.remove("Authorization");
