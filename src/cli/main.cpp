@@ -119,6 +119,7 @@ int serve(const ServeOptions& options) {
   server_options.threads = options.threads;
   server_options.region = options.region;
   server_options.log_requests = options.log_requests;
+  server_options.body_budget = options.body_budget_mb << 20;
 
   // The service needs the bound port (DescribeEndpoints), so it is built after the server
   // binds; the handler is not called before start().

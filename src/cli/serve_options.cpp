@@ -101,6 +101,15 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
                   "Log one line per request: method, operation, tables, HTTP status, error "
                   "type, latency and request id (internal errors are logged either way)");
   serve
+      ->add_option("--body-budget-mb", options.body_budget_mb,
+                   "MiB of request bodies all connections together may hold in memory at "
+                   "once; past it a new request is refused, without reading its body, with "
+                   "DynamoDB's ThrottlingException (HTTP 400), which the SDKs retry after a "
+                   "back-off. Requests already holding their share go on")
+      ->type_name("MIB")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20).description(""));
+  serve
       ->add_option("--block-cache-mb", options.block_cache_mb,
                    "MiB of the on-disk store's block cache: data blocks, index and filter "
                    "partitions read from its files")

@@ -31,6 +31,9 @@ struct ServeOptions {
   bool sync = false;
   // Log one line per request.
   bool log_requests = false;
+  // MiB of request bodies all connections together may hold at once; past it new requests
+  // are refused with ThrottlingException.
+  std::uint64_t body_budget_mb = 256;
   // On a data directory: MiB of RocksDB's block cache (data blocks, index and filter
   // partitions), MiB of each of its two memtables, and MiB/s that flushes and compactions
   // may write (0: no limit). Resident memory stays within about the cache plus the two

@@ -49,6 +49,9 @@ using Parser = http::request_parser<http::string_body, HeadAllocator>;
 constexpr std::string_view kInternalErrorBody =
     R"({"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError",)"
     R"("message":"Internal server error"})";
+constexpr std::string_view kThrottlingBody =
+    R"({"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException",)"
+    R"("message":"Rate of requests exceeds the allowed throughput."})";
 constexpr std::string_view kTooLargeBody = "Request Entity Too Large\n";
 constexpr std::string_view kBadRequestBody = "Bad Request\n";
 constexpr std::string_view kTextPlain = "text/plain";
@@ -174,6 +177,7 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
 
   ~Connection() {
     release_unsent();
+    release_body();
     if (prev_ != nullptr)
       prev_->next_ = next_;
     else
@@ -272,6 +276,10 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
     const bool has_body = length ? *length > 0 : parser_->chunked();
     route_ = route_for(has_body);
     if (length && *length > options_.body_limit) return refuse_oversize();
+    // A body of known length takes its whole size at once (the parser reserves it); a
+    // chunked one, chunk by chunk.
+    if (length && !reserve_body(*length)) return refuse_overload();
+    if (parser_->chunked()) parser_->on_chunk_body(chunk_body_);
     parser_->body_limit(options_.body_limit);
     if (parser_->is_done()) return on_body({});
 
@@ -303,6 +311,7 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
 
   void on_body(error_code ec) {
     if (ec == http::error::body_limit) return refuse_oversize();
+    if (ec == asio::error::no_buffer_space) return refuse_overload();
     if (ec) return on_read_error(ec);
     route_ = route_for(!parser_->get().body().empty());
     respond();
@@ -332,13 +341,55 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
     return net::route(head);
   }
 
-  // DynamoDB answers 413 to an operation whose body is over the limit; the earlier checks
-  // (health, unknown operation, pre-flight) still win. The rest of the body is not read,
-  // so the connection closes.
-  void refuse_oversize() {
+  // Takes `bytes` of the server's budget for request bodies, or returns false when they
+  // would pass it.
+  bool reserve_body(std::size_t bytes) {
+    if (bytes == 0) return true;
+    const std::size_t budget = options_.body_budget;
+    std::size_t held = server_.body_bytes_.load(std::memory_order_relaxed);
+    do {
+      if (held > budget || bytes > budget - held) return false;
+    } while (
+        !server_.body_bytes_.compare_exchange_weak(held, held + bytes, std::memory_order_relaxed));
+    reserved_ += bytes;
+    return true;
+  }
+
+  // Gives back what this request took of the budget.
+  void release_body() {
+    if (reserved_ == 0) return;
+    server_.body_bytes_.fetch_sub(reserved_, std::memory_order_relaxed);
+    reserved_ = 0;
+  }
+
+  // Stores each piece of a chunked body, once the budget has room for it.
+  struct ChunkBody {
+    Connection& connection;
+    std::size_t operator()(std::uint64_t, beast::string_view data, error_code& ec) {
+      if (!connection.reserve_body(data.size())) {
+        ec = asio::error::no_buffer_space;
+        return 0;
+      }
+      connection.parser_->get().body().append(data.data(), data.size());
+      return data.size();
+    }
+  };
+
+  // Answers a request without reading (the rest of) its body, so the connection closes: an
+  // operation gets `status` and `body`, while the earlier checks (health, unknown
+  // operation, pre-flight) still win.
+  void refuse_body(int status, std::string_view content_type, std::string_view body) {
     keep_alive_ = false;
-    if (route_ == Route::kOperation) return send(413, kTextPlain, kTooLargeBody);
+    if (route_ == Route::kOperation) return send(status, content_type, body);
     respond();
+  }
+
+  // DynamoDB answers 413 to an operation whose body is over the limit.
+  void refuse_oversize() { refuse_body(413, kTextPlain, kTooLargeBody); }
+
+  // Past the budget for request bodies, DynamoDB's answer to overload.
+  void refuse_overload() {
+    refuse_body(400, response_content_type(content_type_), kThrottlingBody);
   }
 
   void respond() {
@@ -411,6 +462,7 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
   // write completes (it is static, the server's, response_.body or compressed_).
   void write(int status, std::string_view content_type, std::string_view body, bool fresh_id,
              std::string_view content_encoding = {}) {
+    release_body();
     if (fresh_id) request_id_ = make_request_id();
     if (options_.log_requests)
       log_request(status, body, fresh_id ? std::string_view{} : response_.tables);
@@ -511,6 +563,8 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
   std::size_t unsent_ = 0;  // bytes of the answer being written, counted in unsent_bytes_
   std::optional<asio::steady_timer> unsent_wait_;
   std::chrono::steady_clock::time_point started_;  // head read; set when logging requests
+  std::size_t reserved_ = 0;                       // of the server's body budget
+  ChunkBody chunk_body_{*this};
   Route route_ = Route::kOperation;
   bool idle_ = false;
   bool keep_alive_ = true;

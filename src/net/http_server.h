@@ -42,6 +42,11 @@ struct ServerOptions {
   // Larger request bodies are refused with 413, as DynamoDB does above 16 MiB; so are
   // compressed bodies that decode to more.
   std::size_t body_limit = 16u << 20;
+  // Bytes of request bodies all connections together may hold at once, from the arrival of
+  // a request's head until it is answered. A request whose body would pass it is refused
+  // without reading its body, with ThrottlingException, DynamoDB's answer when it sheds
+  // load (the SDKs back off and retry); the requests already holding their share go on.
+  std::size_t body_budget = 256u << 20;
   // Request line plus headers, blank line included; larger heads get 400, as DynamoDB
   // refuses a head (or a path) over 16 KiB.
   std::uint32_t header_limit = 16u << 10;
@@ -112,6 +117,8 @@ class Server {
   Handler handler_;
   std::string default_host_;
   std::atomic<std::size_t> unsent_bytes_{0};  // of the answers being written
+  // Bytes of request bodies held now, within options_.body_budget.
+  std::atomic<std::size_t> body_bytes_{0};
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<Listener> listener_;
   std::string address_;

@@ -5,8 +5,11 @@ of file descriptors."""
 import datetime
 import hashlib
 import hmac
+import http.client
+import json
 import os
 import re
+import socket
 import subprocess
 from urllib.parse import quote
 
@@ -15,6 +18,7 @@ import pytest
 from kumo_testlib import (
     JSON_10,
     NS_COR_SERVICE,
+    NS_DYNAMODB,
     REGION,
     REPO_ROOT,
     TARGET_PREFIX,
@@ -23,6 +27,7 @@ from kumo_testlib import (
     create_table_args,
     encode_body,
     http_request,
+    sign_headers,
     table_arn,
     unique_name,
     unsigned_request,
@@ -246,3 +251,74 @@ def test_presigned_is_valid_for_expires_seconds_from_its_date(auth_server):
     resp = presigned(auth_server.port, "ListTables", {}, age=600, expires=300)
     assert_error(resp, 400, NS_COR_SERVICE + "InvalidSignatureException",
                  message_prefix="Signature expired: ")
+
+
+# --------------------------------------------------------------------------- body budget
+
+THROTTLED = NS_DYNAMODB + "ThrottlingException"
+
+
+def padded(body, size):
+    """`body` as JSON text padded with spaces to `size` bytes."""
+    data = encode_body(body)
+    return data + b" " * (size - len(data))
+
+
+def start_put(port, table, key, size):
+    """Sends the head of a PutItem whose body is `size` bytes, with Expect: 100-continue;
+    returns (socket, body) once the server has said 100 Continue (it has then taken the
+    body's share of the budget)."""
+    body = padded({"TableName": table, "Item": {"pk": S(key), "v": S("x" * 1000)}}, size)
+    headers = sign_headers(port, body, {"Content-Type": JSON_10,
+                                        "X-Amz-Target": TARGET_PREFIX + "PutItem"},
+                           "AKIDKUMOE2E", "kumo-e2e-secret", REGION)
+    head = f"POST / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {len(body)}\r\n"
+    head += "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock.sendall((head + "Expect: 100-continue\r\n\r\n").encode())
+    assert sock.recv(64).startswith(b"HTTP/1.1 100 Continue\r\n\r\n")
+    return sock, body
+
+
+def finish_put(sock, body):
+    sock.sendall(body)
+    resp = http.client.HTTPResponse(sock)
+    resp.begin()
+    data = resp.read()
+    sock.close()
+    return resp.status, data
+
+
+def test_body_budget_refuses_new_bodies_and_keeps_accepted_ones(start_server):
+    srv = start_server(extra_args=["--body-budget-mb", "1"])
+    api = srv.api()
+    t = unique_name()
+    api.ok("CreateTable", create_table_args(t))
+    # Two slow clients hold 700 KB and 300 KB of the 1 MiB budget, half sent.
+    first, first_body = start_put(srv.port, t, "first", 700_000)
+    first.sendall(first_body[:350_000])
+    second, second_body = start_put(srv.port, t, "second", 300_000)
+    # A new request whose body does not fit is refused as DynamoDB sheds load...
+    resp = api("PutItem", padded({"TableName": t, "Item": {"pk": S("new")}}, 100_000))
+    assert_error(resp, 400, THROTTLED, "Rate of requests exceeds the allowed throughput.")
+    # ... while a small one that still fits runs.
+    assert api("GetItem", {"TableName": t, "Key": {"pk": S("new")}}).json == {}
+    # Nothing already accepted is lost.
+    assert finish_put(first, first_body[350_000:]) == (200, b"{}")
+    resp = api("PutItem", padded({"TableName": t, "Item": {"pk": S("new")}}, 100_000))
+    assert resp.status == 200, resp
+    assert finish_put(second, second_body) == (200, b"{}")
+    got = api.ok("Scan", {"TableName": t, "ProjectionExpression": "pk"})["Items"]
+    assert sorted(i["pk"]["S"] for i in got) == ["first", "new", "second"]
+    # A chunked body is counted as it arrives.
+    big = padded({"TableName": t, "Item": {"pk": S("chunked")}}, 1_200_000)
+    hdrs = sign_headers(srv.port, big, {"Content-Type": JSON_10,
+                                        "X-Amz-Target": TARGET_PREFIX + "PutItem"},
+                        "AKIDKUMOE2E", "kumo-e2e-secret", REGION)
+    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
+    conn.request("POST", "/", body=iter([big[i:i + 65536] for i in range(0, len(big), 65536)]),
+                 headers=hdrs, encode_chunked=True)
+    r = conn.getresponse()
+    assert (r.status, json.loads(r.read())["__type"]) == (400, THROTTLED)
+    conn.close()
+    assert "Item" not in api.ok("GetItem", {"TableName": t, "Key": {"pk": S("chunked")}})
