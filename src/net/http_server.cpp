@@ -63,6 +63,12 @@ constexpr auto kLingerTimeout = std::chrono::seconds(2);
 // How often a connection held back by unsent answers (ServerOptions::unsent_limit) looks
 // again.
 constexpr auto kUnsentRetry = std::chrono::milliseconds(10);
+// After a failed accept (typically out of file descriptors) the listener waits before the
+// next one, twice as long after each failure in a row, from the first to the last delay;
+// the failures are logged once per interval, with their count.
+constexpr auto kFirstAcceptDelay = std::chrono::milliseconds(10);
+constexpr auto kLastAcceptDelay = std::chrono::seconds(1);
+constexpr auto kAcceptReportInterval = std::chrono::seconds(10);
 
 std::string_view sv(beast::string_view s) {
   return {s.data(), s.size()};
@@ -140,11 +146,22 @@ class Server::Listener {
 
  private:
   void accept();
+  // Logs (once per interval) and waits before accepting again.
+  void back_off(error_code ec);
+  // Ends a run of failed accepts.
+  void recovered();
 
   Server& server_;
   tcp::acceptor acceptor_;
   asio::steady_timer retry_;
   std::size_t next_ = 0;
+  // The current run of failed accepts: the delay before the next attempt (zero when the
+  // last accept succeeded), the failures not yet logged and in all, and when the last
+  // report was logged.
+  std::chrono::milliseconds delay_{0};
+  std::size_t unreported_ = 0;
+  std::size_t failures_ = 0;
+  std::chrono::steady_clock::time_point reported_;
   std::optional<Socket> peer_;  // the socket being accepted into
 };
 
@@ -579,20 +596,42 @@ void Server::Listener::accept() {
   peer_.emplace(worker.io.get_executor());
   acceptor_.async_accept(*peer_, [this, &worker](error_code ec) {
     if (!acceptor_.is_open()) return;
-    if (ec) {
-      // Typically out of file descriptors: wait a little instead of spinning.
-      spdlog::warn("accept failed: {}", ec.message());
-      retry_.expires_after(std::chrono::milliseconds(50));
-      retry_.async_wait([this](error_code ec) {
-        if (!ec && acceptor_.is_open()) accept();
-      });
-      return;
-    }
+    if (ec) return back_off(ec);
+    if (failures_ > 0) recovered();
     asio::post(worker.io, [&server = server_, &worker, socket = std::move(*peer_)]() mutable {
       Connection::open(server, worker, std::move(socket));
     });
     accept();
   });
+}
+
+void Server::Listener::back_off(error_code ec) {
+  ++failures_;
+  ++unreported_;
+  const auto now = std::chrono::steady_clock::now();
+  if (failures_ == 1) {
+    spdlog::warn("accept failed: {}; backing off (failures are counted and logged every {} s)",
+                 ec.message(), kAcceptReportInterval.count());
+    unreported_ = 0;
+    reported_ = now;
+  } else if (now - reported_ >= kAcceptReportInterval) {
+    spdlog::warn("accept failed {} more times: {}", unreported_, ec.message());
+    unreported_ = 0;
+    reported_ = now;
+  }
+  delay_ = delay_.count() == 0 ? kFirstAcceptDelay
+                               : std::min<std::chrono::milliseconds>(delay_ * 2, kLastAcceptDelay);
+  retry_.expires_after(delay_);
+  retry_.async_wait([this](error_code ec) {
+    if (!ec && acceptor_.is_open()) accept();
+  });
+}
+
+void Server::Listener::recovered() {
+  spdlog::info("accepting again after {} failed accepts", failures_);
+  failures_ = 0;
+  unreported_ = 0;
+  delay_ = std::chrono::milliseconds(0);
 }
 
 Server::Server(ServerOptions options, SigV4Verifier verifier, Handler handler)

@@ -9,8 +9,10 @@ import http.client
 import json
 import os
 import re
+import resource
 import socket
 import subprocess
+import time
 from urllib.parse import quote
 
 import pytest
@@ -322,3 +324,39 @@ def test_body_budget_refuses_new_bodies_and_keeps_accepted_ones(start_server):
     assert (r.status, json.loads(r.read())["__type"]) == (400, THROTTLED)
     conn.close()
     assert "Item" not in api.ok("GetItem", {"TableName": t, "Key": {"pk": S("chunked")}})
+
+
+# --------------------------------------------------------------------------- out of descriptors
+
+
+def test_accept_out_of_descriptors_backs_off_and_logs_a_count(start_server):
+    srv = start_server(extra_args=["--threads", "1"])
+    pid = srv.proc.pid
+    limits = resource.prlimit(pid, resource.RLIMIT_NOFILE)
+    # Room for two more descriptors: the third connection cannot be accepted.
+    resource.prlimit(pid, resource.RLIMIT_NOFILE, (len(os.listdir(f"/proc/{pid}/fd")) + 2,
+                                                   limits[1]))
+
+    def failures():
+        with open(srv.log_path, encoding="utf-8", errors="replace") as f:
+            return [line for line in f.read().splitlines() if "accept failed" in line]
+
+    clients = [socket.create_connection(("127.0.0.1", srv.port), timeout=5) for _ in range(6)]
+    try:
+        deadline = time.monotonic() + 10
+        while not failures():
+            assert time.monotonic() < deadline, srv.log_tail()
+            time.sleep(0.05)
+        # Over a second and a half the server retries with a growing delay; a loop
+        # retrying every 50 ms logged about 30 lines in that time.
+        time.sleep(1.5)
+        logged = failures()
+        assert 1 <= len(logged) <= 3, logged
+        assert "Too many open files" in logged[0]
+    finally:
+        for c in clients:
+            c.close()
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, limits)
+    # Descriptors back: it accepts again.
+    assert http_request(srv.port, "GET", "/", timeout=10).status == 200
+    assert srv.alive()
