@@ -153,7 +153,8 @@ bool answer(Parser& parser, Stream& stream, const ServerOptions& options,
       find_header(headers, "content-type").value_or(std::string_view{});
   const bool has_origin = find_header(headers, "origin").has_value();
   head.allow_any_origin = has_origin;
-  RequestHead request_head{sv(request.method_string()), content_type, false, has_origin};
+  RequestHead request_head{sv(request.method_string()), request_path(sv(request.target())),
+                           content_type, false, has_origin};
 
   const auto length = parser.content_length();
   request_head.has_body = length ? *length > 0 : parser.chunked();

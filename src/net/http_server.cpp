@@ -350,8 +350,7 @@ class Server::Connection : public std::enable_shared_from_this<Connection> {
     const auto& request = parser_->get();
     RequestHead head;
     head.method = sv(request.method_string());
-    const std::string_view target = sv(request.target());
-    head.path = target.substr(0, target.find('?'));
+    head.path = request_path(sv(request.target()));
     head.content_type = content_type_;
     head.has_body = has_body;
     head.has_origin = has_origin_;

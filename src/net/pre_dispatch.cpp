@@ -10,6 +10,10 @@ constexpr std::string_view kJson = "application/json";
 
 }  // namespace
 
+std::string_view request_path(std::string_view target) {
+  return target.substr(0, target.find('?'));
+}
+
 std::string_view media_type(std::string_view content_type) {
   return trim_ows(content_type.substr(0, content_type.find(';')));
 }

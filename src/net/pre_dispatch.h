@@ -31,6 +31,9 @@ struct RequestHead {
 // pre-flight; everything else is an operation.
 Route route(const RequestHead& head);
 
+// The path of a request-target: the part before any '?'.
+std::string_view request_path(std::string_view target);
+
 // The media type of a Content-Type value: the part before any ';', trimmed. Compared
 // case-insensitively by the functions below.
 std::string_view media_type(std::string_view content_type);
