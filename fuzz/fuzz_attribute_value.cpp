@@ -1,4 +1,4 @@
-// Fuzzes AttributeValue JSON decoding and validation (dynamodb-contract.md §2.1–2.3): the
+// Fuzzes AttributeValue JSON decoding and validation: the
 // input is JSON, decoded both as one AttributeValue and as an item. A value or item that
 // decodes without a validation failure must survive, unchanged, a round trip through JSON
 // (write_value/write_item, whose output must decode to an equal value and re-encode to the

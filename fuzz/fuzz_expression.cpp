@@ -1,4 +1,4 @@
-// Fuzzes the five expression kinds (dynamodb-contract.md §5): the first byte picks the kind,
+// Fuzzes the five expression kinds: the first byte picks the kind,
 // the rest is the expression text, compiled against fixed ExpressionAttributeNames and
 // ExpressionAttributeValues and, when it compiles, evaluated or applied on a fixed item.
 // ApiError is the expected way to refuse an expression; any other exception, a crash, a

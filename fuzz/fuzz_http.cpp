@@ -1,4 +1,4 @@
-// Fuzzes the HTTP front of the server (dynamodb-contract.md §1.2 steps 1–4, §1.6, §1.7). The
+// Fuzzes the HTTP front of the server (framing, limits, routing and signature checks). The
 // server's parsing lives inside its connection class, so this target repeats it step by
 // step on an in-memory stream: a Beast request_parser of the server's type with its header
 // and body limits, fed the bytes in pieces as a socket would deliver them, then the

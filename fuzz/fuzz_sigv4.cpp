@@ -1,4 +1,4 @@
-// Fuzzes the SigV4 verifier (dynamodb-contract.md §1.6) in both modes: accepting any
+// Fuzzes the SigV4 verifier in both modes: accepting any
 // well-formed signature, and checking signatures against a known secret. The input is the
 // first byte (which optional headers the request carries) followed by up to five fields
 // separated by '\n': Authorization, the date header's value, the request target (path and

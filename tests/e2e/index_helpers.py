@@ -2,6 +2,8 @@
 test_index_queries.py, test_index_updates.py): attribute values, key schemas, index and attribute
 definitions, and paging through Query and Scan."""
 
+import time
+
 from kumo_testlib import N, S, b64
 
 INVALID = "One or more parameter values were invalid: "
@@ -64,3 +66,15 @@ def query_pages(api, body, limit=None):
         if start is None:
             return items, pages
     raise AssertionError("paging did not end")
+
+
+def wait_gsi(api, table, idx, timeout=10.0):
+    """Waits for the table and the index to be ACTIVE; returns the index description."""
+    deadline = time.monotonic() + timeout
+    while True:
+        t = api.ok("DescribeTable", {"TableName": table})["Table"]
+        found = [g for g in t.get("GlobalSecondaryIndexes", []) if g["IndexName"] == idx]
+        if t["TableStatus"] == "ACTIVE" and found and found[0]["IndexStatus"] == "ACTIVE":
+            return found[0]
+        assert time.monotonic() < deadline, f"index {idx} not ACTIVE: {t!r}"
+        time.sleep(0.05)

@@ -3,11 +3,9 @@ component, 1,024 for the RANGE components together. Every write whose index key 
 is refused, and a GSI created over existing items leaves out those whose key value is empty
 or over the limits."""
 
-import time
-
 import pytest
 
-from index_helpers import INVALID, B, N, S, defs, index, ks
+from index_helpers import INVALID, B, N, S, defs, index, ks, wait_gsi
 from kumo_testlib import assert_validation, scan_all
 from transaction_fixtures import NONE, assert_canceled, vreason
 
@@ -119,21 +117,11 @@ def test_transaction_over_the_limits(api, ltable):
 # =========================================================================== backfill
 
 
-def wait_gsi_active(api, table, idx, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        t = api.ok("DescribeTable", {"TableName": table})["Table"]
-        found = [g for g in t.get("GlobalSecondaryIndexes", []) if g["IndexName"] == idx]
-        if t["TableStatus"] == "ACTIVE" and found and found[0]["IndexStatus"] == "ACTIVE":
-            return found[0]
-        assert time.monotonic() < deadline, f"index {idx} not ACTIVE: {t!r}"
-        time.sleep(0.02)
-
 
 def add_gsi(api, table, name, schema, **types):
     api.ok("UpdateTable", {"TableName": table, "AttributeDefinitions": defs(pk="S", **types),
                            "GlobalSecondaryIndexUpdates": [{"Create": index(name, schema)}]})
-    return wait_gsi_active(api, table, name)
+    return wait_gsi(api, table, name)
 
 
 def test_backfill_leaves_out_empty_and_oversized_keys(api, make_table):

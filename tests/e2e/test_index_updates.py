@@ -14,6 +14,7 @@ from index_helpers import (
     index,
     ks,
     tp,
+    wait_gsi,
 )
 from kumo_testlib import (
     NS_DYNAMODB,
@@ -24,17 +25,6 @@ from kumo_testlib import (
 
 LIMIT_EXCEEDED = NS_DYNAMODB + "LimitExceededException"
 
-
-def wait_gsi(api, table, idx, timeout=10.0):
-    """Waits for the table and the index to be ACTIVE; returns the index description."""
-    deadline = time.monotonic() + timeout
-    while True:
-        t = api.ok("DescribeTable", {"TableName": table})["Table"]
-        found = [g for g in t.get("GlobalSecondaryIndexes", []) if g["IndexName"] == idx]
-        if t["TableStatus"] == "ACTIVE" and found and found[0]["IndexStatus"] == "ACTIVE":
-            return found[0]
-        assert time.monotonic() < deadline, f"index {idx} not ACTIVE: {t!r}"
-        time.sleep(0.05)
 
 
 def wait_gsi_gone(api, table, idx, timeout=10.0):
