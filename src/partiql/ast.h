@@ -53,7 +53,7 @@ enum class NodeType : std::uint8_t {
                // something other than a number (one operand)
   kFunction,   // a call of `function` with args
   kAggregate,  // COUNT, SUM, AVG, MIN, MAX (Node::star for COUNT(*))
-  kStatement,  // a SELECT or write nested inside an expression (only EXISTS may hold one)
+  kStatement,  // a statement as a term: the root, and the SELECT inside EXISTS; refused elsewhere
 };
 
 // The functions DynamoDB's PartiQL knows, and kOther for any other name (the node's span is

@@ -47,15 +47,6 @@ bool is_set(AttrType t) {
   return t == AttrType::SS || t == AttrType::NS || t == AttrType::BS;
 }
 
-// An expression to check and where it stands.
-enum class Context : std::uint8_t { kCondition, kUpdateValue };
-struct Root {
-  NodeId id;
-  Context context;
-  NodeId target;  // kUpdateValue: the SET's target path
-  std::uint32_t begin;
-};
-
 class Checker {
  public:
   Checker(const Statement& s, std::span<const AttributeValue> parameters)
@@ -66,21 +57,20 @@ class Checker {
     if (s_.target.is_path && std::ranges::any_of(s_.target.names, &std::string::empty)) {
       refuse(std::string(msg::kEmptyPathComponent));
     }
-    const std::vector<Root> roots = expression_roots();
-    for (const Root& root : roots) operand_types(root.id);
+    for_each_expression([this](NodeId id, NodeId) { operand_types(id); });
     check_target();
     check_projection();
     if (s_.kind == StatementKind::kDelete && s_.returning != Returning::kNone &&
         s_.returning != Returning::kAllOld) {
       refuse(msg::delete_returning(returning_text(s_.returning)));
     }
-    for (const Root& root : roots) {
-      if (root.context == Context::kCondition) {
-        where(root.id);
+    for_each_expression([this](NodeId id, NodeId target) {
+      if (target == kNoNode) {
+        where(id);
       } else {
-        update_value(root.id, root.target);
+        update_value(id, target);
       }
-    }
+    });
   }
 
  private:
@@ -95,19 +85,20 @@ class Checker {
     return begin;
   }
 
-  // WHERE and every SET value, in text order.
-  std::vector<Root> expression_roots() const {
-    std::vector<Root> roots;
-    if (s_.where != kNoNode) {
-      roots.push_back({s_.where, Context::kCondition, kNoNode, begin_of(s_.where)});
-    }
+  // Calls f(expression, target) for the WHERE clause (target kNoNode) and every SET value
+  // (target: its path), in text order: the SET values come together, before the WHERE in an
+  // UPDATE, after it in the FROM-first form.
+  template <typename F>
+  void for_each_expression(const F& f) const {
+    const auto first_set = std::ranges::find(s_.actions, ActionType::kSet, &Action::type);
+    const bool where_first =
+        s_.where != kNoNode &&
+        (first_set == s_.actions.end() || begin_of(s_.where) < begin_of(first_set->value));
+    if (where_first) f(s_.where, kNoNode);
     for (const Action& a : s_.actions) {
-      if (a.type == ActionType::kSet) {
-        roots.push_back({a.value, Context::kUpdateValue, a.target, begin_of(a.value)});
-      }
+      if (a.type == ActionType::kSet) f(a.value, a.target);
     }
-    std::ranges::stable_sort(roots, {}, &Root::begin);
-    return roots;
+    if (s_.where != kNoNode && !where_first) f(s_.where, kNoNode);
   }
 
   // The type of a constant or bound parameter.
