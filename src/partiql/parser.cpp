@@ -455,9 +455,9 @@ class Parser {
       case Keyword::kSelect:
         return parse_select();
       case Keyword::kFrom:
-        return parse_from_first();
+        return parse_update(/*where_first=*/true);
       case Keyword::kUpdate:
-        return parse_update();
+        return parse_update(/*where_first=*/false);
       case Keyword::kDelete:
         return parse_delete();
       case Keyword::kInsertInto:
@@ -815,30 +815,24 @@ class Parser {
 
   Target parse_simple_target() { return target_of(parse_path(true)); }
 
-  // UPDATE target [alias] action {action} [WHERE cond] [RETURNING ...]
-  NodeId parse_update() {
-    const Token keyword = peek();
-    ++pos_;
+  // The start shared by UPDATE and DELETE: the statement's kind, its target and its aliases.
+  Body keyed_body(StatementKind kind) {
     Body b;
-    b.kind = StatementKind::kUpdate;
+    b.kind = kind;
     b.target = parse_simple_target();
     b.form.alias = parse_aliases();
-    parse_actions(b);
-    if (accept(Keyword::kWhere)) b.where = parse_expression(0);
-    parse_returning(b);
-    return add_statement(std::move(b), keyword);
+    return b;
   }
 
-  // FROM target [alias] [WHERE cond] action {action} [RETURNING ...]: an UPDATE.
-  NodeId parse_from_first() {
+  // UPDATE target [alias] action {action} [WHERE cond] [RETURNING ...], or, with
+  // `where_first`, FROM target [alias] [WHERE cond] action {action} [RETURNING ...].
+  NodeId parse_update(bool where_first) {
     const Token keyword = peek();
     ++pos_;
-    Body b;
-    b.kind = StatementKind::kUpdate;
-    b.target = parse_simple_target();
-    b.form.alias = parse_aliases();
+    Body b = keyed_body(StatementKind::kUpdate);
+    if (!where_first) parse_actions(b);
     if (accept(Keyword::kWhere)) b.where = parse_expression(0);
-    parse_actions(b);
+    if (where_first) parse_actions(b);
     parse_returning(b);
     return add_statement(std::move(b), keyword);
   }
@@ -848,10 +842,7 @@ class Parser {
     const Token keyword = peek();
     ++pos_;
     if (!accept(Keyword::kFrom)) fail(msg::kExpectedFromAfterDelete);
-    Body b;
-    b.kind = StatementKind::kDelete;
-    b.target = parse_simple_target();
-    b.form.alias = parse_aliases();
+    Body b = keyed_body(StatementKind::kDelete);
     if (accept(Keyword::kWhere)) b.where = parse_expression(0);
     parse_returning(b);
     return add_statement(std::move(b), keyword);
