@@ -50,7 +50,8 @@ std::size_t utf8_characters(const std::string& s) {
       s, [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
-// size(): S length, B bytes, element count of sets, L and M; nothing for other types.
+}  // namespace
+
 std::optional<std::size_t> size_of(const AttributeValue& v) {
   switch (v.type()) {
     case AttrType::S:
@@ -71,8 +72,6 @@ std::optional<std::size_t> size_of(const AttributeValue& v) {
   }
 }
 
-// contains(a, b): substring of S, byte subsequence of B, member of a set of b's type, or an
-// element of a list equal to b.
 bool contains(const AttributeValue& a, const AttributeValue& b) {
   switch (a.type()) {
     case AttrType::S:
@@ -93,6 +92,38 @@ bool contains(const AttributeValue& a, const AttributeValue& b) {
       return false;
   }
 }
+
+bool begins_with(const AttributeValue& v, const AttributeValue& prefix) {
+  return v.type() == prefix.type() && (v.type() == AttrType::S || v.type() == AttrType::B) &&
+         v.as_string().starts_with(prefix.as_string());
+}
+
+bool compare_values(Comparator op, const AttributeValue& a, const AttributeValue& b) {
+  switch (op) {
+    case Comparator::kEq:
+      return a == b;
+    case Comparator::kNe:
+      return !(a == b);
+    default:
+      break;
+  }
+  std::optional<std::strong_ordering> order = compare_scalars(a, b);
+  if (!order) return false;
+  switch (op) {
+    case Comparator::kLt:
+      return *order < 0;
+    case Comparator::kLe:
+      return *order <= 0;
+    case Comparator::kGt:
+      return *order > 0;
+    case Comparator::kGe:
+      return *order >= 0;
+    default:
+      return false;
+  }
+}
+
+namespace {
 
 class Evaluator {
  public:
@@ -165,28 +196,7 @@ class Evaluator {
   // mismatched types.
   static bool compare(Comparator op, const AttributeValue* a, const AttributeValue* b) {
     if (a == nullptr || b == nullptr) return op == Comparator::kNe;
-    switch (op) {
-      case Comparator::kEq:
-        return *a == *b;
-      case Comparator::kNe:
-        return !(*a == *b);
-      default:
-        break;
-    }
-    std::optional<std::strong_ordering> order = compare_scalars(*a, *b);
-    if (!order) return false;
-    switch (op) {
-      case Comparator::kLt:
-        return *order < 0;
-      case Comparator::kLe:
-        return *order <= 0;
-      case Comparator::kGt:
-        return *order > 0;
-      case Comparator::kGe:
-        return *order >= 0;
-      default:
-        return false;
-    }
+    return compare_values(op, *a, *b);
   }
 
   bool function(const Node& n) const {
@@ -204,9 +214,7 @@ class Evaluator {
       case Function::kBeginsWith: {
         const AttributeValue* v = operand(n.args[0], s0);
         const AttributeValue* prefix = operand(n.args[1], s1);
-        return v && prefix && v->type() == prefix->type() &&
-               (v->type() == AttrType::S || v->type() == AttrType::B) &&
-               v->as_string().starts_with(prefix->as_string());
+        return v && prefix && begins_with(*v, *prefix);
       }
       case Function::kContains: {
         const AttributeValue* v = operand(n.args[0], s0);

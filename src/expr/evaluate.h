@@ -3,6 +3,7 @@
 #pragma once
 
 #include <compare>
+#include <cstddef>
 #include <optional>
 
 #include "expr/ast.h"
@@ -14,6 +15,22 @@ namespace kumo::expr {
 // values; nullopt for any other pairing, which <, <=, >, >= and BETWEEN treat as false.
 std::optional<std::strong_ordering> compare_scalars(const AttributeValue& a,
                                                     const AttributeValue& b);
+
+// `a op b` for two present values: = and <> by AttributeValue equality (numbers by value,
+// sets in any order, no coercion between types); <, <=, >, >= by compare_scalars, false
+// where it has no ordering.
+bool compare_values(Comparator op, const AttributeValue& a, const AttributeValue& b);
+
+// size(): the length of an S (in UTF-8 bytes, as msg::kStringSizeInBytes says) or a B, the
+// number of members of a set, L or M; nullopt for N, BOOL and NULL, which have no size.
+std::optional<std::size_t> size_of(const AttributeValue& v);
+
+// contains(a, b): b is a substring of an S or a B of its own type, a member of a set of b's
+// type, or an element of a list (by equality). False for any other pairing.
+bool contains(const AttributeValue& a, const AttributeValue& b);
+
+// begins_with(v, prefix): v and prefix are both S or both B, and v starts with prefix.
+bool begins_with(const AttributeValue& v, const AttributeValue& prefix);
 
 // The value of a document path in `item`, or nullptr when it does not exist. Resolves in
 // place: nothing is copied.
