@@ -16,6 +16,7 @@ constexpr std::string_view kBatchWriteItem = "DynamoDB_20120810.BatchWriteItem";
 constexpr std::string_view kScan = "DynamoDB_20120810.Scan";
 constexpr std::string_view kTransactWriteItems = "DynamoDB_20120810.TransactWriteItems";
 constexpr std::string_view kDescribeTable = "DynamoDB_20120810.DescribeTable";
+constexpr std::string_view kExecuteStatement = "DynamoDB_20120810.ExecuteStatement";
 
 std::uint64_t splitmix64(std::uint64_t& state) {
   std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
@@ -91,6 +92,29 @@ void make_update(const WorkloadConfig& config, std::uint64_t index, Operation& o
   op.body.append(R"x("}},"UpdateExpression":"SET score = score + :one",)x"
                  R"x("ConditionExpression":"attribute_exists(pk)",)x"
                  R"x("ExpressionAttributeValues":{":one":{"N":"1"}}})x");
+}
+
+// The PartiQL equivalents of make_get and make_update: a SELECT of the whole item by its
+// key, and an UPDATE adding 1 to its score (an UPDATE applies only to an existing item).
+void make_select(const WorkloadConfig& config, std::uint64_t index, Operation& op) {
+  op.target = kExecuteStatement;
+  op.expect = Expect::kRow;
+  op.key.clear();
+  op.fragment.clear();
+  append_key(op.key, index);
+  op.body.clear();
+  op.body.append(R"({"Statement":"SELECT * FROM \")").append(config.table);
+  op.body.append(R"(\" WHERE pk = ?","Parameters":[{"S":")").append(op.key).append(R"("}]})");
+}
+
+void make_statement_update(const WorkloadConfig& config, std::uint64_t index, Operation& op) {
+  op.target = kExecuteStatement;
+  op.expect = Expect::kNoRows;
+  op.body.clear();
+  op.body.append(R"({"Statement":"UPDATE \")").append(config.table);
+  op.body.append(R"(\" SET score = score + ? WHERE pk = ?","Parameters":[{"N":"1"},{"S":")");
+  append_key(op.body, index);
+  op.body.append(R"("}]})");
 }
 
 std::string create_items_table(const WorkloadConfig& config) {
@@ -196,6 +220,16 @@ void putitem(const WorkloadConfig& config, Rng& rng, Operation& op) {
 // Conditional UpdateItem of a random preloaded key; the answer must be "{}".
 void updateitem(const WorkloadConfig& config, Rng& rng, Operation& op) {
   make_update(config, rng.below(config.items), op);
+}
+
+// PartiQL SELECT * ... WHERE pk = ? of a random preloaded key; the answer is that item.
+void partiql_get(const WorkloadConfig& config, Rng& rng, Operation& op) {
+  make_select(config, rng.below(config.items), op);
+}
+
+// PartiQL UPDATE ... SET score = score + ? WHERE pk = ? of a random preloaded key.
+void partiql_update(const WorkloadConfig& config, Rng& rng, Operation& op) {
+  make_statement_update(config, rng.below(config.items), op);
 }
 
 // Half GetItem, half conditional UpdateItem, over the same random keys.
@@ -358,6 +392,10 @@ constexpr std::array kWorkloads{
     Workload{"putitem", "PutItem (~200-byte item) overwriting a random key", &kItems, putitem},
     Workload{"updateitem", "UpdateItem (SET score = score + 1) with a condition", &kItems,
              updateitem},
+    Workload{"partiql-get", "ExecuteStatement SELECT * ... WHERE pk = ? of a random key",
+             &kItems, partiql_get},
+    Workload{"partiql-update", "ExecuteStatement UPDATE ... SET score = score + ? by key",
+             &kItems, partiql_update},
     Workload{"mixed", "50% GetItem, 50% conditional UpdateItem on random keys", &kItems, mixed},
     Workload{"batch-write", "BatchWriteItem of 25 PutRequests (~200-byte items)", &kItems,
              batch_write},
@@ -440,6 +478,22 @@ std::string list_tables_body() {
   return "{}";
 }
 
+namespace {
+
+// The key appears quoted as the pk value; finding it rules out another item.
+bool holds_key(std::string_view key, std::string_view body) {
+  if (body.size() < key.size() + 2) return false;
+  for (auto at = body.find(key); at != std::string_view::npos; at = body.find(key, at + 1)) {
+    if (at > 0 && body[at - 1] == '"' && at + key.size() < body.size() &&
+        body[at + key.size()] == '"') {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 std::string_view check_body(const Operation& op, std::string_view body) {
   switch (op.expect) {
     case Expect::kAnyBody:
@@ -457,16 +511,12 @@ std::string_view check_body(const Operation& op, std::string_view body) {
       if (!op.fragment.empty() && body.find(op.fragment) == std::string_view::npos) {
         return "wrong item";
       }
-      // The key appears quoted as the pk value; finding it rules out another item.
-      if (body.size() < op.key.size() + 2) return "wrong item";
-      for (auto at = body.find(op.key); at != std::string_view::npos;
-           at = body.find(op.key, at + 1)) {
-        if (at > 0 && body[at - 1] == '"' && at + op.key.size() < body.size() &&
-            body[at + op.key.size()] == '"') {
-          return {};
-        }
-      }
-      return "wrong item";
+      return holds_key(op.key, body) ? "" : "wrong item";
+    case Expect::kRow:
+      if (!body.starts_with(R"({"Items":[{)")) return "no row in body";
+      return holds_key(op.key, body) ? "" : "wrong item";
+    case Expect::kNoRows:
+      return body == R"({"Items":[]})" ? "" : "body is not {\"Items\":[]}";
     case Expect::kAllProcessed:
       return body.find(R"("UnprocessedItems":{})") == std::string_view::npos ? "unprocessed items"
                                                                              : "";

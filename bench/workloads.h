@@ -33,6 +33,8 @@ enum class Expect : std::uint8_t {
   kAllProcessed,  // a BatchWriteItem answer with no UnprocessedItems left
   kPage,          // a Query or Scan page, of any length
   kActiveTable,   // a DescribeTable answer for a table that is ACTIVE
+  kRow,           // an ExecuteStatement answer of one row carrying the requested key
+  kNoRows,        // an ExecuteStatement write without RETURNING: {"Items":[]}
 };
 
 // One request. Buffers are reused from request to request.

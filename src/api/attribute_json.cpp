@@ -66,7 +66,8 @@ int base64_value(char c) {
   return c == '+' ? 62 : 63;
 }
 
-// Strict RFC 4648 decoding with the Java decoder's error texts (SerializationException).
+}  // namespace
+
 std::string base64_decode(std::string_view text) {
   if (text.size() % 4 != 0) {
     throw ApiError::serialization(fmt::format(
@@ -99,6 +100,8 @@ std::string base64_decode(std::string_view text) {
   out.resize(out.size() - pad);
   return out;
 }
+
+namespace {
 
 std::string_view as_string(const JsonValue& e) {
   if (!e.IsString()) throw_not_string(e);
@@ -142,10 +145,8 @@ AttributeValue decode_set(std::string_view type, const JsonValue& member, Valida
   if (type == "NS") {
     std::vector<Decimal> members;
     for (const JsonValue& e : array) {
-      std::string_view text = as_string(e);
       Decimal d;
-      Decimal::ParseError err = Decimal::parse(text, &d);
-      if (err != Decimal::ParseError::kNone) v.fail(Decimal::error_message(err, text));
+      v.read_number(as_string(e), &d);
       members.push_back(std::move(d));
     }
     if (members.empty()) v.fail(std::string(kInvalid) + "An number set  may not be empty");
@@ -194,10 +195,8 @@ AttributeValue decode_at(const JsonValue& json, Validation& v, int depth) {
     if (key == "S") {
       result = AttributeValue::string(std::string(as_string(member)));
     } else if (key == "N") {
-      std::string_view text = as_string(member);
       Decimal d;
-      Decimal::ParseError err = Decimal::parse(text, &d);
-      if (err != Decimal::ParseError::kNone) v.fail(Decimal::error_message(err, text));
+      v.read_number(as_string(member), &d);
       result = AttributeValue::number(std::move(d));
     } else if (key == "B") {
       result = AttributeValue::binary(base64_decode(as_string(member)));
@@ -249,6 +248,15 @@ std::string_view attribute_name_error(std::string_view name) {
 void check_attribute_name(std::string_view name) {
   const std::string_view error = attribute_name_error(name);
   if (!error.empty()) throw ApiError::validation(fmt::format("{}{}", kInvalid, error));
+}
+
+void Validation::read_number(std::string_view text, Decimal* out) {
+  if (number_reader_) {
+    number_reader_(text, out, *this);
+    return;
+  }
+  const Decimal::ParseError err = Decimal::parse(text, out);
+  if (err != Decimal::ParseError::kNone) fail(Decimal::error_message(err, text));
 }
 
 AttributeValue decode_value(const JsonValue& json, Validation& validation) {

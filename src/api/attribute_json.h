@@ -44,9 +44,16 @@ class Validation {
     if (first_) throw ApiError::validation(*first_);
   }
 
+  // How N values (alone and in NS) are read: by Decimal::parse with DynamoDB's texts,
+  // unless another reader is set (PartiQL reads its parameters as Java's BigDecimal does).
+  using NumberReader = void (*)(std::string_view text, Decimal* out, Validation& v);
+  void set_number_reader(NumberReader reader) { number_reader_ = reader; }
+  void read_number(std::string_view text, Decimal* out);
+
  private:
   std::optional<std::string> first_;
   DuplicateWording duplicates_;
+  NumberReader number_reader_ = nullptr;
 };
 
 // An attribute name is 1 to 65,535 bytes long: in an item or key, in ExpressionAttributeNames,
@@ -146,5 +153,8 @@ inline void write_string(JsonWriter& w, std::string_view s) {
 }
 
 std::string base64_encode(std::string_view bytes);
+// Strict RFC 4648 decoding; malformed text is a SerializationException with the Java
+// decoder's texts.
+std::string base64_decode(std::string_view text);
 
 }  // namespace kumo::api

@@ -16,6 +16,7 @@ struct Entry {
 // Operations Kumo answers; any other target is UnknownOperationException, as DynamoDB
 // answers an operation it does not have.
 constexpr std::array kOperations{
+    Entry{"BatchExecuteStatement", batch_execute_statement},
     Entry{"BatchGetItem", batch_get_item},
     Entry{"BatchWriteItem", batch_write_item},
     Entry{"CreateTable", create_table},
@@ -26,6 +27,8 @@ constexpr std::array kOperations{
     Entry{"DescribeLimits", describe_limits},
     Entry{"DescribeTable", describe_table},
     Entry{"DescribeTimeToLive", describe_time_to_live},
+    Entry{"ExecuteStatement", execute_statement},
+    Entry{"ExecuteTransaction", execute_transaction},
     Entry{"GetItem", get_item},
     Entry{"ListTables", list_tables},
     Entry{"ListTagsOfResource", list_tags_of_resource},

@@ -8,6 +8,7 @@
 #include "api/item_checks.h"
 #include "model/api_error.h"
 #include "model/capacity.h"
+#include "partiql/evaluate.h"
 
 namespace kumo::api {
 
@@ -106,7 +107,33 @@ void bind_write(ItemWrite& w, engine::TablePtr table, KeyWording wording) {
   }
 }
 
+namespace {
+
+void check_statement_condition(const ItemWrite& w, const std::optional<Item>& current) {
+  const ItemWrite::Statement& s = *w.statement;
+  if (w.kind == WriteKind::kPut) {
+    if (current) throw ApiError::duplicate_item();
+    return;
+  }
+  if (!current) {
+    if (w.kind == WriteKind::kDelete) return;
+    throw ApiError::conditional_check_failed();
+  }
+  if (s.where == partiql::kNoNode ||
+      partiql::matches(*s.statement, s.where, s.parameters, *current)) {
+    return;
+  }
+  throw ApiError::conditional_check_failed(w.all_old_on_condition_failure ? current
+                                                                          : std::nullopt);
+}
+
+}  // namespace
+
 void check_write_condition(const ItemWrite& w, const std::optional<Item>& current) {
+  if (w.statement) {
+    check_statement_condition(w, current);
+    return;
+  }
   if (!w.expressions->condition) return;
   static const Item kNoItem;
   if (w.expressions->condition->matches(current ? *current : kNoItem)) return;

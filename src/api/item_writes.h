@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,7 @@
 #include "engine/engine.h"
 #include "expr/update.h"
 #include "model/table.h"
+#include "partiql/ast.h"
 
 namespace kumo::api {
 
@@ -41,6 +43,14 @@ struct ItemWrite {
   ReturnValues return_values = ReturnValues::kNone;
   // ReturnValuesOnConditionCheckFailure is ALL_OLD: a failed condition reports the item.
   bool all_old_on_condition_failure = false;
+  // A PartiQL write: its WHERE (kNoNode for an INSERT) over the stored item, with the
+  // statement's parameters. Both outlive the write.
+  struct Statement {
+    const partiql::Statement* statement = nullptr;
+    partiql::NodeId where = partiql::kNoNode;
+    std::span<const AttributeValue> parameters;
+  };
+  std::optional<Statement> statement;
 
   // The table's key attributes of the item (once bound).
   Item key() const;
@@ -75,7 +85,9 @@ void check_put_size(const Item& item);
 void bind_write(ItemWrite& w, engine::TablePtr table, KeyWording wording = KeyWording::kItem);
 
 // Throws ConditionalCheckFailedException (with the item when asked for) unless the write's
-// condition holds on `current`, the item as stored (nullopt: absent).
+// condition holds on `current`, the item as stored (nullopt: absent). A PartiQL write adds
+// its existence rule: INSERT needs the item absent (DuplicateItemException), UPDATE and an
+// EXISTS check need it present; a DELETE of an absent item does nothing and checks nothing.
 void check_write_condition(const ItemWrite& w, const std::optional<Item>& current);
 
 // What the write stores, given the current item: the item to store, or nullopt to delete

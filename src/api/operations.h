@@ -45,6 +45,10 @@ std::string scan(const Context&, const JsonObject&);
 std::string update_time_to_live(const Context&, const JsonObject&);
 std::string describe_time_to_live(const Context&, const JsonObject&);
 std::string describe_continuous_backups(const Context&, const JsonObject&);
+// PartiQL (partiql.cpp).
+std::string execute_statement(const Context&, const JsonObject&);
+std::string batch_execute_statement(const Context&, const JsonObject&);
+std::string execute_transaction(const Context&, const JsonObject&);
 // DynamoDB Streams (DynamoDBStreams_20120810.*).
 std::string list_streams(const Context&, const JsonObject&);
 std::string describe_stream(const Context&, const JsonObject&);

@@ -1,5 +1,6 @@
 // TransactWriteItems and TransactGetItems.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -11,6 +12,7 @@
 #include "api/item_checks.h"
 #include "api/item_writes.h"
 #include "api/operations.h"
+#include "api/transaction_support.h"
 #include "api/table_names.h"
 #include "model/api_error.h"
 #include "model/capacity.h"
@@ -19,11 +21,7 @@ namespace kumo::api {
 namespace {
 
 constexpr std::size_t kMaxTransactItems = 100;
-// The items of one transaction, written or read, total at most 4 MB.
-constexpr std::size_t kMaxTransactionBytes = 4u << 20;
 constexpr const char* kTransactionTooLarge = "Transaction request cannot be larger than 4 MB";
-constexpr const char* kMultipleOperations =
-    "Transaction request cannot include multiple operations on one item";
 
 // A transaction cancelled by a validation error of action `failed` (of `actions`): its
 // reason is ValidationError with `message`, every other action's None, as DynamoDB stops at
@@ -254,22 +252,21 @@ std::string apply_transact_write(const Context& ctx, TransactWriteRequest& r, st
 
 }  // namespace
 
-std::string transact_write_items(const Context& ctx, const JsonObject& request) {
-  Validation validation;
-  TransactWriteRequest r = decode_transact_write(request, validation);
-  validate_transact_write(ctx, r, validation);
-  if (!r.token) {
+std::string idempotent_transaction(const Context& ctx, const JsonObject& request,
+                                   std::optional<std::string_view> token,
+                                   const std::function<std::string(std::string* replay)>& apply) {
+  if (!token) {
     std::string replay;
-    return apply_transact_write(ctx, r, &replay);
+    return apply(&replay);
   }
   // A repeat of a completed request with the same token answers as the first did.
   engine::TransactionTokens& tokens = ctx.engine.transaction_tokens();
-  const std::string token(*r.token);
+  const std::string key(*token);
   JsonOut canonical_request;
   JsonWriter writer(canonical_request);
   canonical(request.raw(), writer);
   std::string previous;
-  switch (tokens.begin(token, json_text(canonical_request), &previous)) {
+  switch (tokens.begin(key, json_text(canonical_request), &previous)) {
     case engine::TransactionTokens::State::kNew:
       break;
     case engine::TransactionTokens::State::kCompleted:
@@ -281,13 +278,22 @@ std::string transact_write_items(const Context& ctx, const JsonObject& request) 
   }
   try {
     std::string replay;
-    std::string response = apply_transact_write(ctx, r, &replay);
-    tokens.complete(token, std::move(replay));
+    std::string response = apply(&replay);
+    tokens.complete(key, std::move(replay));
     return response;
   } catch (...) {
-    tokens.abandon(token);
+    tokens.abandon(key);
     throw;
   }
+}
+
+std::string transact_write_items(const Context& ctx, const JsonObject& request) {
+  Validation validation;
+  TransactWriteRequest r = decode_transact_write(request, validation);
+  validate_transact_write(ctx, r, validation);
+  return idempotent_transaction(ctx, request, r.token, [&](std::string* replay) {
+    return apply_transact_write(ctx, r, replay);
+  });
 }
 
 namespace {

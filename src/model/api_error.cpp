@@ -108,6 +108,11 @@ ApiError ApiError::idempotent_parameter_mismatch() {
                   true);
 }
 
+ApiError ApiError::duplicate_item() {
+  return ApiError(Code::kDuplicateItem, 400, std::string(kDynamo) + "DuplicateItemException",
+                  "Duplicate primary key exists in table");
+}
+
 ApiError ApiError::item_collection_size_limit_exceeded() {
   return ApiError(Code::kItemCollectionSizeLimitExceeded, 400,
                   std::string(kDynamo) + "ItemCollectionSizeLimitExceededException",

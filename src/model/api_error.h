@@ -48,6 +48,7 @@ class ApiError : public std::exception {
     kExpiredIterator,
     kTrimmedDataAccess,
     kTableNotFound,
+    kDuplicateItem,
   };
 
   // com.amazon.coral.validate#ValidationException, HTTP 400.
@@ -80,6 +81,8 @@ class ApiError : public std::exception {
   static ApiError idempotent_parameter_mismatch();
   static ApiError item_collection_size_limit_exceeded();
   static ApiError transaction_in_progress();
+  // A PartiQL INSERT of a key that already exists.
+  static ApiError duplicate_item();
   // DynamoDB Streams (same namespace): an iterator older than its 15 minutes, and a
   // position older than the stream's retention.
   static ApiError expired_iterator();

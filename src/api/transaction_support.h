@@ -1,0 +1,30 @@
+// What TransactWriteItems shares with ExecuteTransaction: ClientRequestToken idempotency
+// and the limits of one transaction.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "api/json_reader.h"
+#include "api/operations.h"
+
+namespace kumo::api {
+
+// The items of one transaction, written or read, total at most 4 MB.
+inline constexpr std::size_t kMaxTransactionBytes = 4u << 20;
+inline constexpr const char* kMultipleOperations =
+    "Transaction request cannot include multiple operations on one item";
+
+// Runs a transaction once per ClientRequestToken: `apply` returns the response and sets
+// *replay to what a repeat of the request answers. Without a token it just runs. A repeat of
+// a completed request (same canonical JSON) gets the replay; the same token with another
+// request is IdempotentParameterMismatchException, and while the first is still running,
+// TransactionInProgressException.
+std::string idempotent_transaction(const Context& ctx, const JsonObject& request,
+                                   std::optional<std::string_view> token,
+                                   const std::function<std::string(std::string* replay)>& apply);
+
+}  // namespace kumo::api
