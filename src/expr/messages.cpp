@@ -303,6 +303,9 @@ std::string nesting_too_deep() {
   return "Nesting Levels have exceeded supported limits: Attributes in the item have nested "
          "levels beyond supported limit";
 }
+std::string nesting_too_deep_bare() {
+  return "Nesting Levels have exceeded supported limits";
+}
 
 std::string unused_names(std::string_view keys) {
   return cat(

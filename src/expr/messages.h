@@ -84,6 +84,8 @@ std::string update_number_overflow();
 std::string update_key_attribute(std::string_view attribute);
 std::string update_nested_key(std::string_view attribute, bool index_key);
 std::string nesting_too_deep();
+// The same as a PartiQL UPDATE words it, without the detail.
+std::string nesting_too_deep_bare();
 // L/M levels a value may have: a scalar wrapped in 31 levels is accepted, 32 rejected.
 constexpr std::size_t kMaxNestingLevels = 31;
 

@@ -1,6 +1,7 @@
 #include "expr/update.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "expr/cache.h"
 #include "expr/condition.h"
@@ -12,9 +13,16 @@ namespace kumo::expr {
 
 UpdateExpression UpdateExpression::compile(std::string_view text, const AttributeNames& names,
                                            const AttributeValues& values, UpdateSource source) {
+  return build(source == UpdateSource::kExpression ? parse(ExpressionKind::kUpdate, text)
+                                                   : parse_generated(ExpressionKind::kUpdate, text),
+               names, values, source);
+}
+
+UpdateExpression UpdateExpression::build(std::shared_ptr<const ParsedExpression> parsed,
+                                         const AttributeNames& names, const AttributeValues& values,
+                                         UpdateSource source) {
   UpdateExpression u;
-  u.parsed_ = source == UpdateSource::kExpression ? parse(ExpressionKind::kUpdate, text)
-                                                  : parse_generated(ExpressionKind::kUpdate, text);
+  u.parsed_ = std::move(parsed);
   u.source_ = source;
   u.bindings_ = Bindings(*u.parsed_, names, values);
   check_operands(*u.parsed_, u.bindings_);

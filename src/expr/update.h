@@ -15,11 +15,15 @@
 
 namespace kumo::expr {
 
-// Where an update's text comes from. Legacy AttributeUpdates are not an expression to
-// DynamoDB: the limits on an expression's text (size, operator count) do not apply to the
-// one they are translated into, and an ADD or DELETE whose value clashes with the stored
-// value's kind is a "Type mismatch for attribute to update".
-enum class UpdateSource : std::uint8_t { kExpression, kAttributeUpdates };
+// Where an update comes from. Legacy AttributeUpdates are not an expression to DynamoDB: the
+// limits on an expression's text (size, operator count) do not apply to the one they are
+// translated into, and an ADD or DELETE whose value clashes with the stored value's kind is
+// a "Type mismatch for attribute to update". A PartiQL UPDATE's actions are built, not
+// parsed; its set_add or set_delete of a set whose kind differs from the stored set's is
+// "An operand in the update expression has an incorrect data type", like any other operand
+// of the wrong type, and a SET that makes the item too deep is "Nesting Levels have exceeded
+// supported limits" with no detail.
+enum class UpdateSource : std::uint8_t { kExpression, kAttributeUpdates, kPartiQL };
 
 class UpdateExpression {
  public:
@@ -30,6 +34,14 @@ class UpdateExpression {
   static UpdateExpression compile(std::string_view text, const AttributeNames& names,
                                   const AttributeValues& values,
                                   UpdateSource source = UpdateSource::kExpression);
+
+  // An update built directly as a ParsedExpression (kind kUpdate) rather than parsed from
+  // text: the same checks as compile() except the limits on an expression's text, with the
+  // same messages. `parsed` may hold what the text parser forbids, such as several actions
+  // of one clause kind from separate clauses. `names` and `values` must outlive the result.
+  static UpdateExpression build(std::shared_ptr<const ParsedExpression> parsed,
+                                const AttributeNames& names, const AttributeValues& values,
+                                UpdateSource source = UpdateSource::kPartiQL);
 
   // Throws DynamoDB's error when an action writes a table key attribute ("Cannot update
   // attribute <k>. This attribute is part of the key") or goes through a table or index key

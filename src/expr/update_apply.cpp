@@ -52,11 +52,31 @@ bool is_set(AttrType t) {
   return t == AttrType::SS || t == AttrType::NS || t == AttrType::BS;
 }
 
-// The message of an operand of the wrong kind: an UpdateExpression's, or the legacy one.
 using Message = std::string (*)();
 
+// The execution texts that depend on where the update comes from: an operand ADD, DELETE or
+// list_append cannot take, a set whose type differs from the stored set's, a SET that makes
+// the item too deep.
+struct Messages {
+  Message wrong_type;
+  Message set_mismatch;
+  Message too_deep;
+};
+
+Messages messages_for(UpdateSource source) {
+  switch (source) {
+    case UpdateSource::kAttributeUpdates:
+      return {msg::update_set_type_mismatch, msg::update_set_type_mismatch, msg::nesting_too_deep};
+    case UpdateSource::kPartiQL:
+      return {msg::update_operand_type, msg::update_operand_type, msg::nesting_too_deep_bare};
+    case UpdateSource::kExpression:
+      break;
+  }
+  return {msg::update_operand_type, msg::update_set_type_mismatch, msg::nesting_too_deep};
+}
+
 // ADD on a stored value: number + number, or set ∪ set of the same type.
-void add_to(AttributeValue& stored, const AttributeValue& operand, Message wrong_type) {
+void add_to(AttributeValue& stored, const AttributeValue& operand, const Messages& messages) {
   if (stored.type() == AttrType::N && operand.type() == AttrType::N) {
     Decimal sum;
     if (Decimal::add(stored.as_number(), operand.as_number(), &sum) != Decimal::ParseError::kNone) {
@@ -65,8 +85,8 @@ void add_to(AttributeValue& stored, const AttributeValue& operand, Message wrong
     stored = AttributeValue::number(std::move(sum));
     return;
   }
-  if (!is_set(stored.type()) || !is_set(operand.type())) fail(wrong_type());
-  if (stored.type() != operand.type()) fail(msg::update_set_type_mismatch());
+  if (!is_set(stored.type()) || !is_set(operand.type())) fail(messages.wrong_type());
+  if (stored.type() != operand.type()) fail(messages.set_mismatch());
   switch (stored.type()) {
     case AttrType::SS:
       stored =
@@ -85,9 +105,9 @@ void add_to(AttributeValue& stored, const AttributeValue& operand, Message wrong
 
 // DELETE on a stored value: set minus set of the same type. Returns true when the set is
 // left empty: DynamoDB cannot store an empty set, so the attribute goes away.
-bool delete_from(AttributeValue& stored, const AttributeValue& operand, Message wrong_type) {
-  if (!is_set(stored.type())) fail(wrong_type());
-  if (stored.type() != operand.type()) fail(msg::update_set_type_mismatch());
+bool delete_from(AttributeValue& stored, const AttributeValue& operand, const Messages& messages) {
+  if (!is_set(stored.type())) fail(messages.wrong_type());
+  if (stored.type() != operand.type()) fail(messages.set_mismatch());
   switch (stored.type()) {
     case AttrType::SS:
       stored = AttributeValue::string_set(
@@ -123,11 +143,7 @@ class Applier {
  public:
   Applier(const ParsedExpression& parsed, const Bindings& bindings, const PathTree& tree,
           UpdateSource source)
-      : parsed_(parsed),
-        bindings_(bindings),
-        tree_(tree),
-        wrong_type_(source == UpdateSource::kExpression ? msg::update_operand_type
-                                                        : msg::update_set_type_mismatch) {}
+      : parsed_(parsed), bindings_(bindings), tree_(tree), messages_(messages_for(source)) {}
 
   void run(Item& item) {
     // Every operand reads the item as it was before the update, so compute all SET values
@@ -195,7 +211,7 @@ class Applier {
           AttributeValue s0, s1;
           const AttributeValue& a = value_of(n.args[0], item, s0);
           const AttributeValue& b = value_of(n.args[1], item, s1);
-          if (a.type() != AttrType::L || b.type() != AttrType::L) fail(wrong_type_());
+          if (a.type() != AttrType::L || b.type() != AttrType::L) fail(messages_.wrong_type());
           AttributeList joined;
           joined.reserve(a.as_list().size() + b.as_list().size());
           joined.insert(joined.end(), a.as_list().begin(), a.as_list().end());
@@ -212,7 +228,7 @@ class Applier {
   // DynamoDB's nesting limit.
   AttributeValue&& set_value(std::size_t leaf) {
     if (depth_ > 1 && depth_ - 1 + nesting_levels(values_[leaf]) > msg::kMaxNestingLevels) {
-      fail(msg::nesting_too_deep());
+      fail(messages_.too_deep());
     }
     return std::move(values_[leaf]);
   }
@@ -243,11 +259,11 @@ class Applier {
           if (it == map.end()) {
             map.emplace(std::string(name), constant(action));
           } else {
-            add_to(it->second, constant(action), wrong_type_);
+            add_to(it->second, constant(action), messages_);
           }
           break;
         case UpdateClause::kDelete:
-          if (it != map.end() && delete_from(it->second, constant(action), wrong_type_)) {
+          if (it != map.end() && delete_from(it->second, constant(action), messages_)) {
             map.erase(it);
           }
           break;
@@ -295,11 +311,11 @@ class Applier {
           case UpdateClause::kRemove:
             break;
           case UpdateClause::kAdd:
-            add_to(list[i], constant(action), wrong_type_);
+            add_to(list[i], constant(action), messages_);
             out.push_back(std::move(list[i]));
             break;
           case UpdateClause::kDelete:
-            if (!delete_from(list[i], constant(action), wrong_type_)) {
+            if (!delete_from(list[i], constant(action), messages_)) {
               out.push_back(std::move(list[i]));
             }
             break;
@@ -325,7 +341,7 @@ class Applier {
   const ParsedExpression& parsed_;
   const Bindings& bindings_;
   const PathTree& tree_;
-  Message wrong_type_;
+  Messages messages_;
   std::vector<AttributeValue> values_;  // SET values by action index
   std::size_t depth_ = 0;               // path elements down to the current position
 };
