@@ -20,10 +20,15 @@ struct PathElement {
   Kind kind = Kind::kName;
   std::uint32_t number = 0;  // kIndex: the list index; kNamePlaceholder: the name slot
   std::string text;          // kName: the name; kNamePlaceholder: "#x" as written
+
+  // Equal as written: a placeholder equals the same placeholder, not the name it stands for.
+  bool operator==(const PathElement&) const = default;
 };
 
 struct DocumentPath {
   std::vector<PathElement> elements;  // never empty; the first is never an index
+
+  bool operator==(const DocumentPath&) const = default;
 };
 
 // One element after placeholders are resolved. `name` views the expression text or the

@@ -23,12 +23,6 @@ std::string upper(std::string_view text) {
   return out;
 }
 
-bool same_path(const expr::DocumentPath& a, const expr::DocumentPath& b) {
-  return std::ranges::equal(a.elements, b.elements, [](const auto& x, const auto& y) {
-    return x.kind == y.kind && x.number == y.number && x.text == y.text;
-  });
-}
-
 // Functions whose result is a condition (true or false).
 bool is_condition_function(Function f) {
   switch (f) {
@@ -175,8 +169,8 @@ class Checker {
     }
     for (std::size_t i = 0; i < s_.projection.size(); ++i) {
       for (std::size_t j = 0; j < i; ++j) {
-        if (same_path(s_.paths[node(s_.projection[i].node).ref],
-                      s_.paths[node(s_.projection[j].node).ref])) {
+        if (s_.paths[node(s_.projection[i].node).ref] ==
+            s_.paths[node(s_.projection[j].node).ref]) {
           refuse(msg::duplicate_projection(s_.projection[i].key));
         }
       }
@@ -284,8 +278,10 @@ class Checker {
     }
   }
 
-  // A SET value: constants, parameters, paths, + and -, list_append, set_add, set_delete.
-  void update_value(NodeId id, NodeId target) const {
+  // A SET value: constants, parameters, paths, + and -, list_append; or, as the whole value,
+  // set_add or set_delete (an ADD or DELETE of a set, which has no place inside another
+  // value).
+  void update_value(NodeId id, NodeId target, bool whole = true) const {
     const Node& n = node(id);
     switch (n.type) {
       case NodeType::kLiteral:
@@ -296,7 +292,7 @@ class Checker {
       case NodeType::kMinus:
         break;
       case NodeType::kFunction:
-        if (n.function == Function::kSetAdd || n.function == Function::kSetDelete) {
+        if ((n.function == Function::kSetAdd || n.function == Function::kSetDelete) && whole) {
           return set_function(n, target);
         }
         if (n.function != Function::kListAppend) {
@@ -316,7 +312,7 @@ class Checker {
       default:
         refuse(msg::update_operator(operator_text(n.op)));
     }
-    for (NodeId arg : n.args) update_value(arg, target);
+    for (NodeId arg : n.args) update_value(arg, target, false);
   }
 
   // SET x = set_add(x, <<...>>): the first argument is the assigned path, the second a set.
@@ -325,8 +321,7 @@ class Checker {
     const std::string at_name = s_.position(n.span);
     if (n.args.size() != 2) refuse(msg::set_function_arity(name, at_name));
     const Node& first = node(n.args[0]);
-    if (first.type != NodeType::kPath ||
-        !same_path(s_.paths[first.ref], s_.paths[node(target).ref])) {
+    if (first.type != NodeType::kPath || s_.paths[first.ref] != s_.paths[node(target).ref]) {
       refuse(msg::set_function_first(name, at_name));
     }
     const std::optional<AttrType> type = value_type(n.args[1]);

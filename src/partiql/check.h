@@ -21,7 +21,8 @@ namespace kumo::partiql {
 //  5. the projection: a function or anything but a path, a path named twice;
 //  6. a DELETE's RETURNING other than ALL OLD *;
 //  7. each expression, in text order: unknown functions and where they may stand (WHERE
-//     takes the condition functions and size; SET takes list_append, set_add and set_delete),
+//     takes the condition functions and size; a SET value takes list_append, and set_add or
+//     set_delete only as the whole value),
 //     operand counts, document-path operands, attribute_type's type name, set_add's and
 //     set_delete's arguments, IN's shape and its 100 operands, IS operands and types,
 //     MISSING outside IS, operators DynamoDB does not run, a WHERE that is no condition.
