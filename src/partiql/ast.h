@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -171,6 +172,11 @@ struct Statement : Clauses {
   std::vector<expr::DocumentPath> paths;
   std::vector<AttributeValue> values;
   std::uint32_t parameter_count = 0;
+  // kUpdate: the actions as UpdateItem's update (value slot i is update_slots[i], a kLiteral
+  // or kParameter node); null when a SET value is of a form no update holds, which
+  // check_statement refuses (partiql/update.h).
+  std::shared_ptr<const expr::ParsedExpression> update;
+  std::vector<NodeId> update_slots;
 
   const Node& node(NodeId id) const { return nodes[id]; }
   std::string_view source(Span span) const {

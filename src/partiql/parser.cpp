@@ -8,6 +8,7 @@
 #include "model/api_error.h"
 #include "partiql/messages.h"
 #include "partiql/number.h"
+#include "partiql/update.h"
 
 namespace kumo::partiql {
 namespace {
@@ -140,6 +141,7 @@ class Parser {
     }
     if (peek().type != TokenType::kEnd) fail(msg::kUnexpectedTokenAfterExpression);
     finish(root);
+    build_update(*out_);
     return out_;
   }
 
