@@ -1,5 +1,7 @@
 #include "api/expressions.h"
 
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "expr/placeholders.h"
@@ -225,6 +227,13 @@ void RequestExpressions::compile(const JsonObject& request, const ExpressionMemb
        key_condition ? &key_condition->parsed() : nullptr, filter ? &filter->parsed() : nullptr,
        projection ? &projection->parsed() : nullptr},
       names_, values_);
+}
+
+void RequestExpressions::set_update(std::shared_ptr<const expr::ParsedExpression> parsed,
+                                    expr::AttributeValues values) {
+  update.reset();
+  values_ = std::move(values);
+  update = expr::UpdateExpression::build(std::move(parsed), names_, values_);
 }
 
 void check_attributes_to_get(const JsonObject& request, std::string_view path, CoralErrors& coral) {

@@ -4,6 +4,7 @@
 // the same expressions, so one evaluator serves both.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,6 +46,12 @@ class RequestExpressions {
   // each expression (Update, Condition, KeyCondition, Filter, Projection), then unused
   // placeholders. Throws ValidationException.
   void compile(const JsonObject& request, const ExpressionMembers& members);
+
+  // Sets `update` to the built `parsed` with these values (kept here, so they outlive it).
+  // They replace the request's values: call it on an object nothing else was compiled into.
+  // Throws ValidationException as UpdateExpression::build does.
+  void set_update(std::shared_ptr<const expr::ParsedExpression> parsed,
+                  expr::AttributeValues values);
 
   std::optional<expr::ConditionExpression> condition;
   std::optional<expr::UpdateExpression> update;
