@@ -123,8 +123,7 @@ void check_statement_condition(const ItemWrite& w, const std::optional<Item>& cu
       partiql::matches(*s.statement, s.where, s.parameters, *current)) {
     return;
   }
-  throw ApiError::conditional_check_failed(w.all_old_on_condition_failure ? current
-                                                                          : std::nullopt);
+  throw ApiError::conditional_check_failed(w.all_old_on_condition_failure ? current : std::nullopt);
 }
 
 }  // namespace

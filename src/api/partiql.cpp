@@ -25,11 +25,13 @@ constexpr std::size_t kMaxBatchStatements = 25;
 constexpr std::size_t kMaxTransactStatements = 100;
 constexpr std::size_t kMaxNextTokenLength = 32768;
 
-bool is_write(StatementKind kind) { return kind != StatementKind::kSelect; }
+bool is_write(StatementKind kind) {
+  return kind != StatementKind::kSelect;
+}
 
 // A list member holds `min` to `max` elements: a coral constraint at `path`.
-void check_list_length(const std::optional<JsonArray>& list, std::string_view path,
-                       std::size_t max, CoralErrors& coral) {
+void check_list_length(const std::optional<JsonArray>& list, std::string_view path, std::size_t max,
+                       CoralErrors& coral) {
   coral.require(list.has_value(), path);
   if (!list) return;
   if (list->size() < 1) {
@@ -160,9 +162,9 @@ void run_batch_member(const Context& ctx, BatchMember& m, std::vector<ConsumedCa
     }
     m.table = table;
     std::optional<Item> item = ctx.engine.get_item(*table, *key);
-    add_capacity(capacity, {s->target.table(),
-                            read_capacity_units(item ? item_size(*item) : 0, m.consistent),
-                            {}});
+    add_capacity(
+        capacity,
+        {s->target.table(), read_capacity_units(item ? item_size(*item) : 0, m.consistent), {}});
     if (item) m.item = select_row(*s, *item);
     return;
   }
@@ -263,8 +265,7 @@ std::string batch_execute_statement(const Context& ctx, const JsonObject& reques
   }
   w.EndArray();
   if (!capacity.empty()) {
-    write_consumed_capacity(w, request.string("ReturnConsumedCapacity").value_or("NONE"),
-                            capacity);
+    write_consumed_capacity(w, request.string("ReturnConsumedCapacity").value_or("NONE"), capacity);
   }
   w.EndObject();
   return json_text(out);
@@ -344,8 +345,8 @@ void bind_transact_members(const Context& ctx, std::vector<TransactMember>& memb
   if (cancelled) throw ApiError::transaction_canceled(std::move(reasons));
   std::set<std::string> items;
   for (const TransactMember& m : members) {
-    const std::string item = m.table->name + '\0' +
-                             ctx.engine.item_key(*m.table, m.write ? m.write->item : m.key);
+    const std::string item =
+        m.table->name + '\0' + ctx.engine.item_key(*m.table, m.write ? m.write->item : m.key);
     if (!items.insert(item).second) throw ApiError::validation(kMultipleOperations);
   }
 }
@@ -435,9 +436,8 @@ std::string apply_transact_reads(const Context& ctx, const std::vector<TransactM
   std::vector<std::optional<Item>> rows;
   for (std::size_t i = 0; i < members.size(); ++i) {
     const std::size_t size = i < items.size() && items[i] ? item_size(*items[i]) : 0;
-    add_capacity(capacity, {members[i].statement->target.table(),
-                            2 * read_capacity_units(size, true),
-                            {}});
+    add_capacity(capacity,
+                 {members[i].statement->target.table(), 2 * read_capacity_units(size, true), {}});
     if (i < items.size() && items[i]) {
       rows.push_back(select_row(*members[i].statement, *items[i]));
     } else {
@@ -482,8 +482,11 @@ std::string execute_transaction(const Context& ctx, const JsonObject& request) {
   bool reads = false, writes = false;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     try {
-      members.push_back({prepare_statement(*specs[i].text, std::move(specs[i].parameters)), {},
-                         std::nullopt, {}, all_old[i]});
+      members.push_back({prepare_statement(*specs[i].text, std::move(specs[i].parameters)),
+                         {},
+                         std::nullopt,
+                         {},
+                         all_old[i]});
     } catch (const ApiError& e) {
       if (e.code() != ApiError::Code::kValidation) throw;
       refuse_statement(i, e.message().value_or(""));

@@ -116,7 +116,8 @@ ItemKeyMatch match_item_key(const TableDefinition& table, const BoundStatement& 
     }
   });
   if (m.problem != Problem::kNone) return m;
-  for (const AttributeDefinition* d : {&table.key.hash, table.key.range ? &*table.key.range : nullptr}) {
+  for (const AttributeDefinition* d :
+       {&table.key.hash, table.key.range ? &*table.key.range : nullptr}) {
     if (d && !m.key.count(d->name)) {
       m.problem = Problem::kMissing;
       m.attribute = d->name;

@@ -65,8 +65,7 @@ KeyRead with_sort(SortKind kind) {
 
 [[noreturn]] void throw_key_type(std::string_view attribute) {
   throw ApiError::validation(fmt::format(
-      "Key attribute's data type should match its data type in table's schema: Key {}",
-      attribute));
+      "Key attribute's data type should match its data type in table's schema: Key {}", attribute));
 }
 
 bool sort_matches(const engine::SortCondition& c, const AttributeValue& v) {
@@ -205,9 +204,8 @@ class Decomposer {
       KeyRead r = with_sort(eq ? SortKind::kEqual : SortKind::kRange);
       r.sort.value = *v;
       // `'5' < sk` reads as `sk > '5'`.
-      static constexpr Op kOps[2][6] = {
-          {Op::kEq, Op::kNone, Op::kLt, Op::kLe, Op::kGt, Op::kGe},
-          {Op::kEq, Op::kNone, Op::kGt, Op::kGe, Op::kLt, Op::kLe}};
+      static constexpr Op kOps[2][6] = {{Op::kEq, Op::kNone, Op::kLt, Op::kLe, Op::kGt, Op::kGe},
+                                        {Op::kEq, Op::kNone, Op::kGt, Op::kGe, Op::kLt, Op::kLe}};
       r.sort.op = kOps[side][static_cast<int>(n.comparator)];
       return {r};
     }
@@ -236,8 +234,8 @@ class Decomposer {
     if (n.negated) return {with_sort(range ? SortKind::kNegated : SortKind::kNone)};
     std::vector<KeyRead> out;
     for (std::size_t i = 1; i < n.args.size(); ++i) {
-      const AttributeValue* v = key_value(n.args[0], n.args[i], attribute,
-                                          hash ? key_.hash_type : key_.range_type, true);
+      const AttributeValue* v =
+          key_value(n.args[0], n.args[i], attribute, hash ? key_.hash_type : key_.range_type, true);
       if (!v) return {KeyRead{}};
       if (hash) {
         out.push_back(on_partition(v));
@@ -270,8 +268,7 @@ class Decomposer {
       const expr::DocumentPath& p = st_.paths[n.ref];
       return p.elements[0].text == key_.range;
     }
-    return std::any_of(n.args.begin(), n.args.end(),
-                       [&](NodeId a) { return mentions_range(a); });
+    return std::any_of(n.args.begin(), n.args.end(), [&](NodeId a) { return mentions_range(a); });
   }
 
   // Both conditions hold: every pairing of a read of each that can hold together.
@@ -465,7 +462,8 @@ void check_filter_projected(const BoundStatement& s, const TableDefinition& tabl
       names_under(st, *it, here);
       if (skip_keyed && std::find(here.begin(), here.end(), key.hash) != here.end()) continue;
       for (std::string_view n : here) {
-        if (!projected(table, index, n) && std::find(names.begin(), names.end(), n) == names.end()) {
+        if (!projected(table, index, n) &&
+            std::find(names.begin(), names.end(), n) == names.end()) {
           names.push_back(n);
         }
       }
@@ -574,10 +572,11 @@ class SelectRun {
         capacity_{st_.target.table(), 0, {}} {
     if (index_) capacity_.indexes.push_back({index_->name, index_->global, 0});
     filter_ = st_.where != partiql::kNoNode;
-    fetch_ = index_ && !index_->global && !st_.select_all &&
-             std::any_of(st_.projection.begin(), st_.projection.end(), [&](const auto& p) {
-               return !projected(*table_, *index_, st_.paths[st_.node(p.node).ref].elements[0].text);
-             });
+    fetch_ =
+        index_ && !index_->global && !st_.select_all &&
+        std::any_of(st_.projection.begin(), st_.projection.end(), [&](const auto& p) {
+          return !projected(*table_, *index_, st_.paths[st_.node(p.node).ref].elements[0].text);
+        });
   }
 
   void no_filter() { filter_ = false; }
@@ -594,7 +593,8 @@ class SelectRun {
       for (std::size_t i = start.partition; i < partitions->size(); ++i) {
         const std::size_t at = ordering.partitions_forward ? i : partitions->size() - 1 - i;
         const PartitionRead& p = (*partitions)[at];
-        Resume here{static_cast<std::uint32_t>(i), i == start.partition ? start.start : std::nullopt};
+        Resume here{static_cast<std::uint32_t>(i),
+                    i == start.partition ? start.start : std::nullopt};
         if (p.single) {
           read_single(w, p);
         } else {

@@ -12,8 +12,8 @@
 #include "api/item_checks.h"
 #include "api/item_writes.h"
 #include "api/operations.h"
-#include "api/transaction_support.h"
 #include "api/table_names.h"
+#include "api/transaction_support.h"
 #include "model/api_error.h"
 #include "model/capacity.h"
 
