@@ -138,7 +138,7 @@ def test_failed_and_unchanged_statements_write_no_record(api, make_table, stream
                  f"UPDATE \"{t}\" SET ss = set_delete(ss, <<'q'>>) WHERE pk = 'a'",
                  f"UPDATE \"{t}\" SET v = 1 WHERE pk = 'a'",
                  f"UPDATE \"{t}\" SET v = v + 0 WHERE pk = 'a'",
-                 f"UPDATE \"{t}\" REMOVE nothing WHERE pk = 'a'",
+                 f"UPDATE \"{t}\" REMOVE absent WHERE pk = 'a'",
                  f"UPDATE \"{t}\" SET gone = set_delete(gone, <<1>>) WHERE pk = 'a'"):
         assert run(api, stmt) == {"Items": []}
     # One real change closes the sequence.

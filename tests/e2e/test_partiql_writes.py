@@ -401,7 +401,7 @@ def test_update_list_index_past_end_appends_and_remove_shifts(api, t):
     written(api, f"UPDATE \"{t}\" REMOVE tags[1] WHERE pk = 'k'")
     same(get(api, t, {"pk": S("k")}), {"pk": S("k"), "tags": {"L": [S("a"), S("c")]}})
     # REMOVE of an index past the end, or of a missing attribute, changes nothing.
-    written(api, f"UPDATE \"{t}\" REMOVE tags[9] REMOVE nothing WHERE pk = 'k'")
+    written(api, f"UPDATE \"{t}\" REMOVE tags[9] REMOVE absent WHERE pk = 'k'")
     same(get(api, t, {"pk": S("k")}), {"pk": S("k"), "tags": {"L": [S("a"), S("c")]}})
 
 
@@ -595,7 +595,8 @@ TRUE_CONDITIONS = [
     ("NOT zz = 2", None), ("(n = 1 OR zz = 1)", None), ("n = 1 AND s = 'abc'", None),
     ("attribute_exists(zz) = false", None), ("(n BETWEEN 0 AND 5) = true", None),
     ("attribute_exists(n) IN [true, false]", None), ("contains(zz, 'z') = false", None),
-    ("n > 'a' OR n = 1", None),
+    ("(n > 'a' OR n = 1)", None), ("NOT n IN [2, 3]", None), ("n NOT IN [2, 3]", None),
+    ("NOT n BETWEEN 2 AND 3", None), ("n NOT BETWEEN 2 AND 3", None),
 ]
 
 FALSE_CONDITIONS = [
@@ -606,6 +607,7 @@ FALSE_CONDITIONS = [
     ("zz IS NULL", None), ("l = [2, 1]", None), ("m = {'x': 2}", None), ("f = 1", None),
     ("s > 1", None), ("ss = ?", [{"SS": ["a"]}]), ("contains(zz, 'z')", None),
     ("attribute_exists(n) = 1", None), ("size(s) = 4", None),
+    ("NOT n IN [1, 2]", None), ("n NOT BETWEEN 0 AND 2", None),
 ]
 
 
@@ -663,6 +665,8 @@ def _keyed_write(verb, table, where):
     " WHERE pk = 'a' OR sk = 1", " WHERE pk = 'a' AND (sk = 1 OR n = 1)",
     " WHERE pk IN ['a', 'b'] AND sk = 1", " WHERE NOT pk = 'b' AND sk = 1",
     " WHERE pk = 'a' AND sk <> 2",
+    # AND binds tighter than OR: the key is inside one branch of an OR.
+    " WHERE pk = 'a' AND sk = 1 OR n = 1",
 ])
 def test_write_key_must_be_pinned_by_equality(api, tc, verb, where):
     put(api, tc, {"pk": S("a"), "sk": N(1), "n": N(1)})
@@ -746,7 +750,7 @@ def test_update_item_size_limit_on_the_finished_item(api, t):
     assert_validation(es(api, f"UPDATE \"{t}\" SET z = ? WHERE pk = 'k'", [S("x" * 100)]),
                       "Item size to update has exceeded the maximum allowed size")
     # Measured on the finished item: replacing `pad` by a value of the same size is fine.
-    written(api, f"UPDATE \"{t}\" SET pad = ? WHERE pk = 'k'", [S("y" * len(base["pad"]["S"]))])
+    written(api, f"UPDATE \"{t}\" SET \"pad\" = ? WHERE pk = 'k'", [S("y" * len(base["pad"]["S"]))])
     assert item_size(get(api, t, {"pk": S("k")})) == MAX_ITEM
 
 
@@ -835,7 +839,7 @@ def test_returning_all_old_and_all_new(api, rt):
     ("REMOVE tags[2]", [{"tags": {"L": [S("c")]}}], []),
     ("REMOVE profile", [{"profile": {"M": {"sub": S("old"), "other": S("o")}}}], []),
     ("SET fresh = 1", [], [{"fresh": N(1)}]),
-    ("REMOVE nothing", [], []),
+    ("REMOVE absent", [], []),
     ("SET a = 5 REMOVE profile.other", [{"a": N(1), "profile": {"M": {"other": S("o")}}}],
      [{"a": N(5)}]),
     ("SET ss = set_add(ss, <<'y'>>)", [{"ss": {"SS": ["x"]}}], [{"ss": {"SS": ["x", "y"]}}]),
@@ -1023,9 +1027,9 @@ def test_capacity_by_item_size(api, indexed, mode):
     assert _capacity(api, f"INSERT INTO \"{t}\" VALUE {{'pk': 'a', 'sk': '1', 'gk': 'g', "
                           "'pad': ?}", mode, [big["pad"]]) == _cc(t, 3, mode, g=1)
     # UPDATE: the larger of the old and new item; `pad` is not in the GSI.
-    assert _capacity(api, f"UPDATE \"{t}\" REMOVE pad WHERE pk = 'a' AND sk = '1'", mode) == \
+    assert _capacity(api, f"UPDATE \"{t}\" REMOVE \"pad\" WHERE pk = 'a' AND sk = '1'", mode) == \
         _cc(t, 3, mode)
-    assert _capacity(api, f"UPDATE \"{t}\" SET pad = ? WHERE pk = 'a' AND sk = '1'", mode,
+    assert _capacity(api, f"UPDATE \"{t}\" SET \"pad\" = ? WHERE pk = 'a' AND sk = '1'", mode,
                      [S("x" * 1100)]) == _cc(t, 2, mode)
     # DELETE: the size of the deleted item.
     assert _capacity(api, f"DELETE FROM \"{t}\" WHERE pk = 'a' AND sk = '1' "
