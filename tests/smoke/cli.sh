@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Smoke test with Debian's AWS CLI v2: starts `kumo serve --in-memory` on a free port,
 # then creates a table, writes, reads and deletes an item, turns on Time to Live, reads
-# the table's stream and deletes the table, checking every response. Exits non-zero on the
-# first mismatch.
+# the table's stream, runs PartiQL statements (one by one, in a transaction and in a batch)
+# and deletes the table, checking every response. Exits non-zero on the first mismatch.
 #   KUMO_BIN  server binary (default: build/kumo)
 #   AWS_CLI   AWS CLI v2 executable (default: /usr/bin/aws)
 set -euo pipefail
@@ -151,6 +151,40 @@ and r['Records'][0]['dynamodb']['NewImage']['name'] == {'S': 'Ada 雲'}
 and r['Records'][1]['dynamodb']['OldImage']['big'] == {'N': '12345678901234567890123456789012345678'}
 and r['Records'][1]['dynamodb']['Keys'] == {'pk': {'S': 'user#1'}, 'sk': {'N': '42'}}
 and int(r['Records'][0]['dynamodb']['SequenceNumber']) < int(r['Records'][1]['dynamodb']['SequenceNumber']))"
+
+# PartiQL. The JSON lists name the table unquoted, which DynamoDB accepts for a plain name.
+ddb execute-statement \
+  --statement "INSERT INTO \"$table\" VALUE {'pk': ?, 'sk': ?, 'label': ?}" \
+  --parameters '[{"S": "pq#1"}, {"N": "7"}, {"S": "Ada"}]'
+check "execute-statement INSERT returns no items" "r == {'Items': []}"
+
+ddb execute-statement --statement "SELECT * FROM \"$table\" WHERE pk = ? AND sk = ?" \
+  --parameters '[{"S": "pq#1"}, {"N": "7"}]'
+check "execute-statement SELECT returns the inserted item" "r == {'Items': [e]}" \
+  '{"pk": {"S": "pq#1"}, "sk": {"N": "7"}, "label": {"S": "Ada"}}'
+
+cat >"$work/transaction.json" <<JSON
+[{"Statement": "UPDATE $table SET label = ? WHERE pk = ? AND sk = ?",
+  "Parameters": [{"S": "Grace"}, {"S": "pq#1"}, {"N": "7"}]},
+ {"Statement": "INSERT INTO $table VALUE {'pk': ?, 'sk': ?}",
+  "Parameters": [{"S": "pq#2"}, {"N": "8"}]}]
+JSON
+ddb execute-transaction --transact-statements "file://$work/transaction.json"
+check "execute-transaction of writes returns empty Responses" "r == {'Responses': []}"
+
+cat >"$work/batch.json" <<JSON
+[{"Statement": "SELECT label FROM $table WHERE pk = ? AND sk = ?",
+  "Parameters": [{"S": "pq#1"}, {"N": "7"}]},
+ {"Statement": "SELECT * FROM $table WHERE pk = ? AND sk = ?",
+  "Parameters": [{"S": "pq#2"}, {"N": "8"}]},
+ {"Statement": "SELECT * FROM $table WHERE pk = ? AND sk = ?",
+  "Parameters": [{"S": "pq#3"}, {"N": "9"}]}]
+JSON
+ddb batch-execute-statement --statements "file://$work/batch.json"
+check "batch-execute-statement reads the transaction's writes" "r == {'Responses': [
+  {'TableName': '$table', 'Item': {'label': {'S': 'Grace'}}},
+  {'TableName': '$table', 'Item': {'pk': {'S': 'pq#2'}, 'sk': {'N': '8'}}},
+  {'TableName': '$table'}]}"
 
 ddb delete-table --table-name "$table"
 check "delete-table returns the table description" \

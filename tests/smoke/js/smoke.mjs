@@ -1,16 +1,19 @@
 // Smoke test of a running Kumo server with the AWS SDK for JavaScript v3.
 // Usage: node smoke.mjs http://127.0.0.1:PORT
 // Creates a table, writes, reads and deletes an item, turns on Time to Live, reads the
-// table's stream, deletes the table, and checks every response. Exits non-zero on the
-// first mismatch.
+// table's stream, runs PartiQL statements (one by one, in a batch and in transactions),
+// deletes the table, and checks every response. Exits non-zero on the first mismatch.
 import assert from "node:assert/strict";
 import {
+  BatchExecuteStatementCommand,
   CreateTableCommand,
   DeleteItemCommand,
   DeleteTableCommand,
   DescribeTableCommand,
   DescribeTimeToLiveCommand,
   DynamoDBClient,
+  ExecuteStatementCommand,
+  ExecuteTransactionCommand,
   GetItemCommand,
   ListTablesCommand,
   PutItemCommand,
@@ -179,6 +182,8 @@ async function main() {
     assert.ok(r.NextShardIterator, "an open shard always has a next iterator");
   });
 
+  await partiqlSteps();
+
   await step("DeleteTable returns the table description", async () => {
     const r = await client.send(new DeleteTableCommand({ TableName: table }));
     assert.equal(r.TableDescription.TableName, table);
@@ -188,6 +193,138 @@ async function main() {
     await assert.rejects(client.send(new DescribeTableCommand({ TableName: table })), {
       name: "ResourceNotFoundException",
     });
+  });
+}
+
+// PartiQL on the same table; `pk` values "pq#..." keep clear of the item above.
+async function partiqlSteps() {
+  const quoted = `"${table}"`;
+  const pq1 = { pk: { S: "pq#1" }, sk: { N: "1" } };
+  const statement = (Statement, ...Parameters) =>
+    Parameters.length ? { Statement, Parameters } : { Statement };
+  const run = (text, ...params) =>
+    client.send(new ExecuteStatementCommand(statement(text, ...params)));
+
+  await step("ExecuteStatement INSERT with parameters returns no items", async () => {
+    const r = await run(`INSERT INTO ${quoted} VALUE {'pk': ?, 'sk': ?, 'label': ?, 'n': 1}`,
+      pq1.pk, pq1.sk, { S: "Ada" });
+    assert.deepEqual(r.Items, []);
+  });
+
+  await step("ExecuteStatement SELECT returns the inserted item", async () => {
+    const r = await run(`SELECT * FROM ${quoted} WHERE pk = ? AND sk = ?`, pq1.pk, pq1.sk);
+    assert.deepEqual(r.Items, [{ ...pq1, label: { S: "Ada" }, n: { N: "1" } }]);
+  });
+
+  await step("ExecuteStatement INSERT of an existing key is a DuplicateItemException", async () => {
+    await assert.rejects(run(`INSERT INTO ${quoted} VALUE {'pk': ?, 'sk': ?}`, pq1.pk, pq1.sk), {
+      name: "DuplicateItemException",
+      message: "Duplicate primary key exists in table",
+    });
+  });
+
+  await step("ExecuteStatement UPDATE ... RETURNING ALL NEW * returns the new item", async () => {
+    const r = await run(
+      `UPDATE ${quoted} SET n = n + 1 WHERE pk = ? AND sk = ? RETURNING ALL NEW *`,
+      pq1.pk, pq1.sk);
+    assert.deepEqual(r.Items, [{ ...pq1, label: { S: "Ada" }, n: { N: "2" } }]);
+  });
+
+  await step("BatchExecuteStatement runs each write and reports each member", async () => {
+    const r = await client.send(
+      new BatchExecuteStatementCommand({
+        Statements: [
+          statement(`INSERT INTO ${quoted} VALUE {'pk': 'pq#2', 'sk': 2}`),
+          statement(`INSERT INTO ${quoted} VALUE {'pk': 'pq#3', 'sk': 3}`),
+          statement(`INSERT INTO ${quoted} VALUE {'pk': ?, 'sk': ?}`, pq1.pk, pq1.sk),
+        ],
+      }),
+    );
+    assert.deepEqual(r.Responses, [
+      { TableName: table },
+      { TableName: table },
+      {
+        TableName: table,
+        Error: { Code: "DuplicateItem", Message: "Duplicate primary key exists in table" },
+      },
+    ]);
+  });
+
+  await step("BatchExecuteStatement reads items by key, in order", async () => {
+    const r = await client.send(
+      new BatchExecuteStatementCommand({
+        Statements: [
+          statement(`SELECT * FROM ${quoted} WHERE pk = 'pq#2' AND sk = 2`),
+          statement(`SELECT label FROM ${quoted} WHERE pk = ? AND sk = ?`, pq1.pk, pq1.sk),
+          statement(`SELECT * FROM ${quoted} WHERE pk = 'pq#9' AND sk = 9`),
+        ],
+      }),
+    );
+    assert.deepEqual(r.Responses, [
+      { TableName: table, Item: { pk: { S: "pq#2" }, sk: { N: "2" } } },
+      { TableName: table, Item: { label: { S: "Ada" } } },
+      { TableName: table },
+    ]);
+  });
+
+  await step("ExecuteTransaction applies writes and answers empty Responses", async () => {
+    const r = await client.send(
+      new ExecuteTransactionCommand({
+        TransactStatements: [
+          statement(`UPDATE ${quoted} SET label = ? WHERE pk = 'pq#2' AND sk = 2`, { S: "two" }),
+          statement(`DELETE FROM ${quoted} WHERE pk = 'pq#3' AND sk = 3`),
+          statement(`EXISTS(SELECT * FROM ${quoted} WHERE pk = ? AND sk = ? AND n = 2)`,
+            pq1.pk, pq1.sk),
+        ],
+      }),
+    );
+    assert.deepEqual(r.Responses, []);
+  });
+
+  await step("ExecuteTransaction reads answer Item or nothing per statement", async () => {
+    const r = await client.send(
+      new ExecuteTransactionCommand({
+        TransactStatements: [
+          statement(`SELECT * FROM ${quoted} WHERE pk = 'pq#2' AND sk = 2`),
+          statement(`SELECT * FROM ${quoted} WHERE pk = 'pq#3' AND sk = 3`),
+        ],
+      }),
+    );
+    assert.deepEqual(r.Responses, [
+      { Item: { pk: { S: "pq#2" }, sk: { N: "2" }, label: { S: "two" } } },
+      {},
+    ]);
+  });
+
+  await step("ExecuteTransaction throws TransactionCanceledException with reasons", async () => {
+    await assert.rejects(
+      client.send(
+        new ExecuteTransactionCommand({
+          TransactStatements: [
+            statement(`INSERT INTO ${quoted} VALUE {'pk': 'pq#4', 'sk': 4}`),
+            statement(`UPDATE ${quoted} SET n = 0 WHERE pk = ? AND sk = ? AND n = 5`,
+              pq1.pk, pq1.sk),
+          ],
+        }),
+      ),
+      (err) => {
+        assert.equal(err.name, "TransactionCanceledException");
+        assert.deepEqual(err.CancellationReasons, [
+          { Code: "None" },
+          { Code: "ConditionalCheckFailed", Message: "The conditional request failed" },
+        ]);
+        return true;
+      },
+    );
+    const r = await run(`SELECT * FROM ${quoted} WHERE pk = 'pq#4' AND sk = 4`);
+    assert.deepEqual(r.Items, []);
+  });
+
+  await step("ExecuteStatement DELETE removes the item", async () => {
+    const r = await run(`DELETE FROM ${quoted} WHERE pk = ? AND sk = ?`, pq1.pk, pq1.sk);
+    assert.deepEqual(r.Items, []);
+    const after = await run(`SELECT * FROM ${quoted} WHERE pk = ? AND sk = ?`, pq1.pk, pq1.sk);
+    assert.deepEqual(after.Items, []);
   });
 }
 
