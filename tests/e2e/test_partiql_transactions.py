@@ -258,7 +258,8 @@ def test_exists_with_two_values_for_one_key_fails_its_condition(api, tx):
 
 @pytest.mark.parametrize("where", [
     pytest.param("pk = 'gate'", id="key-only"),
-    pytest.param("pk IN ['gate', 'other'] AND n = 1", id="key-in-list"),
+    pytest.param("pk IN ['gate', 'other']", id="key-in-list"),
+    pytest.param("pk IN ['gate', 'other'] AND n = 1", id="key-in-list-and-condition"),
 ])
 def test_exists_needs_one_item_and_a_condition(api, tx, where):
     resp = execute(api, [st(f"INSERT INTO {q(tx)} VALUE {{'pk': 'a'}}"),
