@@ -46,17 +46,25 @@ void add_capacity(std::vector<ConsumedCapacity>& per_table, const ConsumedCapaci
 
 namespace {
 
+// "CapacityUnits" and, for rated units, "ReadCapacityUnits" or "WriteCapacityUnits".
+void write_units(JsonWriter& w, ConsumedCapacity::Rated rated, double units) {
+  write_key(w, "CapacityUnits");
+  w.Double(units);
+  if (rated == ConsumedCapacity::Rated::kCapacity) return;
+  write_key(w,
+            rated == ConsumedCapacity::Rated::kRead ? "ReadCapacityUnits" : "WriteCapacityUnits");
+  w.Double(units);
+}
+
 void write_capacity_object(JsonWriter& w, std::string_view mode, const ConsumedCapacity& c) {
   w.StartObject();
   write_key(w, "TableName");
   write_string(w, c.table_name);
-  write_key(w, "CapacityUnits");
-  w.Double(c.total());
+  write_units(w, c.rated, c.total());
   if (mode == "INDEXES") {
     write_key(w, "Table");
     w.StartObject();
-    write_key(w, "CapacityUnits");
-    w.Double(c.table);
+    write_units(w, c.rated, c.table);
     w.EndObject();
     for (bool global : {true, false}) {
       bool any = false;
@@ -68,8 +76,7 @@ void write_capacity_object(JsonWriter& w, std::string_view mode, const ConsumedC
         if (i.global != global) continue;
         write_key(w, i.name);
         w.StartObject();
-        write_key(w, "CapacityUnits");
-        w.Double(i.units);
+        write_units(w, c.rated, i.units);
         w.EndObject();
       }
       w.EndObject();

@@ -3,6 +3,7 @@
 // (ItemCollectionMetrics, as ReturnItemCollectionMetrics asks).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,10 @@ struct ConsumedCapacity {
   std::string table_name;  // as the request named it (name or ARN)
   double table = 0;
   std::vector<engine::WriteResult::IndexUnits> indexes;  // one entry per index
+  // ExecuteTransaction rates its units as read or write units too: each level then carries
+  // ReadCapacityUnits or WriteCapacityUnits beside CapacityUnits.
+  enum class Rated : std::uint8_t { kCapacity, kRead, kWrite };
+  Rated rated = Rated::kCapacity;
 
   // Adds `units` (times `factor`) to the index entries, summing per index.
   void add_indexes(const std::vector<engine::WriteResult::IndexUnits>& units, double factor = 1);

@@ -90,7 +90,7 @@ std::string execute_statement(const Context& ctx, const JsonObject& request) {
   coral.throw_if_any();
   validation.throw_if_failed();
 
-  BoundStatement s = prepare_statement(*spec.text, std::move(spec.parameters));
+  BoundStatement s = prepare_statement(*spec.text, std::move(spec.parameters), &ctx);
   if (s->kind == StatementKind::kExists) {
     throw ApiError::validation("EXISTS can only be used in ExecuteTransaction write requests.");
   }
@@ -144,16 +144,8 @@ void run_batch_member(const Context& ctx, BatchMember& m, std::vector<ConsumedCa
     throw ApiError::validation("EXISTS can only be used in ExecuteTransaction write requests.");
   }
   if (s->kind == StatementKind::kSelect) {
-    if (const auto index = s->target.index()) {
-      engine::TablePtr table = data_table(ctx, s->target.table());
-      const IndexDefinition* definition = table->find_index(*index);
-      if (definition && (definition->hash.size() > 1 || definition->range.size() > 1)) {
-        throw ApiError::validation(
-            "PartiQL statements cannot be executed on tables with multi-attribute HASH keys or "
-            "multi-attribute RANGE keys.");
-      }
-    }
     engine::TablePtr table = data_table(ctx, s->target.table());
+    refuse_multi_attribute_index(ctx, *s);
     std::optional<Item> key = single_read_key(s, *table);
     if (!key) {
       throw ApiError::validation(
@@ -210,7 +202,7 @@ std::string batch_execute_statement(const Context& ctx, const JsonObject& reques
   for (BatchMember& m : members) {
     try {
       if (m.parameter_error) throw ApiError::validation(*m.parameter_error);
-      m.statement = prepare_statement(*m.text, std::move(m.parameters));
+      m.statement = prepare_statement(*m.text, std::move(m.parameters), &ctx);
       (is_write((*m.statement)->kind) ? writes : reads) = true;
     } catch (const ApiError& e) {
       m.error = e;
@@ -290,6 +282,9 @@ struct TransactMember {
 
 // The rules each statement of a transaction meets on its own, before any table is read.
 void check_transact_statement(const Context& ctx, std::size_t i, const BoundStatement& s) {
+  // A statement on a missing table is cancelled for that, whatever else it carries.
+  engine::TablePtr table = ctx.engine.catalog().find(s->target.table());
+  if (!table) return;
   if (s->returning != partiql::Returning::kNone) {
     refuse_statement(i, "RETURNING clause is not supported in ExecuteTransaction.");
   }
@@ -298,8 +293,7 @@ void check_transact_statement(const Context& ctx, std::size_t i, const BoundStat
                             ? "Reads on indices are not supported within transactions."
                             : "This operation is not supported on an index");
   }
-  engine::TablePtr table = ctx.engine.catalog().find(s->target.table());
-  if (!table || s->kind == StatementKind::kInsert) return;
+  if (s->kind == StatementKind::kInsert) return;
   ItemKeyMatch match = match_item_key(*table, s, s->kind == StatementKind::kSelect);
   if (s->kind == StatementKind::kSelect &&
       (match.problem == ItemKeyMatch::Problem::kMissing ||
@@ -308,8 +302,10 @@ void check_transact_statement(const Context& ctx, std::size_t i, const BoundStat
                      "Select statements within ExecuteTransaction must specify the primary key "
                      "in the where clause.");
   }
-  if (s->kind == StatementKind::kExists && match.problem == ItemKeyMatch::Problem::kNone &&
-      match.only_key) {
+  // EXISTS reads one item by key equalities and checks a further condition on it.
+  if (s->kind == StatementKind::kExists &&
+      (match.problem == ItemKeyMatch::Problem::kMissing ||
+       (match.problem == ItemKeyMatch::Problem::kNone && match.only_key))) {
     refuse_statement(i, "EXISTS() must contain a single item read with additional condition");
   }
 }
@@ -327,7 +323,12 @@ void bind_transact_members(const Context& ctx, std::vector<TransactMember>& memb
       Item key;
       if (s->kind != StatementKind::kInsert) {
         ItemKeyMatch match = match_item_key(*m.table, s, s->kind == StatementKind::kSelect);
-        if (match.problem != ItemKeyMatch::Problem::kNone) {
+        // An EXISTS that gives one key attribute two values reads the item of the first and
+        // fails its condition.
+        const bool first_value = s->kind == StatementKind::kExists &&
+                                 match.problem == ItemKeyMatch::Problem::kMultiple &&
+                                 match.key.size() == (m.table->key.range ? 2u : 1u);
+        if (match.problem != ItemKeyMatch::Problem::kNone && !first_value) {
           throw ApiError::validation(kKeySchemaMismatch);
         }
         key = std::move(match.key);
@@ -415,13 +416,19 @@ std::string apply_transact_writes(const Context& ctx, std::vector<TransactMember
   if (!ctx.engine.transact_write(actions, &results, &failures)) {
     throw ApiError::transaction_canceled(statement_reasons(failures));
   }
-  // A transaction costs twice the units of the same writes; its repeat reads the items.
+  // A transaction costs twice the table's units of the same writes, and once each index's;
+  // its repeat reads the items.
   std::vector<ConsumedCapacity> capacity, replay_capacity;
   for (std::size_t i = 0; i < members.size(); ++i) {
     const ItemWrite& w = *members[i].write;
-    add_capacity(capacity, write_capacity(w.table_name, results[i], 2));
+    ConsumedCapacity units = write_capacity(w.table_name, results[i]);
+    units.table *= 2;
+    units.rated = ConsumedCapacity::Rated::kWrite;
+    add_capacity(capacity, units);
     const std::size_t size = std::max(results[i].old_size, results[i].new_size);
-    add_capacity(replay_capacity, {w.table_name, 2 * read_capacity_units(size, true), {}});
+    add_capacity(
+        replay_capacity,
+        {w.table_name, 2 * read_capacity_units(size, true), {}, ConsumedCapacity::Rated::kRead});
   }
   *replay = transaction_response(mode, replay_capacity, nullptr);
   return transaction_response(mode, capacity, nullptr);
@@ -436,8 +443,10 @@ std::string apply_transact_reads(const Context& ctx, const std::vector<TransactM
   std::vector<std::optional<Item>> rows;
   for (std::size_t i = 0; i < members.size(); ++i) {
     const std::size_t size = i < items.size() && items[i] ? item_size(*items[i]) : 0;
-    add_capacity(capacity,
-                 {members[i].statement->target.table(), 2 * read_capacity_units(size, true), {}});
+    add_capacity(capacity, {members[i].statement->target.table(),
+                            2 * read_capacity_units(size, true),
+                            {},
+                            ConsumedCapacity::Rated::kRead});
     if (i < items.size() && items[i]) {
       rows.push_back(select_row(*members[i].statement, *items[i]));
     } else {

@@ -52,10 +52,29 @@ StatementSpec read_statement_spec(const JsonObject& spec, std::string_view path,
   return s;
 }
 
-BoundStatement prepare_statement(std::string_view text, std::vector<AttributeValue> parameters) {
+BoundStatement prepare_statement(std::string_view text, std::vector<AttributeValue> parameters,
+                                 const Context* ctx) {
   BoundStatement s{partiql::parse(text), std::move(parameters)};
-  partiql::check_statement(*s.statement, s.parameters);
+  try {
+    partiql::check_statement(*s.statement, s.parameters);
+  } catch (const ApiError&) {
+    // A statement on an index with a multi-attribute key is refused for that first.
+    if (ctx) refuse_multi_attribute_index(*ctx, *s);
+    throw;
+  }
   return s;
+}
+
+void refuse_multi_attribute_index(const Context& ctx, const partiql::Statement& statement) {
+  const std::optional<std::string_view> index = statement.target.index();
+  if (!index) return;
+  engine::TablePtr table = ctx.engine.catalog().find(statement.target.table());
+  const IndexDefinition* definition = table ? table->find_index(*index) : nullptr;
+  if (definition && (definition->hash.size() > 1 || definition->range.size() > 1)) {
+    throw ApiError::validation(
+        "PartiQL statements cannot be executed on tables with multi-attribute HASH keys or "
+        "multi-attribute RANGE keys.");
+  }
 }
 
 const AttributeValue* constant_value(const partiql::Statement& statement, NodeId node,
@@ -103,14 +122,15 @@ ItemKeyMatch match_item_key(const TableDefinition& table, const BoundStatement& 
       m.only_key = false;
       return;
     }
-    if (m.problem != Problem::kNone) return;
     if (value->type() != to_attr_type(d->type)) {
-      m.problem = Problem::kType;
-      m.attribute = name;
+      if (m.problem == Problem::kNone) {
+        m.problem = Problem::kType;
+        m.attribute = name;
+      }
       return;
     }
     auto [it, inserted] = m.key.emplace(std::string(name), *value);
-    if (!inserted && !(it->second == *value)) {
+    if (!inserted && !(it->second == *value) && m.problem == Problem::kNone) {
       m.problem = Problem::kMultiple;
       m.attribute = name;
     }

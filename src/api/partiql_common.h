@@ -45,8 +45,14 @@ StatementSpec read_statement_spec(const JsonObject& spec, std::string_view path,
                                   Validation& validation);
 
 // Parses the text (the cache) and makes every check that needs neither the table nor the
-// operation. Throws ValidationException.
-BoundStatement prepare_statement(std::string_view text, std::vector<AttributeValue> parameters);
+// operation. Throws ValidationException. With `ctx`, a statement on an index whose key has
+// several HASH or RANGE attributes is refused for that before any of these checks.
+BoundStatement prepare_statement(std::string_view text, std::vector<AttributeValue> parameters,
+                                 const Context* ctx = nullptr);
+
+// PartiQL runs on no index whose key has several HASH or RANGE attributes: throws
+// ValidationException when `statement` names one.
+void refuse_multi_attribute_index(const Context& ctx, const partiql::Statement& statement);
 
 // The value a literal or `?` node stands for; nullptr for any other node.
 const AttributeValue* constant_value(const partiql::Statement& statement, partiql::NodeId node,

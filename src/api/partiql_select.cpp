@@ -154,6 +154,8 @@ class Decomposer {
         return conjunction(reads(n.args[0]), reads(n.args[1]));
       case NodeType::kOr: {
         std::vector<KeyRead> a = reads(n.args[0]), b = reads(n.args[1]);
+        // An OR of conditions that name no key attribute is one filter, not several reads.
+        if (unkeyed(a) && unkeyed(b)) return a;
         a.insert(a.end(), b.begin(), b.end());
         return bounded(std::move(a));
       }
@@ -259,6 +261,10 @@ class Decomposer {
     r.sort.op = engine::SortCondition::Op::kBeginsWith;
     r.sort.value = *v;
     return {r};
+  }
+
+  static bool unkeyed(const std::vector<KeyRead>& reads) {
+    return reads.size() == 1 && !reads[0].partition && reads[0].kind == SortKind::kNone;
   }
 
   bool mentions_range(NodeId id) const {

@@ -139,7 +139,12 @@ class Parser {
     if (accept(TokenType::kSemicolon) && peek().type != TokenType::kEnd) {
       throw ApiError::validation(std::string(msg::kOneOperation));
     }
-    if (peek().type != TokenType::kEnd) fail(msg::kUnexpectedTokenAfterExpression);
+    // Tokens left after a bare expression (`SELECTT * FROMM "T"`) mean the statement never
+    // started; after a statement, that something follows it.
+    if (peek().type != TokenType::kEnd) {
+      fail(out_->node(root).type == NodeType::kStatement ? msg::kUnexpectedTokenAfterExpression
+                                                         : msg::kExpectedDataManipulation);
+    }
     finish(root);
     build_update(*out_);
     return out_;

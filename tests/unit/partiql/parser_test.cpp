@@ -391,6 +391,7 @@ TEST(PartiqlParser, SyntaxErrors) {
       {"SELECT * FROM t WHERE m.inner = 1", "Invalid path dot component"},
       {"SELECT * FROM t WHERE m. = 1", "Invalid path dot component"},
       {"SELECT * FROM t WHERE m.* = 1", "Invalid path dot component"},
+      {"SELECTT * FROMM \"T\"", "Expected data manipulation"},
       {"SELECT * FROM \"T\" WHERE pk = 1 foo", "Unexpected token after expression"},
       {"SELECT * FROM \"T\" WHERE pk = 1)", "Unexpected token after expression"},
       {"SELECT * FROM \"T\" WHERE pk = 1 e5", "Unexpected token after expression"},
