@@ -20,7 +20,7 @@ for _ in $(seq 100); do
   sleep 0.05
 done
 
-for workload in getitem putitem mixed query gsi-query scan group-get group-put group-query \
+for workload in getitem putitem mixed partiql-get partiql-update query gsi-query scan group-get group-put group-query \
   group-scan transact-put describe-table; do
   echo "== $workload"
   "$bench" --endpoint "127.0.0.1:$port" --workload "$workload" --items 1000 \
