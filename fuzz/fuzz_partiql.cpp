@@ -2,7 +2,9 @@
 // picks which parameter values stand for the statement's `?`s, the rest is the statement.
 // A statement that parses must hold together (every node, path, value and span in range,
 // sets well formed), parse the same through the cache, and be checked without any other
-// exception than ApiError, which is how a statement is refused.
+// exception than ApiError, which is how a statement is refused. A statement that passes the
+// checks then has its WHERE evaluated and its update applied to an item holding every
+// type, as execution does.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -18,7 +20,9 @@
 #include "partiql/ast.h"
 #include "partiql/cache.h"
 #include "partiql/check.h"
+#include "partiql/evaluate.h"
 #include "partiql/parser.h"
+#include "partiql/update.h"
 
 namespace {
 
@@ -138,6 +142,37 @@ void check_statement_shape(const Statement& s) {
   if (s.kind != StatementKind::kInsert && !s.item.empty()) fail("item outside INSERT");
 }
 
+// An item with an attribute of every sample type, named a0, a1, ..., and the key pk.
+const Item& sample_item() {
+  static const Item item = [] {
+    Item out{{"pk", AttributeValue::string("k")}};
+    const std::vector<AttributeValue>& values = samples();
+    for (std::size_t i = 0; i < values.size(); ++i) out.emplace("a" + std::to_string(i), values[i]);
+    return out;
+  }();
+  return item;
+}
+
+// What execution does with a checked statement: its WHERE on the item and on no item, and
+// its update applied (errors are ApiError, as for UpdateItem).
+void execute(const Statement& s, std::span<const AttributeValue> parameters) {
+  if (s.where != kNoNode) {
+    matches(s, s.where, parameters, sample_item());
+    matches(s, s.where, parameters, Item{});
+  }
+  if (s.kind != StatementKind::kUpdate) return;
+  if (!s.update) fail("a checked UPDATE without its update");
+  static const expr::AttributeNames kNoNames;
+  const expr::AttributeValues values = update_values(s, parameters);
+  try {
+    const expr::UpdateExpression update = expr::UpdateExpression::build(s.update, kNoNames, values);
+    Item item = sample_item();
+    update.apply(item);
+    update.updated_attributes(item);
+  } catch (const ApiError&) {
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -173,6 +208,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (drop > parameters.size()) break;
     try {
       check_statement(*statement, std::span(parameters).first(parameters.size() - drop));
+      if (drop == 0) execute(*statement, parameters);
     } catch (const ApiError&) {
     }
   }

@@ -36,7 +36,7 @@ constexpr std::size_t kMaxBody = 64 << 10;
 
 // The service's operations (api/service.cpp), the Streams API's, then an unknown one and a
 // missing target.
-constexpr std::array<std::string_view, 28> kTargets{
+constexpr std::array<std::string_view, 31> kTargets{
     "DynamoDB_20120810.BatchGetItem",
     "DynamoDB_20120810.BatchWriteItem",
     "DynamoDB_20120810.CreateTable",
@@ -64,6 +64,9 @@ constexpr std::array<std::string_view, 28> kTargets{
     "DynamoDBStreams_20120810.GetShardIterator",
     "DynamoDBStreams_20120810.GetRecords",
     "DynamoDB_20120810.ListBackups",
+    "DynamoDB_20120810.ExecuteStatement",
+    "DynamoDB_20120810.BatchExecuteStatement",
+    "DynamoDB_20120810.ExecuteTransaction",
     "",
 };
 

@@ -280,7 +280,11 @@ class Decomposer {
   // Both conditions hold: every pairing of a read of each that can hold together.
   std::vector<KeyRead> conjunction(const std::vector<KeyRead>& a, const std::vector<KeyRead>& b) {
     std::vector<KeyRead> out;
-    if (a.size() * b.size() > kMaxCandidates) return bounded({a.size() * b.size(), KeyRead{}});
+    if (a.size() * b.size() > kMaxCandidates) {
+      // Too many to pair: a keyed side makes every pairing keyed, which is refused.
+      if (keyed(a) || keyed(b)) throw ApiError::validation(std::string(kTooManyReads));
+      return {KeyRead{}};
+    }
     for (const KeyRead& x : a) {
       for (const KeyRead& y : b) {
         if (std::optional<KeyRead> r = both(x, y)) out.push_back(std::move(*r));
@@ -307,12 +311,14 @@ class Decomposer {
     return r;
   }
 
+  static bool keyed(const std::vector<KeyRead>& reads) {
+    return std::all_of(reads.begin(), reads.end(), [](const KeyRead& r) { return r.partition; });
+  }
+
   // Too many candidate reads: a keyed statement is refused, anything else is a scan.
   static std::vector<KeyRead> bounded(std::vector<KeyRead> reads) {
     if (reads.size() <= kMaxCandidates) return reads;
-    const bool keyed =
-        std::all_of(reads.begin(), reads.end(), [](const KeyRead& r) { return r.partition; });
-    if (keyed) throw ApiError::validation(std::string(kTooManyReads));
+    if (keyed(reads)) throw ApiError::validation(std::string(kTooManyReads));
     return {KeyRead{}};
   }
 
