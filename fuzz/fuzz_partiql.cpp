@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "expr/update.h"
 #include "model/api_error.h"
 #include "model/attribute_value.h"
 #include "partiql/ast.h"

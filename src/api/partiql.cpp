@@ -146,6 +146,7 @@ void run_batch_member(const Context& ctx, BatchMember& m, std::vector<ConsumedCa
   if (s->kind == StatementKind::kSelect) {
     engine::TablePtr table = data_table(ctx, s->target.table());
     refuse_multi_attribute_index(ctx, *s);
+    if (!s->target.index()) check_key_reads(s, *table, true);
     std::optional<Item> key = single_read_key(s, *table);
     if (!key) {
       throw ApiError::validation(
@@ -294,6 +295,11 @@ void check_transact_statement(const Context& ctx, std::size_t i, const BoundStat
                             : "This operation is not supported on an index");
   }
   if (s->kind == StatementKind::kInsert) return;
+  try {
+    check_key_reads(s, *table, false);
+  } catch (const ApiError& e) {
+    refuse_statement(i, e.message().value_or(""));
+  }
   ItemKeyMatch match = match_item_key(*table, s, s->kind == StatementKind::kSelect);
   if (s->kind == StatementKind::kSelect &&
       (match.problem == ItemKeyMatch::Problem::kMissing ||
@@ -344,6 +350,10 @@ void bind_transact_members(const Context& ctx, std::vector<TransactMember>& memb
     }
   }
   if (cancelled) throw ApiError::transaction_canceled(std::move(reasons));
+  // The items written (an INSERT's item, any other write's key) total at most 4 MB.
+  std::size_t bytes = 0;
+  for (const TransactMember& m : members) bytes += m.write ? item_size(m.write->item) : 0;
+  if (bytes > kMaxTransactionBytes) throw ApiError::validation(kTransactionTooLarge);
   std::set<std::string> items;
   for (const TransactMember& m : members) {
     const std::string item =
@@ -438,7 +448,16 @@ std::string apply_transact_reads(const Context& ctx, const std::vector<TransactM
                                  std::string_view mode) {
   std::vector<engine::TransactGet> gets;
   for (const TransactMember& m : members) gets.push_back({m.table.get(), m.key});
+  // The items read are within the transaction size limit, or the transaction is cancelled
+  // at the statement that passes it (the engine reads no further).
   std::vector<std::optional<Item>> items = ctx.engine.transact_get(gets, kMaxTransactionBytes);
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    total += items[i] ? item_size(*items[i]) : 0;
+    if (total > kMaxTransactionBytes) {
+      throw validation_cancellation(members.size(), i, kTransactionTooLarge);
+    }
+  }
   std::vector<ConsumedCapacity> capacity;
   std::vector<std::optional<Item>> rows;
   for (std::size_t i = 0; i < members.size(); ++i) {

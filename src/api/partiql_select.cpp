@@ -144,7 +144,10 @@ bool overlap(const KeyRead& a, const KeyRead& b) {
 // Decomposes a WHERE clause into key reads (see KeyRead).
 class Decomposer {
  public:
-  Decomposer(const BoundStatement& s, const TargetKey& key) : s_(s), st_(*s), key_(key) {}
+  // `type_errors`: a key equality or IN with a value of the wrong type is refused (else it
+  // pins nothing).
+  Decomposer(const BoundStatement& s, const TargetKey& key, bool type_errors = true)
+      : s_(s), st_(*s), key_(key), type_errors_(type_errors) {}
 
   std::vector<KeyRead> reads(NodeId id) {
     if (id == partiql::kNoNode) return {KeyRead{}};
@@ -183,7 +186,7 @@ class Decomposer {
     const AttributeValue* v = constant_value(st_, value, s_.parameters);
     if (!v) return nullptr;
     if (v->type() != type) {
-      if (typed_equality) throw_key_type(attribute);
+      if (typed_equality && type_errors_) throw_key_type(attribute);
       return nullptr;
     }
     return v;
@@ -282,12 +285,16 @@ class Decomposer {
     std::vector<KeyRead> out;
     if (a.size() * b.size() > kMaxCandidates) {
       // Too many to pair: a keyed side makes every pairing keyed, which is refused.
-      if (keyed(a) || keyed(b)) throw ApiError::validation(std::string(kTooManyReads));
+      if (all_keyed(a) || all_keyed(b)) throw ApiError::validation(std::string(kTooManyReads));
       return {KeyRead{}};
     }
     for (const KeyRead& x : a) {
       for (const KeyRead& y : b) {
-        if (std::optional<KeyRead> r = both(x, y)) out.push_back(std::move(*r));
+        if (std::optional<KeyRead> r = both(x, y)) {
+          out.push_back(std::move(*r));
+        } else if (x.partition || y.partition) {
+          dropped_keyed_ = true;
+        }
       }
     }
     return out;
@@ -311,20 +318,32 @@ class Decomposer {
     return r;
   }
 
-  static bool keyed(const std::vector<KeyRead>& reads) {
+  static bool all_keyed(const std::vector<KeyRead>& reads) {
     return std::all_of(reads.begin(), reads.end(), [](const KeyRead& r) { return r.partition; });
   }
 
   // Too many candidate reads: a keyed statement is refused, anything else is a scan.
   static std::vector<KeyRead> bounded(std::vector<KeyRead> reads) {
     if (reads.size() <= kMaxCandidates) return reads;
-    if (keyed(reads)) throw ApiError::validation(std::string(kTooManyReads));
+    if (all_keyed(reads)) throw ApiError::validation(std::string(kTooManyReads));
     return {KeyRead{}};
   }
 
   const BoundStatement& s_;
   const partiql::Statement& st_;
   const TargetKey& key_;
+  bool type_errors_ = true;
+  bool dropped_keyed_ = false;  // a pairing with a partition could not hold
+
+ public:
+  // Whether `reads` (of the whole WHERE) make a keyed read: every read names a partition,
+  // or, when no read is left, one that named a partition contradicted another.
+  bool keyed(const std::vector<KeyRead>& reads, bool has_where) const {
+    if (!has_where) return false;
+    if (reads.empty()) return dropped_keyed_;
+    return std::all_of(reads.begin(), reads.end(),
+                       [](const KeyRead& r) { return r.partition != nullptr; });
+  }
 };
 
 // One partition a keyed SELECT reads, and how.
@@ -374,8 +393,8 @@ std::vector<PartitionRead> partition_reads(std::vector<KeyRead> reads, const Tar
 // --- NextToken ---
 
 // What a token binds: the statement, its parameters and its target.
-std::uint64_t fingerprint(const BoundStatement& s) {
-  std::string bytes = s->text;
+std::uint64_t fingerprint(const BoundStatement& s, const TableDefinition& table) {
+  std::string bytes = table.table_id + '\0' + s->text;
   for (const std::string& name : s->target.names) bytes += '\0' + name;
   Item parameters;
   for (std::size_t i = 0; i < s.parameters.size(); ++i) {
@@ -401,8 +420,37 @@ std::string encode_token(std::uint64_t print, const Resume& r) {
   return base64_encode(bytes);
 }
 
+constexpr std::string_view kInvalidToken = "Invalid NextToken";
+
+// A resume key is exactly the key of what is read — the table's key attributes, plus the
+// index's for an index — with their types.
+bool valid_start_key(const TableDefinition& table, const IndexDefinition* index, const Item& key) {
+  std::size_t expected = 0;
+  auto has = [&](const AttributeDefinition& d) {
+    const auto it = key.find(d.name);
+    return it != key.end() && it->second.type() == to_attr_type(d.type);
+  };
+  std::vector<const AttributeDefinition*> attributes{&table.key.hash};
+  if (table.key.range) attributes.push_back(&*table.key.range);
+  if (index) {
+    for (const auto* components : {&index->hash, &index->range}) {
+      for (const AttributeDefinition& d : *components) {
+        const bool listed =
+            std::any_of(attributes.begin(), attributes.end(),
+                        [&](const AttributeDefinition* a) { return a->name == d.name; });
+        if (!listed) attributes.push_back(&d);
+      }
+    }
+  }
+  for (const AttributeDefinition* d : attributes) {
+    if (!has(*d)) return false;
+    ++expected;
+  }
+  return key.size() == expected;
+}
+
 Resume decode_token(std::string_view token, std::uint64_t print) {
-  static constexpr std::string_view kInvalid = "Invalid NextToken";
+  static constexpr std::string_view kInvalid = kInvalidToken;
   std::string bytes;
   try {
     bytes = base64_decode(token);
@@ -805,6 +853,15 @@ Item select_row(const partiql::Statement& statement, const Item& item) {
   return row;
 }
 
+void check_key_reads(const BoundStatement& s, const TableDefinition& table, bool type_errors) {
+  const TargetKey key = target_key(table, nullptr);
+  Decomposer decomposer(s, key, type_errors);
+  std::vector<KeyRead> reads = decomposer.reads(s->where);
+  if (decomposer.keyed(reads, s->where != partiql::kNoNode)) {
+    partition_reads(std::move(reads), key, true);
+  }
+}
+
 std::string execute_select(const Context& ctx, const BoundStatement& s, engine::TablePtr table,
                            const SelectOptions& options) {
   const partiql::Statement& st = *s;
@@ -812,9 +869,7 @@ std::string execute_select(const Context& ctx, const BoundStatement& s, engine::
   const TargetKey key = target_key(*table, index);
   Decomposer decomposer(s, key);
   std::vector<KeyRead> reads = decomposer.reads(st.where);
-  const bool keyed = st.where != partiql::kNoNode &&
-                     std::all_of(reads.begin(), reads.end(),
-                                 [](const KeyRead& r) { return r.partition != nullptr; });
+  const bool keyed = decomposer.keyed(reads, st.where != partiql::kNoNode);
   std::optional<std::vector<PartitionRead>> partitions;
   if (keyed) partitions = partition_reads(std::move(reads), key, index == nullptr);
   const Ordering ordering = order_by(st, key, keyed, partitions ? partitions->size() : 0);
@@ -822,9 +877,16 @@ std::string execute_select(const Context& ctx, const BoundStatement& s, engine::
     check_projection(st, *table, *index);
     if (keyed) check_filter_projected(s, *table, *index, key);
   }
-  const std::uint64_t print = fingerprint(s);
+  const std::uint64_t print = fingerprint(s, *table);
   Resume start;
-  if (options.next_token) start = decode_token(*options.next_token, print);
+  if (options.next_token) {
+    start = decode_token(*options.next_token, print);
+    const std::size_t reads = partitions ? partitions->size() : 1;
+    if (start.partition >= std::max<std::size_t>(reads, 1) ||
+        (start.start && !valid_start_key(*table, index, *start.start))) {
+      throw ApiError::validation(std::string(kInvalidToken));
+    }
+  }
 
   SelectRun run(ctx, s, table, index, options);
   if (keyed && only_key_equalities(s, key)) run.no_filter();

@@ -10,6 +10,7 @@
 
 #include "api/json_reader.h"
 #include "api/operations.h"
+#include "model/api_error.h"
 
 namespace kumo::api {
 
@@ -17,6 +18,13 @@ namespace kumo::api {
 inline constexpr std::size_t kMaxTransactionBytes = 4u << 20;
 inline constexpr const char* kMultipleOperations =
     "Transaction request cannot include multiple operations on one item";
+inline constexpr const char* kTransactionTooLarge =
+    "Transaction request cannot be larger than 4 MB";
+
+// A transaction cancelled by a validation error of action `failed` (of `actions`): its
+// reason is ValidationError with `message`, every other action's None, as DynamoDB stops at
+// the first invalid action without evaluating the rest.
+ApiError validation_cancellation(std::size_t actions, std::size_t failed, std::string message);
 
 // Runs a transaction once per ClientRequestToken: `apply` returns the response and sets
 // *replay to what a repeat of the request answers. Without a token it just runs. A repeat of

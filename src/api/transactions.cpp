@@ -21,16 +21,6 @@ namespace kumo::api {
 namespace {
 
 constexpr std::size_t kMaxTransactItems = 100;
-constexpr const char* kTransactionTooLarge = "Transaction request cannot be larger than 4 MB";
-
-// A transaction cancelled by a validation error of action `failed` (of `actions`): its
-// reason is ValidationError with `message`, every other action's None, as DynamoDB stops at
-// the first invalid action without evaluating the rest.
-ApiError validation_cancellation(std::size_t actions, std::size_t failed, std::string message) {
-  std::vector<CancellationReason> reasons(actions, {"None", std::nullopt, std::nullopt});
-  reasons[failed] = {"ValidationError", std::move(message), std::nullopt};
-  return ApiError::transaction_canceled(std::move(reasons));
-}
 
 // Binds each action to its table, in request order: `bind(i)` looks up action i's table,
 // checks the action against it and returns the identity of its item (Engine::item_key), or
@@ -251,6 +241,12 @@ std::string apply_transact_write(const Context& ctx, TransactWriteRequest& r, st
 }
 
 }  // namespace
+
+ApiError validation_cancellation(std::size_t actions, std::size_t failed, std::string message) {
+  std::vector<CancellationReason> reasons(actions, {"None", std::nullopt, std::nullopt});
+  reasons[failed] = {"ValidationError", std::move(message), std::nullopt};
+  return ApiError::transaction_canceled(std::move(reasons));
+}
 
 std::string idempotent_transaction(const Context& ctx, const JsonObject& request,
                                    std::optional<std::string_view> token,

@@ -532,7 +532,7 @@ def test_token_too_long_refused(api, tx):
                                          "than or equal to 36")
     assert state(api, tx) == []
     resp = execute(api, [st(f"INSERT INTO {q(tx)} VALUE {{'pk': 'a'}}")],
-                   ClientRequestToken="t" * 36)
+                   ClientRequestToken=str(uuid.uuid4())[:4] + "p" * 32)
     assert resp.status == 200, resp
 
 
