@@ -704,6 +704,7 @@ class SelectRun {
     engine::PageOptions options;
     options.forward = forward;
     if (options_.limit) options.limit = static_cast<std::size_t>(*options_.limit) - evaluated_;
+    options.max_bytes = kPageBytes - std::min(bytes_, kPageBytes - 1);
     options.exclusive_start_key = at.start;
     engine::Page page;
     if (!p) {

@@ -59,6 +59,10 @@ struct SortCondition {
 struct PageOptions {
   bool forward = true;
   std::size_t limit = 0;  // items evaluated at most; 0: no limit
+  // Bytes read at which the page stops (DynamoDB stops a Query or Scan page at 1 MB of
+  // items, stored sizes before projection and filter); a read that spans several Queries
+  // gives each what is left.
+  std::size_t max_bytes = 1 << 20;
   // Resume strictly after this key (the table's key attributes), if given.
   std::optional<Item> exclusive_start_key;
 };

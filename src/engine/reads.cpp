@@ -28,10 +28,6 @@ void StoredItem::visit(ValueVisitor& visitor) const {
 
 namespace {
 
-// DynamoDB stops a Query or Scan page once it has read 1 MB of items (stored sizes, before
-// projection and filter).
-constexpr std::size_t kPageBytes = 1 << 20;
-
 // The smallest key greater than `key` and every key it prefixes is not needed here: item
 // keys are self-delimiting, so no item key extends another, and `key + '\0'` is the
 // smallest key after `key` alone.
@@ -98,8 +94,8 @@ Page Engine::read_range(const TableDefinition& table, const IndexDefinition* ind
     }
     page.bytes_read += item->size();
     page.items.push_back(std::move(*item));
-    stopped =
-        (options.limit && page.items.size() >= options.limit) || page.bytes_read >= kPageBytes;
+    stopped = (options.limit && page.items.size() >= options.limit) ||
+              page.bytes_read >= options.max_bytes;
     return !stopped;
   };
   storage_->visit_range(std::move(lower), std::move(upper), options.forward, add);

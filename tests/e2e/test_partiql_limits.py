@@ -137,3 +137,25 @@ def test_transaction_writes_past_four_megabytes_are_refused(api, tx):
                    "Parameters": [S(f"big-{i:02d}"), S("x" * 399_000)]} for i in range(11)]
     assert_validation(api("ExecuteTransaction", {"TransactStatements": statements}), TOO_LARGE)
     assert api.ok("Scan", {"TableName": tx, "Select": "COUNT"})["Count"] == 0
+
+
+# --------------------------------------------------------------------------- 1 MB
+
+
+def test_one_megabyte_page_over_several_partitions(api, tx2):
+    for pk in ("a", "b"):
+        for i in range(4):
+            api.ok("PutItem", {"TableName": tx2,
+                               "Item": {"pk": S(pk), "sk": N(i), "blob": S("x" * 200_000)}})
+    statement = f"SELECT pk, sk FROM {q(tx2)} WHERE pk IN ['a', 'b']"
+    first = execute(api, statement)
+    assert first.status == 200, first
+    # Four items of partition a (800 KB), then partition b until the page has read 1 MB:
+    # its second item takes the page past it.
+    assert first.json["Items"] == [{"pk": S(p), "sk": N(i)}
+                                   for p, i in (("a", 0), ("a", 1), ("a", 2), ("a", 3),
+                                                ("b", 0), ("b", 1))]
+    rest = execute(api, statement, NextToken=first.json["NextToken"])
+    assert rest.status == 200, rest
+    assert rest.json["Items"] == [{"pk": S("b"), "sk": N(2)}, {"pk": S("b"), "sk": N(3)}]
+    assert "NextToken" not in rest.json
