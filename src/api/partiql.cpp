@@ -241,7 +241,7 @@ std::string batch_execute_statement(const Context& ctx, const JsonObject& reques
       write_key(w, "Error");
       w.StartObject();
       write_key(w, "Code");
-      write_string(w, statement_error_code(*m.error));
+      write_string(w, error_code(*m.error));
       write_key(w, "Message");
       write_string(w, m.error->message().value_or(""));
       w.EndObject();
@@ -345,7 +345,7 @@ void bind_transact_members(const Context& ctx, std::vector<TransactMember>& memb
         m.write = statement_write(s, m.table, std::move(key), m.all_old);
       }
     } catch (const ApiError& e) {
-      reasons[i] = {std::string(statement_error_code(e)), e.message(), std::nullopt};
+      reasons[i] = {std::string(error_code(e)), e.message(), std::nullopt};
       cancelled = true;
     }
   }
@@ -360,22 +360,6 @@ void bind_transact_members(const Context& ctx, std::vector<TransactMember>& memb
         m.table->name + '\0' + ctx.engine.item_key(*m.table, m.write ? m.write->item : m.key);
     if (!items.insert(item).second) throw ApiError::validation(kMultipleOperations);
   }
-}
-
-std::vector<CancellationReason> statement_reasons(const std::vector<std::exception_ptr>& failures) {
-  std::vector<CancellationReason> reasons;
-  for (const std::exception_ptr& failure : failures) {
-    if (!failure) {
-      reasons.push_back({"None", std::nullopt, std::nullopt});
-      continue;
-    }
-    try {
-      std::rethrow_exception(failure);
-    } catch (const ApiError& e) {
-      reasons.push_back({std::string(statement_error_code(e)), e.message(), e.item()});
-    }
-  }
-  return reasons;
 }
 
 std::string transaction_response(std::string_view mode,
@@ -404,28 +388,9 @@ std::string transaction_response(std::string_view mode,
 
 std::string apply_transact_writes(const Context& ctx, std::vector<TransactMember>& members,
                                   std::string_view mode, std::string* replay) {
-  std::vector<engine::TransactWrite> actions;
-  std::vector<Item> keys;
-  for (TransactMember& m : members) keys.push_back(m.write->key());
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    ItemWrite* w = &*members[i].write;
-    engine::TransactWrite action;
-    action.table = w->table.get();
-    action.storage_key = ctx.engine.item_key(*w->table, keys[i]);
-    action.check = [w](const std::optional<Item>& current) { check_write_condition(*w, current); };
-    action.check_only = w->kind == WriteKind::kConditionCheck;
-    if (!action.check_only) {
-      action.mutation = [w](const std::optional<Item>& current) {
-        return apply_write(*w, current);
-      };
-    }
-    actions.push_back(std::move(action));
-  }
-  std::vector<engine::WriteResult> results;
-  std::vector<std::exception_ptr> failures;
-  if (!ctx.engine.transact_write(actions, &results, &failures)) {
-    throw ApiError::transaction_canceled(statement_reasons(failures));
-  }
+  std::vector<ItemWrite*> writes;
+  for (TransactMember& m : members) writes.push_back(&*m.write);
+  const std::vector<engine::WriteResult> results = apply_item_writes(ctx, writes);
   // A transaction costs twice the table's units of the same writes, and once each index's;
   // its repeat reads the items.
   std::vector<ConsumedCapacity> capacity, replay_capacity;

@@ -232,23 +232,4 @@ engine::WriteResult apply_statement_write(const Context& ctx, ItemWrite& w) {
   });
 }
 
-std::string_view statement_error_code(const ApiError& e) {
-  switch (e.code()) {
-    case ApiError::Code::kConditionalCheckFailed:
-      return "ConditionalCheckFailed";
-    case ApiError::Code::kDuplicateItem:
-      return "DuplicateItem";
-    case ApiError::Code::kResourceNotFound:
-      return "ResourceNotFound";
-    case ApiError::Code::kItemCollectionSizeLimitExceeded:
-      return "ItemCollectionSizeLimitExceeded";
-    case ApiError::Code::kAccessDenied:
-      return "AccessDenied";
-    case ApiError::Code::kInternal:
-      return "InternalServerError";
-    default:
-      return "ValidationError";
-  }
-}
-
 }  // namespace kumo::api

@@ -102,9 +102,4 @@ ItemWrite statement_write(const BoundStatement& s, engine::TablePtr table, Item 
 // Applies `w` to its item under the item's lock, as PutItem, UpdateItem and DeleteItem do.
 engine::WriteResult apply_statement_write(const Context& ctx, ItemWrite& w);
 
-// The ApiError code DynamoDB names a statement's failure by in BatchExecuteStatement's
-// Error.Code and ExecuteTransaction's cancellation reasons ("ConditionalCheckFailed",
-// "DuplicateItem", "ResourceNotFound", "ValidationError", ...).
-std::string_view statement_error_code(const ApiError& e);
-
 }  // namespace kumo::api

@@ -7,7 +7,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "api/item_writes.h"
 #include "api/json_reader.h"
 #include "api/operations.h"
 #include "model/api_error.h"
@@ -25,6 +27,18 @@ inline constexpr const char* kTransactionTooLarge =
 // reason is ValidationError with `message`, every other action's None, as DynamoDB stops at
 // the first invalid action without evaluating the rest.
 ApiError validation_cancellation(std::size_t actions, std::size_t failed, std::string message);
+
+// The code DynamoDB names a failed action by in a cancellation reason, and a failed statement
+// by in BatchExecuteStatement's Error.Code: "ConditionalCheckFailed", "DuplicateItem",
+// "ResourceNotFound", "ItemCollectionSizeLimitExceeded", "ValidationError", ...
+std::string_view error_code(const ApiError& e);
+
+// Applies every write or none, each item locked and checked (condition, then mutation) on
+// its current state (Engine::transact_write). Returns the results in order; when any write
+// fails, throws TransactionCanceledException with one reason per write. The writes' keys
+// are read before anything runs.
+std::vector<engine::WriteResult> apply_item_writes(const Context& ctx,
+                                                   const std::vector<ItemWrite*>& writes);
 
 // Runs a transaction once per ClientRequestToken: `apply` returns the response and sets
 // *replay to what a repeat of the request answers. Without a token it just runs. A repeat of

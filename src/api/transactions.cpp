@@ -166,55 +166,18 @@ void validate_transact_write(const Context& ctx, TransactWriteRequest& r,
   });
 }
 
-// Why each action of a cancelled transaction failed, in request order.
-std::vector<CancellationReason> cancellation_reasons(
-    const std::vector<std::exception_ptr>& failures) {
-  std::vector<CancellationReason> reasons;
-  for (const auto& failure : failures) {
-    if (!failure) {
-      reasons.push_back({"None", std::nullopt, std::nullopt});
-      continue;
-    }
-    try {
-      std::rethrow_exception(failure);
-    } catch (const ApiError& e) {
-      if (e.code() == ApiError::Code::kConditionalCheckFailed) {
-        reasons.push_back({"ConditionalCheckFailed", *e.message(), e.item()});
-      } else {
-        reasons.push_back({"ValidationError", e.message(), std::nullopt});
-      }
-    }
-  }
-  return reasons;
-}
-
 // Applies every action or none. Returns the response, and in *replay the response a repeat
 // of the request under its ClientRequestToken gets: it writes nothing, and reports the
 // (transactional) read units of the items instead of the write units.
 std::string apply_transact_write(const Context& ctx, TransactWriteRequest& r, std::string* replay) {
-  std::vector<engine::TransactWrite> actions;
   // Before the writes: a Put's item is moved into the store.
   std::vector<Item> keys;
-  for (ItemWrite& w : r.writes) keys.push_back(w.key());
-  for (std::size_t i = 0; i < r.writes.size(); ++i) {
-    ItemWrite* w = &r.writes[i];
-    engine::TransactWrite action;
-    action.table = w->table.get();
-    action.storage_key = ctx.engine.item_key(*w->table, keys[i]);
-    action.check = [w](const std::optional<Item>& current) { check_write_condition(*w, current); };
-    action.check_only = w->kind == WriteKind::kConditionCheck;
-    if (!action.check_only) {
-      action.mutation = [w](const std::optional<Item>& current) {
-        return apply_write(*w, current);
-      };
-    }
-    actions.push_back(std::move(action));
+  std::vector<ItemWrite*> writes;
+  for (ItemWrite& w : r.writes) {
+    keys.push_back(w.key());
+    writes.push_back(&w);
   }
-  std::vector<engine::WriteResult> results;
-  std::vector<std::exception_ptr> failures;
-  if (!ctx.engine.transact_write(actions, &results, &failures)) {
-    throw ApiError::transaction_canceled(cancellation_reasons(failures));
-  }
+  const std::vector<engine::WriteResult> results = apply_item_writes(ctx, writes);
   // A transaction costs twice the units of the same writes.
   std::vector<ConsumedCapacity> capacity, replay_capacity;
   std::vector<ItemCollection> collections;
@@ -241,6 +204,60 @@ std::string apply_transact_write(const Context& ctx, TransactWriteRequest& r, st
 }
 
 }  // namespace
+
+std::string_view error_code(const ApiError& e) {
+  switch (e.code()) {
+    case ApiError::Code::kConditionalCheckFailed:
+      return "ConditionalCheckFailed";
+    case ApiError::Code::kDuplicateItem:
+      return "DuplicateItem";
+    case ApiError::Code::kResourceNotFound:
+      return "ResourceNotFound";
+    case ApiError::Code::kItemCollectionSizeLimitExceeded:
+      return "ItemCollectionSizeLimitExceeded";
+    case ApiError::Code::kAccessDenied:
+      return "AccessDenied";
+    case ApiError::Code::kInternal:
+      return "InternalServerError";
+    default:
+      return "ValidationError";
+  }
+}
+
+std::vector<engine::WriteResult> apply_item_writes(const Context& ctx,
+                                                   const std::vector<ItemWrite*>& writes) {
+  std::vector<engine::TransactWrite> actions;
+  for (ItemWrite* w : writes) {
+    engine::TransactWrite action;
+    action.table = w->table.get();
+    action.storage_key = ctx.engine.item_key(*w->table, w->key());
+    action.check = [w](const std::optional<Item>& current) { check_write_condition(*w, current); };
+    action.check_only = w->kind == WriteKind::kConditionCheck;
+    if (!action.check_only) {
+      action.mutation = [w](const std::optional<Item>& current) {
+        return apply_write(*w, current);
+      };
+    }
+    actions.push_back(std::move(action));
+  }
+  std::vector<engine::WriteResult> results;
+  std::vector<std::exception_ptr> failures;
+  if (ctx.engine.transact_write(actions, &results, &failures)) return results;
+  // Why each action failed, in request order.
+  std::vector<CancellationReason> reasons;
+  for (const std::exception_ptr& failure : failures) {
+    if (!failure) {
+      reasons.push_back({"None", std::nullopt, std::nullopt});
+      continue;
+    }
+    try {
+      std::rethrow_exception(failure);
+    } catch (const ApiError& e) {
+      reasons.push_back({std::string(error_code(e)), e.message(), e.item()});
+    }
+  }
+  throw ApiError::transaction_canceled(std::move(reasons));
+}
 
 ApiError validation_cancellation(std::size_t actions, std::size_t failed, std::string message) {
   std::vector<CancellationReason> reasons(actions, {"None", std::nullopt, std::nullopt});
