@@ -181,4 +181,17 @@ std::string node_name(const Statement& statement, NodeId id) {
   return "";
 }
 
+bool is_condition_function(Function f) {
+  switch (f) {
+    case Function::kAttributeExists:
+    case Function::kAttributeNotExists:
+    case Function::kAttributeType:
+    case Function::kBeginsWith:
+    case Function::kContains:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace kumo::partiql

@@ -191,6 +191,10 @@ struct Statement : Clauses {
 // root[0]" (a non-constant inside a literal); calls are named by their function.
 std::string node_name(const Statement& statement, NodeId id);
 
+// Whether a function's result is a condition (true or false): attribute_exists,
+// attribute_not_exists, attribute_type, begins_with, contains.
+bool is_condition_function(Function f);
+
 // The comparator of a comparison operator, or nullopt for other operators.
 std::optional<expr::Comparator> comparator_of(Operator op);
 // An operator as DynamoDB's messages write it: "=", "<>", "BETWEEN", "+", ...

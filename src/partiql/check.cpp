@@ -23,20 +23,6 @@ std::string upper(std::string_view text) {
   return out;
 }
 
-// Functions whose result is a condition (true or false).
-bool is_condition_function(Function f) {
-  switch (f) {
-    case Function::kAttributeExists:
-    case Function::kAttributeNotExists:
-    case Function::kAttributeType:
-    case Function::kBeginsWith:
-    case Function::kContains:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool is_set(AttrType t) {
   return t == AttrType::SS || t == AttrType::NS || t == AttrType::BS;
 }

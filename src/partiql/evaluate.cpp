@@ -16,19 +16,6 @@ const expr::Bindings& no_bindings() {
   return bindings;
 }
 
-bool is_condition_function(Function f) {
-  switch (f) {
-    case Function::kAttributeExists:
-    case Function::kAttributeNotExists:
-    case Function::kAttributeType:
-    case Function::kBeginsWith:
-    case Function::kContains:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // The operand counts the evaluator relies on; check_statement guarantees them.
 bool well_formed(const Node& n) {
   switch (n.type) {
