@@ -5,10 +5,9 @@
 #include <functional>
 
 #include <fmt/format.h>
-#include <xxhash.h>
+#include <openssl/evp.h>
 
 #include "api/stored_item_json.h"
-#include "codec/item_codec.h"
 #include "expr/evaluate.h"
 #include "model/api_error.h"
 #include "model/capacity.h"
@@ -392,17 +391,23 @@ std::vector<PartitionRead> partition_reads(std::vector<KeyRead> reads, const Tar
 
 // --- NextToken ---
 
-// What a token binds: the statement, its parameters and its target.
+// What a token binds: the table (its identity, so a table created again under the same
+// name refuses old tokens), the statement, its parameters and its target.
 std::uint64_t fingerprint(const BoundStatement& s, const TableDefinition& table) {
-  std::string bytes = table.table_id + '\0' + s->text;
-  for (const std::string& name : s->target.names) bytes += '\0' + name;
-  Item parameters;
-  for (std::size_t i = 0; i < s.parameters.size(); ++i) {
-    parameters.emplace(std::to_string(i), s.parameters[i]);
-  }
-  bytes += '\0';
-  codec::encode_item(parameters, &bytes);
-  return XXH3_64bits(bytes.data(), bytes.size());
+  JsonOut out;
+  JsonWriter w(out);
+  w.StartArray();
+  write_string(w, table.table_id);
+  write_string(w, s->text);
+  for (const std::string& name : s->target.names) write_string(w, name);
+  for (const AttributeValue& v : s.parameters) write_value(w, v);
+  w.EndArray();
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(out.GetString(), out.GetSize(), digest, &length, EVP_sha256(), nullptr);
+  std::uint64_t print = 0;
+  std::memcpy(&print, digest, sizeof print);
+  return print;
 }
 
 struct Resume {
@@ -416,7 +421,12 @@ std::string encode_token(std::uint64_t print, const Resume& r) {
   std::string bytes(1, kTokenMagic);
   bytes.append(reinterpret_cast<const char*>(&print), sizeof print);
   bytes.append(reinterpret_cast<const char*>(&r.partition), sizeof r.partition);
-  if (r.start) codec::encode_item(*r.start, &bytes);
+  if (r.start) {
+    JsonOut out;
+    JsonWriter w(out);
+    write_item(w, *r.start);
+    bytes.append(out.GetString(), out.GetSize());
+  }
   return base64_encode(bytes);
 }
 
@@ -467,11 +477,15 @@ Resume decode_token(std::string_view token, std::uint64_t print) {
   Resume r;
   std::memcpy(&r.partition, bytes.data() + 1 + sizeof got, sizeof r.partition);
   if (bytes.size() > kHead) {
-    Item start;
-    if (!codec::decode_item(std::string_view(bytes).substr(kHead), &start)) {
+    JsonDocument document;
+    Validation validation;
+    try {
+      if (!document.parse(std::string_view(bytes).substr(kHead))) throw ApiError::serialization();
+      r.start = decode_item(document.root(), validation);
+    } catch (const ApiError&) {
       throw ApiError::validation(std::string(kInvalid));
     }
-    r.start = std::move(start);
+    if (validation.failed()) throw ApiError::validation(std::string(kInvalid));
   }
   return r;
 }

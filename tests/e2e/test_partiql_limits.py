@@ -73,7 +73,9 @@ def forged(token, tail):
 def test_forged_resume_keys_are_refused(api, tx2):
     fill(api, tx2, 3)
     token = first_token(api, tx2)
-    for tail in (b"\x00", b"\xff\xff\xff", b"\x01"):
+    for tail in (b"\x00", b"\xff\xff\xff", b"{}", b'{"pk":{"N":"1"},"sk":{"N":"1"}}',
+                 b'{"pk":{"S":"a"}}', b'{"pk":{"S":"a"},"sk":{"N":"1"},"x":{"S":"y"}}',
+                 b'{"pk":{"S":"a"},"sk":{"N":"x"}}', b"[1]"):
         assert_validation(execute(api, f"SELECT * FROM {q(tx2)}", NextToken=forged(token, tail)),
                           INVALID_TOKEN)
     # The server is still there and answers.
