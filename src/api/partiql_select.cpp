@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <memory>
 
 #include <fmt/format.h>
 #include <openssl/evp.h>
@@ -44,10 +45,14 @@ enum class SortKind : std::uint8_t { kNone, kEqual, kRange, kNegated };
 
 // One decomposed read: a partition (null: the WHERE does not pin one, so the statement is
 // a scan) and what narrows its sort key.
+struct Interval;
+
 struct KeyRead {
   const AttributeValue* partition = nullptr;
   SortKind kind = SortKind::kNone;
-  engine::SortCondition sort;
+  engine::SortCondition sort;  // the condition a Query can narrow by
+  // The sort keys the read covers when paired from several conditions (else `sort`'s).
+  std::shared_ptr<const Interval> bounds;
 };
 
 KeyRead on_partition(const AttributeValue* value) {
@@ -67,65 +72,86 @@ KeyRead with_sort(SortKind kind) {
       "Key attribute's data type should match its data type in table's schema: Key {}", attribute));
 }
 
-bool sort_matches(const engine::SortCondition& c, const AttributeValue& v) {
-  using Op = engine::SortCondition::Op;
-  const auto order = expr::compare_scalars(v, c.value);
-  if (c.op == Op::kBeginsWith) {
-    return v.type() == c.value.type() && v.as_string().starts_with(c.value.as_string());
-  }
-  if (!order) return false;
-  switch (c.op) {
-    case Op::kEq:
-      return *order == 0;
-    case Op::kLt:
-      return *order < 0;
-    case Op::kLe:
-      return *order <= 0;
-    case Op::kGt:
-      return *order > 0;
-    case Op::kGe:
-      return *order >= 0;
-    case Op::kBetween: {
-      const auto upper = expr::compare_scalars(v, c.value2);
-      return *order >= 0 && upper && *upper <= 0;
-    }
-    default:
-      return true;
-  }
-}
-
-// The interval of sort keys a range condition reads, for the overlap rule.
+// The interval of sort keys a read covers, for the overlap rule.
 struct Interval {
-  const AttributeValue* low = nullptr;  // null: unbounded
+  std::optional<AttributeValue> low;  // absent: unbounded
   bool low_inclusive = true;
-  const AttributeValue* high = nullptr;
+  std::optional<AttributeValue> high;
   bool high_inclusive = true;
 };
+
+// The smallest string (or binary) above every one that begins with `prefix`: its last byte
+// below 0xFF incremented, what follows it dropped; nullopt when there is none.
+std::optional<AttributeValue> after_prefix(const AttributeValue& prefix) {
+  std::string bytes = prefix.as_string();
+  while (!bytes.empty() && static_cast<unsigned char>(bytes.back()) == 0xFF) bytes.pop_back();
+  if (bytes.empty()) return std::nullopt;
+  bytes.back() = static_cast<char>(static_cast<unsigned char>(bytes.back()) + 1);
+  return prefix.type() == AttrType::B ? AttributeValue::binary(std::move(bytes))
+                                      : AttributeValue::string(std::move(bytes));
+}
 
 Interval interval_of(const engine::SortCondition& c) {
   using Op = engine::SortCondition::Op;
   switch (c.op) {
     case Op::kLt:
-      return {nullptr, true, &c.value, false};
+      return {std::nullopt, true, c.value, false};
     case Op::kLe:
-      return {nullptr, true, &c.value, true};
+      return {std::nullopt, true, c.value, true};
     case Op::kGt:
-      return {&c.value, false, nullptr, true};
+      return {c.value, false, std::nullopt, true};
     case Op::kGe:
+      return {c.value, true, std::nullopt, true};
     case Op::kBeginsWith:
-      return {&c.value, true, nullptr, true};
+      return {c.value, true, after_prefix(c.value), false};
     case Op::kBetween:
-      return {&c.value, true, &c.value2, true};
+      return {c.value, true, c.value2, true};
     default:
-      return {&c.value, true, &c.value, true};
+      return {c.value, true, c.value, true};
   }
 }
 
-// Whether every key in `a` sorts below every key in `b`.
-bool below(const Interval& a, const Interval& b) {
-  if (!a.high || !b.low) return false;
-  const auto order = expr::compare_scalars(*a.high, *b.low);
-  return order && (*order < 0 || (*order == 0 && !(a.high_inclusive && b.low_inclusive)));
+// -1, 0 or 1 as `a` sorts below, with or above `b`; nullopt for values that do not compare.
+std::optional<int> order_of(const AttributeValue& a, const AttributeValue& b) {
+  const auto order = expr::compare_scalars(a, b);
+  if (!order) return std::nullopt;
+  return *order < 0 ? -1 : (*order > 0 ? 1 : 0);
+}
+
+// The keys both intervals cover.
+Interval intersect(const Interval& a, const Interval& b) {
+  Interval out = a;
+  if (b.low) {
+    const std::optional<int> o = out.low ? order_of(*b.low, *out.low) : 1;
+    if (o && (*o > 0 || (*o == 0 && !b.low_inclusive))) {
+      out.low = b.low;
+      out.low_inclusive = b.low_inclusive;
+    }
+  }
+  if (b.high) {
+    const std::optional<int> o = out.high ? order_of(*b.high, *out.high) : -1;
+    if (o && (*o < 0 || (*o == 0 && !b.high_inclusive))) {
+      out.high = b.high;
+      out.high_inclusive = b.high_inclusive;
+    }
+  }
+  return out;
+}
+
+bool is_empty(const Interval& i) {
+  if (!i.low || !i.high) return false;
+  const std::optional<int> o = order_of(*i.low, *i.high);
+  return o && (*o > 0 || (*o == 0 && !(i.low_inclusive && i.high_inclusive)));
+}
+
+// The sort keys an equality or range read covers: its own condition's, or the intersection
+// of the conditions it was paired from.
+Interval bounds_of(const KeyRead& r) {
+  return r.bounds ? *r.bounds : interval_of(r.sort);
+}
+
+bool narrows(SortKind kind) {
+  return kind == SortKind::kEqual || kind == SortKind::kRange;
 }
 
 // Whether two reads of one partition may return a common item. A negated sort-key
@@ -133,11 +159,7 @@ bool below(const Interval& a, const Interval& b) {
 bool overlap(const KeyRead& a, const KeyRead& b) {
   if (a.kind == SortKind::kNegated || b.kind == SortKind::kNegated) return false;
   if (a.kind == SortKind::kNone || b.kind == SortKind::kNone) return true;
-  if (a.kind == SortKind::kEqual && b.kind == SortKind::kEqual) return a.sort.value == b.sort.value;
-  if (a.kind == SortKind::kEqual) return sort_matches(b.sort, a.sort.value);
-  if (b.kind == SortKind::kEqual) return sort_matches(a.sort, b.sort.value);
-  const Interval x = interval_of(a.sort), y = interval_of(b.sort);
-  return !below(x, y) && !below(y, x);
+  return !is_empty(intersect(bounds_of(a), bounds_of(b)));
 }
 
 // Decomposes a WHERE clause into key reads (see KeyRead).
@@ -305,14 +327,22 @@ class Decomposer {
       if (r.partition && !(*r.partition == *y.partition)) return std::nullopt;
       r.partition = y.partition;
     }
-    if (y.kind == SortKind::kNone || (y.kind == r.kind && y.kind != SortKind::kEqual)) return r;
-    if (r.kind == SortKind::kEqual && y.kind == SortKind::kEqual) {
-      if (!(r.sort.value == y.sort.value)) return std::nullopt;
+    if (narrows(r.kind) && narrows(y.kind)) {
+      // Both conditions hold: the keys both cover, nothing when they cover none.
+      auto both = std::make_shared<const Interval>(intersect(bounds_of(r), bounds_of(y)));
+      if (is_empty(*both)) return std::nullopt;
+      if (y.kind == SortKind::kEqual && r.kind != SortKind::kEqual) {
+        r.kind = SortKind::kEqual;
+        r.sort = y.sort;
+      }
+      r.bounds = std::move(both);
       return r;
     }
-    if (r.kind == SortKind::kNone || r.kind == SortKind::kNegated || y.kind == SortKind::kEqual) {
+    if (y.kind == SortKind::kNone || y.kind == r.kind) return r;
+    if (r.kind == SortKind::kNone || r.kind == SortKind::kNegated) {
       r.kind = y.kind;
       r.sort = y.sort;
+      r.bounds = y.bounds;
     }
     return r;
   }

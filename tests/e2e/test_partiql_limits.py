@@ -161,3 +161,27 @@ def test_one_megabyte_page_over_several_partitions(api, tx2):
     assert rest.status == 200, rest
     assert rest.json["Items"] == [{"pk": S("b"), "sk": N(2)}, {"pk": S("b"), "sk": N(3)}]
     assert "NextToken" not in rest.json
+
+
+# --------------------------------------------------------------------------- sort-key ranges
+
+
+def test_sort_key_ranges_overlap_only_where_they_meet(api, tx2, make_table):
+    fill(api, tx2, 10)
+    resp = execute(api, f"SELECT sk FROM {q(tx2)} WHERE pk = 'a' AND "
+                        "((sk > 5 AND sk < 7) OR sk > 8 OR sk BETWEEN 1 AND 2)")
+    assert resp.status == 200, resp
+    assert resp.json["Items"] == [{"sk": N(1)}, {"sk": N(2)}, {"sk": N(6)}, {"sk": N(9)}]
+    assert_validation(execute(api, f"SELECT sk FROM {q(tx2)} WHERE pk = 'a' AND "
+                                   "((sk > 5 AND sk < 7) OR sk >= 6)"), OVERLAP)
+    resp = execute(api, f"SELECT sk FROM {q(tx2)} WHERE pk = 'a' AND sk > 5 AND sk < 3")
+    assert resp.status == 200 and resp.json["Items"] == [], resp
+    words = make_table(("pk", "S"), ("sk", "S"))
+    for sk in ("apple", "avocado", "banana", "cherry"):
+        api.ok("PutItem", {"TableName": words, "Item": {"pk": S("w"), "sk": S(sk)}})
+    resp = execute(api, f"SELECT sk FROM {q(words)} WHERE pk = 'w' AND "
+                        "(begins_with(sk, 'a') OR begins_with(sk, 'b'))")
+    assert resp.status == 200, resp
+    assert resp.json["Items"] == [{"sk": S("apple")}, {"sk": S("avocado")}, {"sk": S("banana")}]
+    assert_validation(execute(api, f"SELECT sk FROM {q(words)} WHERE pk = 'w' AND "
+                                   "(begins_with(sk, 'a') OR sk = 'avocado')"), OVERLAP)
