@@ -8,7 +8,11 @@ import os
 
 import pytest
 
-from kumo_testlib import (
+# Shared helper modules whose asserts should report their operands; registered here, before
+# any test module imports them.
+pytest.register_assert_rewrite("partiql_helpers")
+
+from kumo_testlib import (  # noqa: E402
     Api,
     KumoServer,
     create_table_args,

@@ -336,3 +336,21 @@ def nested_param(levels):
     for _ in range(levels):
         value = {"L": [value]}
     return value
+
+
+def q(name):
+    """A table or index name as PartiQL quotes it."""
+    return f'"{name}"'
+
+
+def st(text, *params, **extra):
+    """One statement of a batch or a transaction: Statement, Parameters and other members."""
+    body = {"Statement": text}
+    if params:
+        body["Parameters"] = list(params)
+    body.update(extra)
+    return body
+
+
+def put(api, table, item):
+    api.ok("PutItem", {"TableName": table, "Item": item})

@@ -17,6 +17,7 @@ from kumo_testlib import (
 )
 from stream_helpers import change, check_records, read_stream, stream_table, streams  # noqa: F401
 from transaction_fixtures import N, S, canon, get_item, state, tx, tx2  # noqa: F401
+from partiql_helpers import q, st, put
 
 ENVELOPE = "Statement wasn't well formed, can't be processed: "
 MIXED = "Read and write requests together in the same batch is not supported."
@@ -29,18 +30,8 @@ DUPLICATE_ITEM = {"Code": "DuplicateItem", "Message": "Duplicate primary key exi
 NOT_FOUND = {"Code": "ResourceNotFound", "Message": "Requested resource not found"}
 
 
-def q(name):
-    """A table or index name as PartiQL quotes it."""
-    return f'"{name}"'
 
 
-def st(text, *params, **extra):
-    """One BatchStatementRequest."""
-    body = {"Statement": text}
-    if params:
-        body["Parameters"] = list(params)
-    body.update(extra)
-    return body
 
 
 def batch(api, statements, **extra):
@@ -60,8 +51,6 @@ def verror(message):
     return {"Code": "ValidationError", "Message": message}
 
 
-def put(api, table, item):
-    api.ok("PutItem", {"TableName": table, "Item": item})
 
 
 def assert_member_error(member, error, table=None):

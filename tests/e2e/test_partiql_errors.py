@@ -13,7 +13,6 @@ from kumo_testlib import (
     unique_name,
 )
 
-pytest.register_assert_rewrite("partiql_helpers")
 
 from partiql_helpers import (  # noqa: E402
     ENVELOPE,

@@ -7,6 +7,7 @@ import base64
 
 from kumo_testlib import assert_validation
 from transaction_fixtures import CANCELED, NONE, N, S, assert_canceled, tx, tx2, vreason  # noqa: F401
+from partiql_helpers import q
 
 INVALID_TOKEN = "Invalid NextToken"
 MISMATCH = "NextToken does not match request"
@@ -15,8 +16,6 @@ TOO_MANY = "Too many decomposed read operations for a given query."
 TOO_LARGE = "Transaction request cannot be larger than 4 MB"
 
 
-def q(name):
-    return f'"{name}"'
 
 
 def execute(api, statement, *params, **extra):

@@ -8,7 +8,6 @@ import pytest
 
 from kumo_testlib import N, S, normalize_item
 
-pytest.register_assert_rewrite("partiql_helpers")
 
 from partiql_helpers import (  # noqa: E402
     ALL_DATA,

@@ -33,6 +33,7 @@ from transaction_fixtures import (  # noqa: F401
     tx2,
     vreason,
 )
+from partiql_helpers import q, st, put
 
 ENVELOPE = "Statement wasn't well formed, can't be processed: "
 MIXED = ("ExecuteTransaction API does not support both read and write operations in the same "
@@ -48,18 +49,8 @@ DUPLICATE_ITEM = {"Code": "DuplicateItem", "Message": "Duplicate primary key exi
 MISSING_TABLE = '"no-such-table-pqt"'
 
 
-def q(name):
-    """A table or index name as PartiQL quotes it."""
-    return f'"{name}"'
 
 
-def st(text, *params, **extra):
-    """One ParameterizedStatement."""
-    body = {"Statement": text}
-    if params:
-        body["Parameters"] = list(params)
-    body.update(extra)
-    return body
 
 
 def execute(api, statements, **extra):
@@ -70,8 +61,6 @@ def prefixed(i, message):
     return f"Validation failed in TransactStatements[{i}]: {message}"
 
 
-def put(api, table, item):
-    api.ok("PutItem", {"TableName": table, "Item": item})
 
 
 ACCT1 = {"pk": S("acct-1"), "owner": S("ann"), "balance": N(100)}

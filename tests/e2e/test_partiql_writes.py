@@ -31,6 +31,7 @@ from kumo_testlib import (
     unique_name,
     wait_table_active,
 )
+from partiql_helpers import put
 
 DUPLICATE = NS_DYNAMODB + "DuplicateItemException"
 CONDITIONAL = NS_DYNAMODB + "ConditionalCheckFailedException"
@@ -88,8 +89,6 @@ def get(api, table, key):
                               "ConsistentRead": True}).get("Item")
 
 
-def put(api, table, item):
-    api.ok("PutItem", {"TableName": table, "Item": item})
 
 
 def same(got, want):
