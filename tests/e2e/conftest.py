@@ -10,7 +10,7 @@ import pytest
 
 # Shared helper modules whose asserts should report their operands; registered here, before
 # any test module imports them.
-pytest.register_assert_rewrite("partiql_helpers")
+pytest.register_assert_rewrite("partiql_helpers", "partiql_write_helpers")
 
 from kumo_testlib import (  # noqa: E402
     Api,
