@@ -118,6 +118,26 @@ Response error_response(const ApiError& error) {
     }
     w.EndArray();
   }
+  if (!error.throttling_reasons().empty()) {
+    // ThrottlingException's model names the member throttlingReasons; the other two
+    // exceptions' ThrottlingReasons. ThrottlingException carries both spellings, so a
+    // client reading either finds it (SDKs ignore members they do not model).
+    auto write_reasons = [&](const char* member) {
+      write_key(w, member);
+      w.StartArray();
+      for (const auto& reason : error.throttling_reasons()) {
+        w.StartObject();
+        write_key(w, "reason");
+        write_string(w, reason.reason);
+        write_key(w, "resource");
+        write_string(w, reason.resource);
+        w.EndObject();
+      }
+      w.EndArray();
+    };
+    if (error.code() == ApiError::Code::kThrottling) write_reasons("throttlingReasons");
+    write_reasons("ThrottlingReasons");
+  }
   w.EndObject();
   response.body = json_text(out);
   return response;

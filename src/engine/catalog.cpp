@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 
 #include "codec/item_codec.h"
@@ -118,6 +119,90 @@ std::vector<std::string> strings_from(const Item& m, std::string_view field_name
   return out;
 }
 
+// Capacity settings: OnDemandThroughput, WarmThroughput, the on-demand peak, the
+// partition map, the split log and Contributor Insights. A record stored before these
+// existed has none of them and loads with an empty map.
+AttributeValue token_value(std::uint64_t token) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(token));
+  return str(buf);
+}
+std::uint64_t token_from(const Item& m, std::string_view name) {
+  return std::strtoull(get_str(m, name).c_str(), nullptr, 16);
+}
+
+AttributeValue capacity_value(const CapacitySettings& c) {
+  Item r;
+  if (c.max_read) r["max_read"] = num(*c.max_read);
+  if (c.max_write) r["max_write"] = num(*c.max_write);
+  r["warm_read"] = num(c.warm_read);
+  r["warm_write"] = num(c.warm_write);
+  r["peak_read"] = num(c.peak_read);
+  r["peak_write"] = num(c.peak_write);
+  r["peak_raised"] = num(c.peak_raised);
+  AttributeList ranges;
+  for (const auto& p : c.partitions.ranges) {
+    ranges.push_back(AttributeValue::map({{"id", num(static_cast<std::int64_t>(p.id))},
+                                          {"parent", num(static_cast<std::int64_t>(p.parent))},
+                                          {"first", token_value(p.first_token)},
+                                          {"cause", str(std::string(split_cause_name(p.cause)))},
+                                          {"created", num(p.created)}}));
+  }
+  r["partitions"] = AttributeValue::list(std::move(ranges));
+  AttributeList splits;
+  for (const auto& s : c.splits) {
+    splits.push_back(AttributeValue::map({{"time", num(s.time)},
+                                          {"parent", num(static_cast<std::int64_t>(s.parent))},
+                                          {"low", num(static_cast<std::int64_t>(s.low))},
+                                          {"high", num(static_cast<std::int64_t>(s.high))},
+                                          {"token", token_value(s.token)},
+                                          {"cause", str(std::string(split_cause_name(s.cause)))}}));
+  }
+  r["splits"] = AttributeValue::list(std::move(splits));
+  r["insights_state"] = num(static_cast<std::int64_t>(c.insights.state));
+  r["insights_mode"] = str(c.insights.mode);
+  r["insights_changed"] = num(c.insights.changed);
+  r["insights_suffix"] = num(c.insights.rule_suffix_ms);
+  return AttributeValue::map(std::move(r));
+}
+
+CapacitySettings capacity_from(const Item& record) {
+  CapacitySettings c;
+  const AttributeValue* v = field(record, "capacity");
+  if (!v || v->type() != AttrType::M) return c;
+  const Item& r = v->as_map();
+  if (field(r, "max_read")) c.max_read = get_int(r, "max_read");
+  if (field(r, "max_write")) c.max_write = get_int(r, "max_write");
+  c.warm_read = get_int(r, "warm_read");
+  c.warm_write = get_int(r, "warm_write");
+  c.peak_read = get_int(r, "peak_read");
+  c.peak_write = get_int(r, "peak_write");
+  c.peak_raised = get_double(r, "peak_raised");
+  if (const AttributeValue* ranges = field(r, "partitions")) {
+    for (const auto& p : ranges->as_list()) {
+      const Item& m = p.as_map();
+      c.partitions.ranges.push_back({static_cast<std::uint32_t>(get_int(m, "id")),
+                                     static_cast<std::uint32_t>(get_int(m, "parent")),
+                                     token_from(m, "first"), split_cause_from(get_str(m, "cause")),
+                                     get_double(m, "created")});
+    }
+  }
+  if (const AttributeValue* splits = field(r, "splits")) {
+    for (const auto& p : splits->as_list()) {
+      const Item& m = p.as_map();
+      c.splits.push_back({get_double(m, "time"), static_cast<std::uint32_t>(get_int(m, "parent")),
+                          static_cast<std::uint32_t>(get_int(m, "low")),
+                          static_cast<std::uint32_t>(get_int(m, "high")), token_from(m, "token"),
+                          split_cause_from(get_str(m, "cause"))});
+    }
+  }
+  c.insights.state = static_cast<InsightsSettings::State>(get_int(r, "insights_state"));
+  c.insights.mode = get_str(r, "insights_mode");
+  c.insights.changed = get_double(r, "insights_changed");
+  c.insights.rule_suffix_ms = get_int(r, "insights_suffix");
+  return c;
+}
+
 AttributeValue index_value(const IndexDefinition& index) {
   Item r;
   r["name"] = str(index.name);
@@ -133,6 +218,7 @@ AttributeValue index_value(const IndexDefinition& index) {
   r["wcu"] = num(index.throughput.write_capacity_units);
   r["decreases_today"] = num(index.throughput.number_of_decreases_today);
   r["backfilling"] = flag(index.backfilling);
+  if (index.global) r["capacity"] = capacity_value(index.capacity);
   return AttributeValue::map(std::move(r));
 }
 
@@ -154,6 +240,7 @@ IndexDefinition index_from(const Item& r) {
   index.throughput.write_capacity_units = get_int(r, "wcu");
   index.throughput.number_of_decreases_today = get_int(r, "decreases_today");
   index.backfilling = get_bool(r, "backfilling");
+  index.capacity = capacity_from(r);
   return index;
 }
 
@@ -203,6 +290,8 @@ Item to_record(const TableDefinition& t) {
   r["local_indexes"] = AttributeValue::list(std::move(lsis));
   r["global_indexes"] = AttributeValue::list(std::move(gsis));
   r["next_index_id"] = num(static_cast<std::int64_t>(t.next_index_id));
+  r["capacity"] = capacity_value(t.capacity);
+  r["next_partition_id"] = num(static_cast<std::int64_t>(t.next_partition_id));
   return r;
 }
 
@@ -266,6 +355,9 @@ TableDefinition from_record(const Item& r) {
   }
   t.next_index_id =
       static_cast<std::uint32_t>(std::max<std::int64_t>(1, get_int(r, "next_index_id")));
+  t.capacity = capacity_from(r);
+  t.next_partition_id =
+      static_cast<std::uint32_t>(std::max<std::int64_t>(1, get_int(r, "next_partition_id")));
   return t;
 }
 

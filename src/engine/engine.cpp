@@ -21,7 +21,12 @@ constexpr std::int64_t kItemOverheadBytes = 100;
 }  // namespace
 
 Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
-    : storage_(std::move(storage)), options_(options), catalog_(*storage_), streams_(*storage_) {
+    : storage_(std::move(storage)),
+      options_(options),
+      own_clock_(options.clock ? nullptr : std::make_unique<SystemClock>()),
+      clock_(options.clock ? options.clock : own_clock_.get()),
+      catalog_(*storage_),
+      streams_(*storage_) {
   bool more = false, ttl = false;
   for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
     TablePtr table = catalog_.find(name);
@@ -37,6 +42,24 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
     streams = !streams_.empty(guard);
   }
   if (ttl || streams) start_maintenance();
+}
+
+double Engine::advance_clock(double seconds) {
+  if (!options_.manual_clock) throw std::logic_error("the clock is not manual");
+  MutexLock lock(clock_mutex_);
+  constexpr std::int64_t kSecond = 1'000'000'000;
+  const std::int64_t before = options_.manual_clock->now_ns();
+  const std::int64_t after =
+      options_.manual_clock->advance(static_cast<std::int64_t>(seconds * 1e9 + 0.5));
+  if (options_.capacity) {
+    // Every whole second crossed is closed in order; beyond an hour, the earlier seconds
+    // were idle as far as anything kept is concerned, so only the last hour is ticked.
+    std::int64_t first = before / kSecond + 1;
+    const std::int64_t last = after / kSecond;
+    if (last - first > 3600) first = last - 3600;
+    for (std::int64_t s = first; s <= last; ++s) options_.capacity->tick(s * kSecond);
+  }
+  return static_cast<double>(after) / 1e9;
 }
 
 void Engine::start_maintenance() {

@@ -15,11 +15,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "capacity/manager.h"
 #include "engine/catalog.h"
 #include "engine/change_stream.h"
 #include "engine/item_locks.h"
 #include "engine/transaction_tokens.h"
 #include "model/attribute_value.h"
+#include "model/clock.h"
 #include "model/mutex.h"
 #include "model/table.h"
 #include "model/value_visitor.h"
@@ -122,6 +124,12 @@ struct EngineOptions {
   // has TTL or a stream (a server with neither starts without it). Off (tests, fuzzing):
   // nothing happens unless the caller calls expire_items() or streams().trim().
   bool background_maintenance = true;
+  // The clock capacity rules run on; null: the wall clock (a SystemClock the engine owns).
+  const Clock* clock = nullptr;
+  // Set when the clock is manual (kumo serve --clock manual): advance_clock moves it.
+  ManualClock* manual_clock = nullptr;
+  // Meters and throttling; null when capacity is off (kumo serve --capacity off).
+  capacity::CapacityManager* capacity = nullptr;
 };
 
 class Engine {
@@ -138,6 +146,14 @@ class Engine {
   ChangeStreams& streams() { return streams_; }
   const ChangeStreams& streams() const { return streams_; }
   const EngineOptions& options() const { return options_; }
+  const Clock& clock() const { return *clock_; }
+  // Null when capacity is off.
+  capacity::CapacityManager* capacity() const { return options_.capacity; }
+  // Moves the manual clock forward by `seconds` and runs, on the calling thread, every
+  // per-second capacity tick it crosses and what they decide, so that everything due has
+  // happened when it returns. Returns the clock's new time in epoch seconds. Throws
+  // std::logic_error when the clock is not manual.
+  double advance_clock(double seconds);
 
   // Table lifecycle, as Catalog::create/update/remove, keeping the change streams and the
   // TTL schedule in step: enabling a stream opens a new one, disabling it or deleting the
@@ -299,6 +315,10 @@ class Engine {
 
   std::unique_ptr<storage::Storage> storage_;
   EngineOptions options_;
+  std::unique_ptr<SystemClock> own_clock_;  // when options_.clock is null
+  const Clock* clock_ = nullptr;
+  // Serialises advance_clock (ticks run in order).
+  Mutex clock_mutex_;
   // Where the TTL reaper stands on each table's schedule. A pass reads the entries due
   // below its horizon (an encoded expiry, the same for every table) from `resume`, where
   // the pass before stopped: every entry below it was handled, and the tombstones the

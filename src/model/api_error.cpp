@@ -136,4 +136,30 @@ ApiError ApiError::trimmed_data_access() {
                   "The data you are trying to access has been trimmed.");
 }
 
+ApiError ApiError::provisioned_throughput_exceeded(std::string message, ThrottlingReason reason,
+                                                   std::string cancellation_message) {
+  ApiError e(Code::kProvisionedThroughputExceeded, 400,
+             std::string(kDynamo) + "ProvisionedThroughputExceededException", std::move(message));
+  e.throttling_.push_back(std::move(reason));
+  e.cancellation_message_ = std::move(cancellation_message);
+  return e;
+}
+
+ApiError ApiError::throttling(std::string message, ThrottlingReason reason,
+                              std::string cancellation_message) {
+  ApiError e(Code::kThrottling, 400, std::string(kDynamo) + "ThrottlingException",
+             std::move(message));
+  e.throttling_.push_back(std::move(reason));
+  e.cancellation_message_ = std::move(cancellation_message);
+  return e;
+}
+
+ApiError ApiError::request_limit_exceeded(std::string message, ThrottlingReason reason) {
+  ApiError e(Code::kRequestLimitExceeded, 400, std::string(kDynamo) + "RequestLimitExceeded",
+             std::move(message));
+  e.cancellation_message_ = *e.message_;
+  e.throttling_.push_back(std::move(reason));
+  return e;
+}
+
 }  // namespace kumo

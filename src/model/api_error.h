@@ -23,6 +23,14 @@ struct CancellationReason {
   std::optional<Item> item;            // ConditionalCheckFailed with ALL_OLD
 };
 
+// One entry of a throttling exception's ThrottlingReasons: why the request was throttled
+// ("TableWriteKeyRangeThroughputExceeded", ...) and the ARN of the table or index that
+// throttled it.
+struct ThrottlingReason {
+  std::string reason;
+  std::string resource;
+};
+
 class ApiError : public std::exception {
  public:
   // What went wrong, for code that decides on an error; type() and message() are what the
@@ -49,6 +57,9 @@ class ApiError : public std::exception {
     kTrimmedDataAccess,
     kTableNotFound,
     kDuplicateItem,
+    kProvisionedThroughputExceeded,
+    kThrottling,
+    kRequestLimitExceeded,
   };
 
   // com.amazon.coral.validate#ValidationException, HTTP 400.
@@ -87,6 +98,14 @@ class ApiError : public std::exception {
   // position older than the stream's retention.
   static ApiError expired_iterator();
   static ApiError trimmed_data_access();
+  // The three throttling exceptions, each with its ThrottlingReasons entry.
+  // `cancellation_message` is the text a transaction's cancellation reason carries when
+  // this throttle cancels it.
+  static ApiError provisioned_throughput_exceeded(std::string message, ThrottlingReason reason,
+                                                  std::string cancellation_message);
+  static ApiError throttling(std::string message, ThrottlingReason reason,
+                             std::string cancellation_message);
+  static ApiError request_limit_exceeded(std::string message, ThrottlingReason reason);
 
   Code code() const { return code_; }
   // A ValidationException already in the "N validation error(s) detected" form.
@@ -99,6 +118,13 @@ class ApiError : public std::exception {
   const char* message_member() const { return capital_message_ ? "Message" : "message"; }
   const std::optional<Item>& item() const { return item_; }
   const std::vector<CancellationReason>& cancellation_reasons() const { return reasons_; }
+  const std::vector<ThrottlingReason>& throttling_reasons() const { return throttling_; }
+  const std::string& cancellation_message() const { return cancellation_message_; }
+  // A throttle: ProvisionedThroughputExceeded, Throttling or RequestLimitExceeded.
+  bool throttle() const {
+    return code_ == Code::kProvisionedThroughputExceeded || code_ == Code::kThrottling ||
+           code_ == Code::kRequestLimitExceeded;
+  }
   const char* what() const noexcept override;
 
  private:
@@ -113,6 +139,8 @@ class ApiError : public std::exception {
   bool capital_message_;
   std::optional<Item> item_;
   std::vector<CancellationReason> reasons_;
+  std::vector<ThrottlingReason> throttling_;
+  std::string cancellation_message_;
 };
 
 }  // namespace kumo

@@ -3,13 +3,19 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "model/attribute_value.h"
+#include "model/partition_map.h"
 
 namespace kumo {
+
+namespace capacity {
+class TableMeters;
+}
 
 // Types a key attribute may have.
 enum class ScalarType : std::uint8_t { S, N, B };
@@ -88,6 +94,8 @@ struct IndexDefinition {
   // A GSI added by UpdateTable is CREATING, and backfilling, until every existing item is
   // in it; it cannot be read meanwhile. Indexes created with the table are ACTIVE at once.
   bool backfilling = false;
+  // GSIs: partitions, OnDemandThroughput, WarmThroughput, Contributor Insights.
+  CapacitySettings capacity;
   // Every attribute an index entry carries besides projected non-key attributes: the
   // index key components and the table key, in no particular order.
   std::vector<std::string> key_attributes;
@@ -123,6 +131,13 @@ struct TableDefinition {
   std::vector<IndexDefinition> local_indexes;   // request order
   std::vector<IndexDefinition> global_indexes;  // creation order
   std::uint32_t next_index_id = 1;
+  // The table's own partitions, OnDemandThroughput, WarmThroughput, Contributor Insights.
+  CapacitySettings capacity;
+  // Partition ids of the table and its GSIs come from here; never reused.
+  std::uint32_t next_partition_id = 1;
+  // The live capacity meters (not stored): shared by every version of the definition, so
+  // a change of the table keeps its consumption; null when capacity is off.
+  std::shared_ptr<capacity::TableMeters> meters;
 
   // The index named `name`, or null.
   const IndexDefinition* find_index(std::string_view name) const;

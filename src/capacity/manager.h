@@ -1,0 +1,107 @@
+// CapacityManager: the meters, token buckets and partition statistics of every table and
+// GSI. The engine asks it to admit each access before reading or writing, and charges it
+// what the access consumed; once per second of the engine's clock it closes the second
+// (rings, history, on-demand peaks, report-mode simulation, split decisions). It knows
+// tables only as definitions and keys only as tokens and encoded bytes: it never touches
+// storage.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "capacity/meters.h"
+#include "capacity/options.h"
+#include "model/clock.h"
+#include "model/partition_map.h"
+#include "model/table.h"
+
+namespace kumo::capacity {
+
+class TableMeters;    // a table's resources: the table itself and each GSI
+class ResourceMeter;  // one table or GSI: its buckets, consumption and partitions
+
+// One access to one partition of one resource.
+struct Access {
+  ResourceMeter* resource = nullptr;
+  std::uint64_t token = 0;  // the token of the encoded partition key (codec::token)
+  Dir dir = Dir::kRead;
+  // The least this access can charge: it is admitted when the bucket holds at least this
+  // (0.5 for an eventually consistent read, 1 for a strongly consistent read or a write,
+  // 2 in a transaction).
+  Milli min = 1000;
+  // The encoded partition and sort key, for the key statistics; may be empty.
+  std::string_view partition_key, sort_key;
+};
+
+// Bytes a page read from the partition holding `token`.
+struct TokenBytes {
+  std::uint64_t token = 0;
+  std::size_t bytes = 0;
+};
+
+// A split the per-second tick decided; the engine performs it (Engine::split_partition).
+struct SplitPlan {
+  std::uint32_t table_id = 0;
+  std::uint32_t index_id = 0;       // 0: the table
+  std::uint32_t partition = 0;      // the partition's id
+  std::optional<std::uint64_t> at;  // nullopt: where its bytes reach half (a walk)
+  SplitCause cause = SplitCause::kSize;
+};
+
+// An on-demand resource's previous peak, raised by the tick; the engine stores it.
+struct PeakRaise {
+  std::uint32_t table_id = 0;
+  std::uint32_t index_id = 0;
+  std::int64_t peak_read = 0, peak_write = 0;
+  double raised = 0;
+};
+
+class CapacityManager {
+ public:
+  CapacityManager(CapacityOptions options, const Clock& clock);
+  ~CapacityManager();
+  CapacityManager(const CapacityManager&) = delete;
+  CapacityManager& operator=(const CapacityManager&) = delete;
+
+  const CapacityOptions& options() const { return options_; }
+  const Clock& clock() const { return clock_; }
+  bool enforcing() const { return options_.mode == Mode::kEnforce; }
+
+  // Meters for a table: at CreateTable and for each table loaded at start.
+  std::shared_ptr<TableMeters> attach(const TableDefinition& table);
+  // After any change of the definition: throughput, billing mode, OnDemandThroughput,
+  // WarmThroughput, GSIs added or removed, partition maps, Contributor Insights.
+  void configure(TableMeters& meters, const TableDefinition& table);
+  // The table was deleted: its meters stop being reported.
+  void detach(TableMeters& meters);
+  // The table's own resource (index_id 0) or one of its GSIs; null when unknown.
+  static ResourceMeter* resource(TableMeters& meters, std::uint32_t index_id);
+
+  // In enforce mode, throws the throttling ApiError (capacity::throttle_error) when the
+  // access would exceed its resource's or its partition's limit, and counts the throttle
+  // event. Does nothing otherwise.
+  void admit(const Access& access, Operation op, bool insights);
+  // Records `units` consumed by the access: meters, buckets (debited after the fact, so a
+  // level may go below zero), key statistics.
+  void charge(const Access& access, Milli units, Operation op, bool insights);
+  // A Query or Scan page over several partitions: `units` spread over them by bytes.
+  void charge_page(ResourceMeter& resource, Dir dir, std::span<const TokenBytes> parts, Milli units,
+                   Operation op);
+  // A committed write changed the bytes stored in the partition holding `token`.
+  void add_bytes(ResourceMeter& resource, std::uint64_t token, std::int64_t delta);
+
+  // Closes the engine-clock second ending at `second_end_ns`.
+  void tick(std::int64_t second_end_ns);
+  std::vector<SplitPlan> take_split_plans();
+  std::vector<PeakRaise> take_peak_raises();
+
+ private:
+  CapacityOptions options_;
+  const Clock& clock_;
+};
+
+}  // namespace kumo::capacity
