@@ -25,6 +25,7 @@ void CapacityManager::charge(const Access&, Milli, Operation, bool) {}
 void CapacityManager::charge_page(ResourceMeter&, Dir, std::span<const TokenBytes>, Milli,
                                   Operation) {}
 void CapacityManager::add_bytes(ResourceMeter&, std::uint64_t, std::int64_t) {}
+void CapacityManager::record_request(TableMeters*, const RequestOutcome&) {}
 void CapacityManager::tick(std::int64_t) {}
 std::vector<SplitPlan> CapacityManager::take_split_plans() {
   return {};

@@ -43,6 +43,19 @@ struct TokenBytes {
   std::size_t bytes = 0;
 };
 
+// What one request did, for the per-operation metrics (CloudWatch's ThrottledRequests,
+// SuccessfulRequestLatency, ReturnedItemCount, ConditionalCheckFailedRequests, UserErrors,
+// SystemErrors).
+struct RequestOutcome {
+  Operation op = Operation::kNone;
+  double latency_seconds = 0;  // successful requests
+  bool throttled = false;      // the request failed with a throttle (a batch: all refused)
+  bool conditional_check_failed = false;
+  bool user_error = false;  // any other 400
+  bool system_error = false;
+  std::size_t returned_items = 0;
+};
+
 // A split the per-second tick decided; the engine performs it (Engine::split_partition).
 struct SplitPlan {
   std::uint32_t table_id = 0;
@@ -93,6 +106,10 @@ class CapacityManager {
                    Operation op);
   // A committed write changed the bytes stored in the partition holding `token`.
   void add_bytes(ResourceMeter& resource, std::uint64_t token, std::int64_t delta);
+
+  // Records a request's outcome on each table it touched (`meters` null: an error before
+  // any table was known, counted only in the account's UserErrors).
+  void record_request(TableMeters* meters, const RequestOutcome& outcome);
 
   // Closes the engine-clock second ending at `second_end_ns`.
   void tick(std::int64_t second_end_ns);
