@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "capacity/options.h"
 #include "engine/engine.h"
 #include "model/api_error.h"
 
@@ -40,6 +41,9 @@ struct ServiceOptions {
   double ttl_cooldown = 0;
   // Fill Response::tables. Off, a request spends nothing on it.
   bool report_tables = false;
+  // Capacity figures the control plane checks and reports (quotas, on-demand initial
+  // throughput, Contributor Insights' delay and rule quota), whatever the capacity mode.
+  capacity::CapacityOptions capacity = {};
 };
 
 class Service {
