@@ -99,6 +99,12 @@ void ensure_table(const Endpoint& endpoint, const WorkloadConfig& config, const 
   Operation op;
   op.target = "DynamoDB_20120810.CreateTable";
   op.body = dataset.create_table(config);
+  if (config.warm_throughput > 0 && !op.body.empty() && op.body.back() == '}') {
+    op.body.pop_back();
+    op.body += fmt::format(
+        R"(,"WarmThroughput":{{"ReadUnitsPerSecond":{0},"WriteUnitsPerSecond":{0}}}}})",
+        config.warm_throughput);
+  }
   const auto created = client.send(op, signer, std::chrono::seconds(30));
   if (!created) throw std::runtime_error("CreateTable: no answer from " + endpoint.authority);
   if (created->status != 200 && created->body.find("ResourceInUseException") == std::string::npos) {
@@ -770,6 +776,8 @@ int main(int argc, char** argv) {
   app.add_option("--item-bytes", s.config.item_bytes, "Approximate item size")
       ->capture_default_str();
   app.add_option("--table", s.config.table, "Table name")->capture_default_str();
+  app.add_option("--warm-throughput", s.config.warm_throughput,
+                 "Create the table with this WarmThroughput (units/s, read and write)");
   app.add_flag("!--no-preload", s.preload, "Skip creating and loading the table");
   app.add_option("--preload-connections", s.preload_connections,
                  "Connections for the preload (default: --connections)");

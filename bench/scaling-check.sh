@@ -23,89 +23,9 @@ for file in "$kumo" "$bench"; do
   [[ -x "$file" ]] || { echo "scaling-check: no $file" >&2; exit 1; }
 done
 
-# The server on core 0 and kumo-bench on core 1, as the benchmarks run them, when there are
-# two cores: their CPU times then do not depend on how the scheduler mixes them.
-client_pin=()
-server_pin=()
-if [[ $(nproc) -ge 2 ]] && command -v taskset >/dev/null; then
-  client_pin=(taskset -c 1)
-  server_pin=(--cpu 0)
-fi
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/kumo-scaling-check.XXXXXX")
-# The server that start_server started last, which bench measures.
-pid=""
-port=""
-running=()  # every server started and not yet stopped
-# stop_server [PID]: stops the server (default: $pid) and waits until it has exited.
-stop_server() {
-  local which=${1:-$pid} i
-  if [[ -n "$which" ]] && kill -0 "$which" 2>/dev/null; then
-    kill "$which" 2>/dev/null || true
-    for _ in $(seq 600); do kill -0 "$which" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$which" 2>/dev/null || true
-  fi
-  for i in "${!running[@]}"; do
-    [[ ${running[$i]} != "$which" ]] || unset 'running[i]'
-  done
-  [[ $which != "$pid" ]] || pid=""
-}
-stop_all() {
-  local server
-  for server in "${running[@]}"; do stop_server "$server"; done
-}
-trap 'stop_all; rm -rf "$work"' EXIT
-
-# start_server ARGS...: `kumo serve --threads 1 ARGS` on a free port; returns once it
-# answers a ListTables, with pid and port set to it.
-start_server() {
-  port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  if ! "${client_pin[@]}" "$bench" launch --endpoint "127.0.0.1:$port" --settle 0s \
-      "${server_pin[@]}" --pid-file "$work/pid" --log "$work/server.log" \
-      -- "$kumo" serve --port "$port" --threads 1 "$@" >"$work/launch.out"; then
-    echo "scaling-check: the server did not start:" >&2
-    cat "$work/server.log" >&2
-    exit 1
-  fi
-  pid=$(cat "$work/pid")
-  running+=("$pid")
-}
-
-# bench ARGS...: kumo-bench against the server, as one JSON line in $work/last.json; any
-# wrong or missing answer fails the script.
-bench() {
-  if ! "${client_pin[@]}" "$bench" --json --endpoint "127.0.0.1:$port" --server-pid "$pid" \
-      --connections 32 "$@" >"$work/last.json" 2>"$work/bench.err"; then
-    echo "scaling-check: kumo-bench $* failed:" >&2
-    cat "$work/bench.err" "$work/last.json" >&2
-    exit 1
-  fi
-}
-
-# The server's CPU time per request of the last run, in µs.
-cost() {
-  /usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["server_cpu_us_per_op"])' \
-    "$work/last.json"
-}
-
-failed=()
-# judge NAME SMALL_LABEL SMALL_US LARGE_LABEL LARGE_US: one line with both figures and
-# their ratio; a ratio above the bound fails the check.
-judge() {
-  local verdict
-  verdict=$(/usr/bin/python3 - "$@" "$bound" <<'EOF'
-import sys
-name, small_label, small, large_label, large, bound = sys.argv[1:]
-small, large, bound = float(small), float(large), float(bound)
-ratio = large / small if small > 0 else float("inf")
-ok = ratio <= bound
-print(f"{'ok    ' if ok else 'FAILED'} {name}: {small_label} {small:.1f} µs/op, "
-      f"{large_label} {large:.1f} µs/op: ratio {ratio:.2f} (bound {bound:g})")
-EOF
-)
-  echo "scaling-check: $verdict"
-  [[ $verdict == ok* ]] || failed+=("$1")
-}
+check_name=scaling-check
+# shellcheck source=bench/check-lib.sh
+source "$root/bench/check-lib.sh"
 
 # 1. GetItem on disk: 10,000 against 200,000 items, each table loaded, then read by a
 # server restarted on it. Both servers stay up and are measured in turn, twice, and each
@@ -125,7 +45,6 @@ getitem_cost() {
   bench --workload group-get --items "$3" --no-preload --warmup "$4" --duration 2s
   us=$(cost)
 }
-lower() { /usr/bin/python3 -c 'import sys; print(min(float(v) for v in sys.argv[1:]))' "$@"; }
 start_loaded 10000
 small_pid=$pid small_port=$port
 start_loaded 200000
@@ -166,9 +85,4 @@ many=$(cost)
 stop_server
 judge "DescribeTable on disk" "after 100 writes" "$few" "after 100,100 writes" "$many"
 
-if [[ ${#failed[@]} -gt 0 ]]; then
-  list=$(printf '%s; ' "${failed[@]}")
-  echo "scaling-check: FAILED: ${list%; }" >&2
-  exit 1
-fi
-echo "scaling-check: all 3 checks passed"
+finish 3

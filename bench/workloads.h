@@ -54,6 +54,11 @@ struct WorkloadConfig {
   // Differs from one run of kumo-bench to the next, so that the ClientRequestTokens of
   // transact-put never repeat those of an earlier run against the same server.
   std::uint64_t run_nonce = 0;
+  // When set, the table is created with this WarmThroughput (read and write units per
+  // second), so that a server enforcing DynamoDB's limits has enough partitions and
+  // on-demand throughput for the load: the benchmark then measures the cost of the
+  // checks, not throttling.
+  std::int64_t warm_throughput = 0;
 };
 
 // A table and the items to load into it before a workload runs.

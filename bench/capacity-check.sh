@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# What metering and throttling cost: GetItem and PutItem in memory under
+# `kumo serve --capacity off`, `report` and `enforce`, server CPU time per request
+# (kumo-bench's server µs/op), in interleaved rounds; each mode keeps its median. Fails when
+# report costs more than $report_bound times off, or enforce more than $enforce_bound times
+# off (the targets are 1.05 and 1.10). The table is created with a WarmThroughput of a
+# million units per second and the per-table quota raised, so that enforce throttles
+# nothing and only the checks are measured.
+# Usage: bench/capacity-check.sh [--short] [BUILD_DIR]   (default: build)
+#   --short: one round of 1 s per workload and looser bounds (1.15, 1.25), for the tests.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+rounds=3
+duration=3s
+report_bound=1.05
+enforce_bound=1.10
+if [[ ${1:-} == --short ]]; then
+  rounds=1 duration=1s report_bound=1.15 enforce_bound=1.25
+  shift
+fi
+build=${1:-$root/build}
+kumo=$build/kumo
+bench=$build/bench/kumo-bench
+bound=$report_bound
+
+for file in "$kumo" "$bench"; do
+  [[ -x "$file" ]] || { echo "capacity-check: no $file" >&2; exit 1; }
+done
+
+check_name=capacity-check
+# shellcheck source=bench/check-lib.sh
+source "$root/bench/check-lib.sh"
+
+modes=(off report enforce)
+declare -A pids ports
+for mode in "${modes[@]}"; do
+  start_server --in-memory --capacity "$mode" --table-quota 2000000:2000000 \
+    --account-quota 4000000:4000000
+  pids[$mode]=$pid ports[$mode]=$port
+  bench --workload getitem --items 10000 --warm-throughput 1000000 --duration 0
+done
+
+# median VALUES...
+median() {
+  /usr/bin/python3 -c 'import statistics, sys; print(statistics.median(float(v) for v in sys.argv[1:]))' "$@"
+}
+declare -A costs
+for workload in getitem putitem; do
+  for _ in $(seq "$rounds"); do
+    for mode in "${modes[@]}"; do
+      pid=${pids[$mode]} port=${ports[$mode]}
+      bench --workload "$workload" --items 10000 --no-preload --warmup 0.5s --duration "$duration"
+      costs[$workload-$mode]="${costs[$workload-$mode]:-} $(cost)"
+    done
+  done
+done
+for mode in "${modes[@]}"; do stop_server "${pids[$mode]}"; done
+
+for workload in getitem putitem; do
+  # shellcheck disable=SC2086
+  off=$(median ${costs[$workload-off]})
+  for mode in report enforce; do
+    bound=$report_bound
+    [[ $mode == report ]] || bound=$enforce_bound
+    # shellcheck disable=SC2086
+    judge "$workload, capacity $mode" "off" "$off" "$mode" "$(median ${costs[$workload-$mode]})"
+  done
+done
+finish 4
