@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.parse
 import uuid
 import zlib
 
@@ -62,21 +63,52 @@ def table_arn(name, region=REGION):
 # --------------------------------------------------------------------------- server
 
 
+def serve_flags(flags):
+    """`kumo serve` arguments from a dict {"capacity": "enforce", "burst-seconds": 0} (a
+    leading "--" is added; True gives a bare flag, None or False leaves it out) or from a
+    list of strings (taken as they are)."""
+    if isinstance(flags, dict):
+        args = []
+        for name, value in flags.items():
+            if value is None or value is False:
+                continue
+            args.append(name if name.startswith("-") else "--" + name)
+            if value is not True:
+                args.append(str(value))
+        return args
+    return [str(a) for a in flags]
+
+
+ADMIN_LISTENING_RE = re.compile(rb"admin listening on (\S+):(\d+)")
+
+
 class KumoServer:
-    """One `kumo serve` process. Its stdout and stderr go to `log_path`."""
+    """One `kumo serve` process. Its stdout and stderr go to `log_path`.
+
+    `extra_args` (a list) and `flags` (see serve_flags) are appended to the command.
+    `admin_port`: None (no admin listener), a port, or 0 for a free one, read from the log
+    at start; after start() `admin_port` is the bound port and `admin` an Admin client."""
 
     def __init__(self, binary, workdir, data_dir=None, credentials=None, region=REGION,
-                 extra_args=()):
+                 extra_args=(), flags=(), admin_port=None):
         self.binary = binary
         self.workdir = workdir
         self.data_dir = data_dir
         self.credentials = credentials
         self.region = region
-        self.extra_args = list(extra_args)
+        self.extra_args = list(extra_args) + serve_flags(flags)
+        self.requested_admin_port = admin_port
+        self.admin_port = None
         self.proc = None
         self.port = None
         self.log_path = None
         self._starts = 0
+
+    @property
+    def admin(self):
+        """An Admin client of this server's admin listener."""
+        assert self.admin_port is not None, "server started without an admin port"
+        return Admin(self.admin_port)
 
     @property
     def endpoint(self):
@@ -91,6 +123,8 @@ class KumoServer:
             cmd += ["--data-dir", str(self.data_dir)]
         if self.credentials is not None:
             cmd += ["--credentials", str(self.credentials)]
+        if self.requested_admin_port is not None:
+            cmd += ["--admin-port", str(self.requested_admin_port)]
         return cmd + self.extra_args
 
     @property
@@ -120,6 +154,7 @@ class KumoServer:
             try:
                 resp = http_request(self.port, "GET", "/", timeout=1.0)
                 if resp.status == 200:
+                    self.admin_port = self._bound_admin_port()
                     return self
                 last_error = f"GET / returned {resp.status}"
             except OSError as e:
@@ -128,6 +163,17 @@ class KumoServer:
         self.kill()
         raise RuntimeError(f"kumo did not answer GET / within {timeout}s ({last_error}); "
                            f"log {self.log_path}:\n{self.log_tail()}")
+
+    def _bound_admin_port(self):
+        """The admin listener's port as logged (it binds before the DynamoDB port answers)."""
+        if self.requested_admin_port is None:
+            return None
+        with open(self.log_path, "rb") as f:
+            found = ADMIN_LISTENING_RE.search(f.read())
+        if found is None:
+            raise RuntimeError(f"kumo logged no admin port; log {self.log_path}:\n"
+                               f"{self.log_tail()}")
+        return int(found.group(2))
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
@@ -170,6 +216,19 @@ class KumoServer:
 
     def api(self, **kwargs):
         return Api(self.port, **kwargs)
+
+
+CAPACITY_FLAGS = {"capacity": "enforce", "clock": "manual"}
+
+
+def start_capacity_server(binary, workdir, flags=None, data_dir=None, **kwargs):
+    """A started in-memory (or `data_dir`) server for capacity tests: `--capacity enforce
+    --clock manual --admin-port 0` plus `flags` (a dict, see serve_flags; its entries
+    override these). Its clock: server.admin."""
+    merged = dict(CAPACITY_FLAGS)
+    merged.update(flags or {})
+    srv = KumoServer(binary, workdir, data_dir=data_dir, flags=merged, admin_port=0, **kwargs)
+    return srv.start()
 
 
 def make_client(endpoint, access_key="AKIDKUMOE2E", secret="kumo-e2e-secret", region=REGION,
@@ -337,6 +396,145 @@ class Api:
         resp = self(operation, body, **kwargs)
         assert resp.status == 200, f"{operation} failed: {resp!r}"
         return resp.json
+
+
+# --------------------------------------------------------------------------- admin
+
+
+class Admin:
+    """Client of `kumo serve`'s admin listener (--admin-port; docs/capacity.md, the admin
+    listener). One keep-alive connection per call; no signing.
+
+        admin = server.admin                      # or Admin(port)
+        admin.health()                            # {"status": "ok"}
+        admin.clock()                             # {"mode": "manual"|"wall", "now": 1767225600.0}
+        admin.now()                               # the engine clock, epoch seconds
+        admin.advance(1)                          # POST /clock/advance?seconds=1 → new now;
+                                                  # asserts 200 (everything due has run)
+        admin.get("/tables/t/history", index="g") # → (status, JSON or, for text, str)
+        admin.post("/clock/advance", seconds=0)   # → (status, JSON or str), no assertion
+        admin.metrics()                           # /metrics text (Prometheus 0.0.4)
+        admin.metric("dynamodb_read_throttle_events_total", table_name="t")
+                                                  # → the sample's value (float) or None
+        admin.tables()                            # GET /tables
+        admin.table("t")                          # GET /tables/t
+        admin.partitions("t", index=None)         # the list of partitions of the table or GSI
+        admin.top_keys("t", index=None, kind="accessed", seconds=60)   # GET …/top-keys
+        admin.history("t", index=None)            # GET …/history
+        admin.insights("t", index=None, minutes=None)                  # GET …/insights
+        admin.report()                            # GET /report
+
+    The JSON getters assert a 200 answer and return the parsed body; use get() to check an
+    error status."""
+
+    def __init__(self, port, host="127.0.0.1", timeout=30.0):
+        self.port = port
+        self.host = host
+        self.timeout = timeout
+
+    def request(self, method, path, params=None, body=b""):
+        """→ Response; `params` (a dict, None values left out) become the query string."""
+        query = {k: v for k, v in (params or {}).items() if v is not None}
+        if query:
+            path += "?" + urllib.parse.urlencode(query)
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        try:
+            conn.request(method, path, body=body or None)
+            r = conn.getresponse()
+            return Response(r.status, r.headers, r.read())
+        finally:
+            conn.close()
+
+    @staticmethod
+    def _decoded(resp):
+        if (resp.header("Content-Type") or "").startswith("application/json"):
+            return resp.json
+        return resp.body.decode("utf-8", "replace")
+
+    def get(self, path, **params):
+        resp = self.request("GET", path, params)
+        return resp.status, self._decoded(resp)
+
+    def post(self, path, **params):
+        resp = self.request("POST", path, params)
+        return resp.status, self._decoded(resp)
+
+    def ok(self, path, **params):
+        status, body = self.get(path, **params)
+        assert status == 200, f"GET {path} {params} answered {status}: {body!r}"
+        return body
+
+    def health(self):
+        return self.ok("/health")
+
+    def clock(self):
+        return self.ok("/clock")
+
+    def now(self):
+        return self.clock()["now"]
+
+    def advance(self, seconds):
+        status, body = self.post("/clock/advance", seconds=seconds)
+        assert status == 200, f"advance({seconds}) answered {status}: {body!r}"
+        return body["now"]
+
+    def metrics(self):
+        status, text = self.get("/metrics")
+        assert status == 200, f"GET /metrics answered {status}: {text!r}"
+        return text
+
+    def metric(self, name, **labels):
+        """The value of the sample `name` whose labels are exactly `labels`, or None."""
+        for sample, value in parse_metrics(self.metrics()):
+            if sample == (name, labels):
+                return value
+        return None
+
+    def tables(self):
+        return self.ok("/tables")
+
+    def table(self, name):
+        return self.ok(f"/tables/{_quoted(name)}")
+
+    def partitions(self, name, index=None):
+        body = self.ok(f"/tables/{_quoted(name)}/partitions", index=index)
+        return body["partitions"] if isinstance(body, dict) and "partitions" in body else body
+
+    def top_keys(self, name, index=None, kind="accessed", seconds=None):
+        return self.ok(f"/tables/{_quoted(name)}/top-keys", index=index, kind=kind,
+                       seconds=seconds)
+
+    def history(self, name, index=None):
+        return self.ok(f"/tables/{_quoted(name)}/history", index=index)
+
+    def insights(self, name, index=None, minutes=None):
+        return self.ok(f"/tables/{_quoted(name)}/insights", index=index, minutes=minutes)
+
+    def report(self, **params):
+        return self.ok("/report", **params)
+
+
+def _quoted(name):
+    return urllib.parse.quote(name, safe="")
+
+
+_METRIC_LINE_RE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)')
+_LABEL_RE = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def parse_metrics(text):
+    """Prometheus text → [((name, {label: value}), float)], comments left out."""
+    samples = []
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = _METRIC_LINE_RE.match(line)
+        if m is None:
+            continue
+        labels = {k: bytes(v, "utf-8").decode("unicode_escape")
+                  for k, v in _LABEL_RE.findall(m.group(2) or "")}
+        samples.append(((m.group(1), labels), float(m.group(3))))
+    return samples
 
 
 # --------------------------------------------------------------------------- assertions
