@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "net/content_coding.h"
+#include "net/endpoint.h"
 #include "net/http_text.h"
 #include "net/pre_dispatch.h"
 #include "net/response_head.h"
@@ -90,16 +91,6 @@ std::string_view error_type(int status, std::string_view body) {
     if (end != std::string_view::npos) return body.substr(1, end - 1);
   }
   return "-";
-}
-
-tcp::endpoint resolve_endpoint(const std::string& host, std::uint16_t port) {
-  error_code ec;
-  const auto address = asio::ip::make_address(host, ec);
-  if (!ec) return {address, port};
-  asio::io_context io;
-  tcp::resolver resolver(io);
-  const auto results = resolver.resolve(host, std::to_string(port));  // throws if unknown
-  return results.begin()->endpoint();
 }
 
 }  // namespace
