@@ -16,9 +16,12 @@
 #include <thread>
 #include <vector>
 
+#include "api/admin.h"
 #include "api/service.h"
+#include "capacity/manager.h"
 #include "cli/serve_options.h"
 #include "engine/engine.h"
+#include "net/admin_server.h"
 #include "net/http_server.h"
 #include "net/sigv4.h"
 #include "storage/storage.h"
@@ -107,10 +110,18 @@ int serve(const ServeOptions& options) {
     spdlog::error("cannot open data directory {}: {}", options.data_dir, e.what());
     return 1;
   }
+  // The engine's clock and, unless capacity is off, its meters.
+  const capacity::CapacityOptions capacity_options = cli::capacity_options(options);
+  const std::unique_ptr<Clock> clock = make_clock(options);
+  std::optional<capacity::CapacityManager> meters;
+  if (capacity_options.mode != capacity::Mode::kOff) meters.emplace(capacity_options, *clock);
   engine::EngineOptions engine_options;
   engine_options.item_collection_limit = options.item_collection_limit;
   engine_options.ttl_interval = options.ttl_interval;
   engine_options.stream_retention = options.stream_retention;
+  engine_options.clock = clock.get();
+  engine_options.manual_clock = clock->manual() ? static_cast<ManualClock*>(clock.get()) : nullptr;
+  engine_options.capacity = meters ? &*meters : nullptr;
   engine::Engine engine(std::move(store), engine_options);
 
   net::ServerOptions server_options;
@@ -141,7 +152,22 @@ int serve(const ServeOptions& options) {
   service_options.shard_iterator_lifetime = options.shard_iterator_lifetime;
   service_options.ttl_cooldown = options.ttl_cooldown;
   service_options.report_tables = options.log_requests;
+  service_options.capacity = capacity_options;
   service.emplace(engine, service_options);
+
+  const api::Admin admin(engine);
+  std::optional<net::AdminServer> admin_server;
+  if (options.admin_port) {
+    try {
+      admin_server.emplace(
+          options.admin_bind, *options.admin_port,
+          [&admin](const api::AdminRequest& request) { return admin.handle(request); });
+    } catch (const std::exception& e) {
+      spdlog::error("cannot listen on {}:{} (admin): {}", options.admin_bind, *options.admin_port,
+                    e.what());
+      return 1;
+    }
+  }
 
   // The socket listens from here on: a client that connects now is answered as soon as the
   // I/O threads run, and they start last, this thread being the first of them, so that
@@ -150,6 +176,12 @@ int serve(const ServeOptions& options) {
                server->port(),
                options.in_memory ? std::string("in memory") : "data: " + options.data_dir,
                server->threads());
+  if (admin_server) {
+    spdlog::info("admin listening on {}:{} (no authentication; {} clock, capacity {})",
+                 admin_server->address(), admin_server->port(), options.clock,
+                 options.capacity_mode);
+    admin_server->start();
+  }
   if (is_loopback(options.bind))
     spdlog::info("reachable only from this machine{}",
                  options.bind_given ? "" : "; --bind 0.0.0.0 accepts other machines");
@@ -163,6 +195,7 @@ int serve(const ServeOptions& options) {
     spdlog::info("{} received, stopping", signal_number == SIGINT ? "SIGINT" : "SIGTERM");
   });
   server.reset();
+  admin_server.reset();
   service.reset();
   spdlog::info("stopped");
   return 0;

@@ -3,7 +3,13 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
 #include <memory>
+#include <optional>
+#include <tuple>
+#include <utility>
 
 namespace kumo::cli {
 namespace {
@@ -61,7 +67,237 @@ class HelpFormatter : public CLI::Formatter {
   }
 };
 
+// The latest --clock-start: 2100-01-01, far from where nanoseconds overflow.
+constexpr std::int64_t kLastClockStart = 4'102'444'800;
+// The largest figure an R:W flag takes.
+constexpr std::int64_t kMaxUnits = 1'000'000'000;
+
+std::string number_text(double value) {
+  std::string text = std::to_string(value);
+  text.erase(text.find_last_not_of('0') + 1);
+  if (text.back() == '.') text.pop_back();
+  return text;
+}
+
+// A number from `min` to `max`, both included (not nan or infinite).
+CLI::Validator number_range(double min, double max) {
+  const std::string expected =
+      "must be a number from " + number_text(min) + " to " + number_text(max);
+  return CLI::Validator(
+      [min, max, expected](std::string& text) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value) || !std::isfinite(value) || value < min ||
+            value > max)
+          return text + " " + expected;
+        return {};
+      },
+      "");
+}
+
+// "R:W": two whole numbers from 1 to kMaxUnits.
+std::optional<std::pair<std::int64_t, std::int64_t>> units_pair(std::string_view text) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  std::int64_t values[2] = {0, 0};
+  const std::string_view parts[2] = {text.substr(0, colon), text.substr(colon + 1)};
+  for (int i = 0; i < 2; ++i) {
+    const char* end = parts[i].data() + parts[i].size();
+    const auto [at, ec] = std::from_chars(parts[i].data(), end, values[i]);
+    if (ec != std::errc() || at != end || values[i] < 1 || values[i] > kMaxUnits)
+      return std::nullopt;
+  }
+  return std::make_pair(values[0], values[1]);
+}
+
+// Adds `name` R:W, which sets `read` and `write`.
+void add_units_option(CLI::App* serve, const std::string& name, std::int64_t& read,
+                      std::int64_t& write, const std::string& description) {
+  serve
+      ->add_option_function<std::string>(
+          name,
+          [&read, &write](const std::string& text) {
+            std::tie(read, write) = units_pair(text).value();
+          },
+          description)
+      ->type_name("R:W")
+      ->default_str(std::to_string(read) + ":" + std::to_string(write))
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            if (units_pair(text)) return {};
+            return text + " must be READ:WRITE, two whole numbers from 1 to " +
+                   std::to_string(kMaxUnits);
+          },
+          ""));
+}
+
+// One of `values`, given as the type name (a|b|c).
+CLI::Option* add_choice(CLI::App* serve, const std::string& name, std::string& value,
+                        const std::vector<std::string>& values, const std::string& description) {
+  std::string names;
+  for (const std::string& v : values) names += (names.empty() ? "" : "|") + v;
+  return serve->add_option(name, value, description)
+      ->type_name(names)
+      ->capture_default_str()
+      ->check(CLI::IsMember(values).description(""));
+}
+
+// The flags of docs/capacity.md: the mode, the clock, the admin listener and DynamoDB's
+// capacity figures.
+void add_capacity_options(CLI::App* serve, ServeOptions& options) {
+  capacity::CapacityOptions& c = options.capacity;
+  add_choice(serve, "--capacity", options.capacity_mode, {"off", "report", "enforce"},
+             "off: ConsumedCapacity only, as before; report: every unit metered per table, "
+             "index and partition, shown on the admin listener, nothing refused; enforce: "
+             "throttled as DynamoDB throttles");
+  CLI::Option* clock = add_choice(
+      serve, "--clock", options.clock, {"wall", "manual"},
+      "The clock capacity runs on; manual moves only by POST /clock/advance?seconds=S on the "
+      "admin listener, for tests");
+  serve
+      ->add_option("--clock-start", options.clock_start,
+                   "Epoch seconds the manual clock starts at (default: now, rounded down to a "
+                   "whole second)")
+      ->type_name("EPOCH")
+      ->check(CLI::Range(std::int64_t{0}, kLastClockStart).description(""));
+  serve->final_callback([&options, clock] {
+    if (options.clock_start && options.clock != "manual")
+      throw CLI::ValidationError("--clock-start", "needs " + clock->get_name() + " manual");
+  });
+  CLI::Option* admin_port =
+      serve
+          ->add_option("--admin-port", options.admin_port,
+                       "Port of the admin listener: health, the clock, capacity as JSON, "
+                       "Prometheus metrics (0: any free port; none without this flag). It "
+                       "has no authentication")
+          ->type_name("N");
+  serve->add_option("--admin-bind", options.admin_bind, "Address the admin listener binds")
+      ->type_name("ADDRESS")
+      ->capture_default_str()
+      ->needs(admin_port);
+  serve
+      ->add_option("--burst-seconds", c.burst_seconds,
+                   "Seconds of unused provisioned throughput a table or index keeps for "
+                   "bursts (0: one second's worth)")
+      ->type_name("S")
+      ->capture_default_str()
+      ->check(number_range(0, 86400));
+  serve
+      ->add_option("--partition-read-units", c.partition.read_units,
+                   "Read units a partition serves per second")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, kMaxUnits).description(""));
+  serve
+      ->add_option("--partition-write-units", c.partition.write_units,
+                   "Write units a partition serves per second")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, kMaxUnits).description(""));
+  serve
+      ->add_option("--partition-size-mb", c.partition_size_mb,
+                   "MiB of data at which a partition splits in two")
+      ->type_name("MIB")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 30).description(""));
+  serve
+      ->add_option("--split-heat-fraction", c.split_heat_fraction,
+                   "Share of its ceiling a partition must use, for --split-heat-seconds, to "
+                   "split in two")
+      ->type_name("F")
+      ->capture_default_str()
+      ->check(number_range(0.01, 1));
+  serve
+      ->add_option("--split-heat-seconds", c.split_heat_seconds,
+                   "Consecutive seconds a partition must stay hot to split")
+      ->type_name("S")
+      ->capture_default_str()
+      ->check(number_range(1, 86400));
+  add_choice(serve, "--splits", options.splits, {"on", "off"},
+             "Split partitions by size and heat (off: they split only when throughput is "
+             "raised)");
+  serve
+      ->add_option("--max-partitions", c.max_partitions,
+                   "Most partitions a table or index splits into")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20).description(""));
+  add_units_option(serve, "--on-demand-initial", c.on_demand_initial_read,
+                   c.on_demand_initial_write,
+                   "Read and write units per second a new on-demand table or index serves");
+  serve
+      ->add_option("--on-demand-peak-window", c.on_demand_peak_window,
+                   "Seconds after an on-demand peak raise before the next may come")
+      ->type_name("S")
+      ->capture_default_str()
+      ->check(number_range(1, 31'536'000));
+  serve
+      ->add_option("--on-demand-sustain", c.on_demand_sustain,
+                   "Seconds an on-demand level must last to count as a peak")
+      ->type_name("S")
+      ->capture_default_str()
+      ->check(number_range(1, 86400));
+  add_units_option(serve, "--table-quota", c.table_quota_read, c.table_quota_write,
+                   "Most read and write units per second of one table or index (the "
+                   "account's per-table quota)");
+  add_units_option(serve, "--account-quota", c.account_quota_read, c.account_quota_write,
+                   "Most read and write units per second of all tables together (the "
+                   "account's quota)");
+  add_choice(serve, "--account-limit-exception", options.account_limit_exception,
+             {"ThrottlingException", "RequestLimitExceeded"},
+             "The exception of a request refused by an account quota");
+  serve
+      ->add_option("--key-sample", c.key_sample,
+                   "One request in N is recorded for the top keys (1: every one)")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{1} << 20).description(""));
+  serve
+      ->add_option("--history-minutes", c.history_minutes,
+                   "Minutes of per-minute capacity history kept")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{10080}).description(""));
+  serve
+      ->add_option("--insights-delay", c.insights_delay,
+                   "Seconds Contributor Insights stays ENABLING or DISABLING")
+      ->type_name("S")
+      ->capture_default_str()
+      ->check(number_range(0, 3600));
+  serve
+      ->add_option("--insights-rule-quota", c.insights_rule_quota,
+                   "Contributor Insights rules the account may have")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint32_t{0}, std::uint32_t{1'000'000}).description(""));
+  serve
+      ->add_option("--insights-minutes", c.insights_minutes,
+                   "Minutes of Contributor Insights' per-minute lists kept")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{10080}).description(""));
+}
+
 }  // namespace
+
+capacity::CapacityOptions capacity_options(const ServeOptions& options) {
+  capacity::CapacityOptions c = options.capacity;
+  c.mode = options.capacity_mode == "off"       ? capacity::Mode::kOff
+           : options.capacity_mode == "enforce" ? capacity::Mode::kEnforce
+                                                : capacity::Mode::kReport;
+  c.splits = options.splits == "on";
+  c.account_limit_request_limit_exceeded =
+      options.account_limit_exception == "RequestLimitExceeded";
+  c.region = options.region;
+  return c;
+}
+
+std::unique_ptr<Clock> make_clock(const ServeOptions& options) {
+  if (options.clock != "manual") return std::make_unique<SystemClock>();
+  using namespace std::chrono;
+  const std::int64_t start = options.clock_start.value_or(
+      duration_cast<seconds>(system_clock::now().time_since_epoch()).count());
+  return std::make_unique<ManualClock>(start * 1'000'000'000);
+}
 
 CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
   CLI::App* serve = app.add_subcommand("serve", "Run the server");
@@ -163,6 +399,7 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
       ->type_name("SECONDS")
       ->capture_default_str()
       ->check(CLI::PositiveNumber.description(""));
+  add_capacity_options(serve, options);
   serve->footer(
       "DynamoDB Local's flags work too: -port N, -inMemory, -dbPath DIR; -sharedDb, -cors X, "
       "-delayTransientStatuses, -optimizeDbBeforeStartup and -disableTelemetry are accepted "

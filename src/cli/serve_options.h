@@ -5,8 +5,13 @@
 #include <CLI/App.hpp>
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "capacity/options.h"
+#include "model/clock.h"
 
 namespace kumo::cli {
 
@@ -52,7 +57,31 @@ struct ServeOptions {
   double stream_retention = 86400;
   // Seconds a shard iterator stays valid (DynamoDB: 15 minutes).
   double shard_iterator_lifetime = 900;
+
+  // Capacity (docs/capacity.md): "off", "report" or "enforce".
+  std::string capacity_mode = "report";
+  // The engine's clock: "wall", or "manual" (moved only by POST /clock/advance), starting at
+  // clock_start when given, else at the wall time rounded down to a whole second.
+  std::string clock = "wall";
+  std::optional<std::int64_t> clock_start;
+  // The admin listener; none without a port (0 picks a free one).
+  std::optional<std::uint16_t> admin_port;
+  std::string admin_bind = "127.0.0.1";
+  // Size and heat splits: "on" or "off".
+  std::string splits = "on";
+  // The exception of an account-limit throttle: "ThrottlingException" or
+  // "RequestLimitExceeded".
+  std::string account_limit_exception = "ThrottlingException";
+  // The other capacity figures, set by their flags as they are (mode, splits, the
+  // account-limit exception and the region come from the members above).
+  capacity::CapacityOptions capacity;
 };
+
+// The capacity options the flags describe.
+capacity::CapacityOptions capacity_options(const ServeOptions& options);
+
+// The engine's clock as the flags describe it (a ManualClock when --clock manual).
+std::unique_ptr<Clock> make_clock(const ServeOptions& options);
 
 // Adds the `serve` subcommand to `app`; parsing fills `options`. Returns the subcommand.
 CLI::App* add_serve_command(CLI::App& app, ServeOptions& options);
