@@ -18,7 +18,7 @@ seconds=${1:-${KUMO_FUZZ_SECONDS:-20}}
 [ $# -gt 0 ] && shift
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(fuzz_expression fuzz_partiql fuzz_attribute_value fuzz_request fuzz_sigv4 fuzz_key_codec fuzz_http)
+  targets=(fuzz_expression fuzz_partiql fuzz_attribute_value fuzz_request fuzz_sigv4 fuzz_key_codec fuzz_http fuzz_admin)
 fi
 build=${KUMO_FUZZ_BUILD:-$root/build-fuzz}
 jobs=${KUMO_FUZZ_JOBS:-$(nproc)}
