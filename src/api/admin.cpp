@@ -25,10 +25,26 @@ AdminResponse error(int status, std::string_view message, std::string_view allow
   return {status, std::string(kJson), json_text(out), std::string(allow)};
 }
 
+// `path` as it can be shown in a message: bytes outside printable ASCII percent-encoded.
+std::string shown(std::string_view path) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : path) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out.push_back(c);
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[byte >> 4]);
+      out.push_back(kHex[byte & 15]);
+    }
+  }
+  return out;
+}
+
 AdminResponse not_allowed(std::string_view method, std::string_view path, std::string_view allow) {
   return error(405,
-               std::string(method) + " is not allowed on " + std::string(path) + "; use " +
-                   std::string(allow),
+               shown(method) + " is not allowed on " + shown(path) + "; use " + std::string(allow),
                allow);
 }
 
@@ -125,7 +141,7 @@ AdminResponse Admin::handle(const AdminRequest& request) const {
   if (path == "/metrics") return get ? metrics() : not_allowed(method, path, "GET");
   if (starts_path(path, "/tables") || path == "/report")
     return get ? capacity(path, request.query) : not_allowed(method, path, "GET");
-  return error(404, "no such path: " + std::string(path));
+  return error(404, "no such path: " + shown(path));
 }
 
 AdminResponse Admin::clock() const {

@@ -97,6 +97,7 @@ TEST_F(AdminTest, UnknownPathsAndWrongMethods) {
   const AdminResponse missing = call("GET", "/nope\"");
   EXPECT_EQ(missing.status, 404);
   EXPECT_EQ(missing.body, R"({"error":"no such path: /nope\""})");
+  EXPECT_EQ(call("GET", "/a\xff\n\x7f").body, R"({"error":"no such path: /a%FF%0A%7F"})");
   EXPECT_EQ(call("GET", "/tablesx").status, 404);
   EXPECT_EQ(call("GET", "/health/").status, 404);
   const AdminResponse wrong = call("GET", "/clock/advance", "seconds=1");
