@@ -1,11 +1,11 @@
 // Fuzzes the admin listener's routes: api::Admin::handle over an in-memory engine on a
-// manual clock, holding one on-demand table with a GSI. The first byte picks the method
-// (its low three bits: GET, POST, PUT, DELETE, HEAD, an empty one, "get", "PATCH") and
-// whether capacity is on (bit 3 clear: report mode; set: off); the rest is the request
-// target (path and query string), then after the first '\n' the body. Every run starts
-// from a fresh engine. Checked: the status is one the admin gives (200, 400, 404, 405, 409),
-// a JSON answer is a JSON document and an error is {"error": a string}, a 405 names the
-// methods allowed, and the clock never goes backwards.
+// manual clock, holding one on-demand table (orders) with a GSI (by_status). The first
+// byte picks the method (its low three bits: GET, POST, PUT, DELETE, HEAD, an empty one,
+// "get", "PATCH") and whether capacity is on (bit 3 clear: report mode; set: off); the rest
+// is the request target (path and query string), then after the first '\n' the body. Every
+// run starts from a fresh engine. Checked: the status is one the admin gives (200, 400,
+// 404, 405, 409), a JSON answer is a JSON document and an error is {"error": a string}, a
+// 405 names the methods allowed, and the clock never goes backwards.
 
 #include <array>
 #include <cstddef>
@@ -37,11 +37,11 @@ constexpr std::array<std::string_view, 8> kMethods{"GET",  "POST", "PUT", "DELET
                                                    "HEAD", "",     "get", "PATCH"};
 
 constexpr std::string_view kCreateTable =
-    R"({"TableName":"t","BillingMode":"PAY_PER_REQUEST",)"
+    R"({"TableName":"orders","BillingMode":"PAY_PER_REQUEST",)"
     R"("AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"},)"
     R"({"AttributeName":"gk","AttributeType":"S"}],)"
     R"("KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],)"
-    R"("GlobalSecondaryIndexes":[{"IndexName":"g",)"
+    R"("GlobalSecondaryIndexes":[{"IndexName":"by_status",)"
     R"("KeySchema":[{"AttributeName":"gk","KeyType":"HASH"}],)"
     R"("Projection":{"ProjectionType":"ALL"}}]})";
 
