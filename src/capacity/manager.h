@@ -7,9 +7,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -21,8 +23,9 @@
 
 namespace kumo::capacity {
 
-class TableMeters;    // a table's resources: the table itself and each GSI
-class ResourceMeter;  // one table or GSI: its buckets, consumption and partitions
+class TableMeters;     // a table's resources: the table itself and each GSI
+class ResourceMeter;   // one table or GSI: its buckets, consumption and partitions
+class PartitionMeter;  // one partition of a resource
 
 // One access to one partition of one resource.
 struct Access {
@@ -116,9 +119,39 @@ class CapacityManager {
   std::vector<SplitPlan> take_split_plans();
   std::vector<PeakRaise> take_peak_raises();
 
+  // The admin listener's JSON views (docs/capacity.md, the admin listener and kumo report):
+  // /tables, /tables/{t}, /tables/{t}/partitions, /tables/{t}/top-keys,
+  // /tables/{t}/history, /tables/{t}/insights and /report. `query` is the URL's query
+  // string, still percent-encoded. Unknown tables and indexes answer 404, bad parameters
+  // 400, /tables* under --capacity off 409, other paths 404.
+  struct AdminResult {
+    int status = 200;
+    std::string content_type = "application/json";
+    std::string body;
+  };
+  AdminResult admin_get(std::string_view path, std::string_view query) const;
+  // Every meter in Prometheus' text format 0.0.4, CloudWatch's metric names in snake case.
+  std::string metrics_text() const;
+  // Where /report finds a table's item count (the engine knows it); unset: null.
+  void set_item_count_source(std::function<std::optional<std::int64_t>(std::uint32_t)> source);
+
+  // The manager's internal state (manager_state.h).
+  struct State;
+
  private:
+  [[noreturn]] void refuse(ResourceMeter& resource, PartitionMeter* partition, const Access& access,
+                           Limit limit, bool insights);
+  void log_key(ResourceMeter& resource, PartitionMeter* partition, const Access& access,
+               Milli units, bool refused, bool insights);
+  void configure_locked(TableMeters& meters, const TableDefinition& table, bool created);
+  void configure_resource(ResourceMeter& resource, const TableDefinition& table,
+                          const CapacitySettings& settings, const ProvisionedThroughput& throughput,
+                          bool created);
+  void install(ResourceMeter& resource, const PartitionMap& map);
+
   CapacityOptions options_;
   const Clock& clock_;
+  std::unique_ptr<State> state_;
 };
 
 }  // namespace kumo::capacity

@@ -50,6 +50,8 @@ struct CapacityOptions {
   double insights_delay = 0;
   std::uint32_t insights_rule_quota = 100;
   std::uint32_t insights_minutes = 60;
+  // The server's version, reported by /report.
+  std::string server_version;
   // What ARNs name.
   std::string region = "us-east-1";
   std::string account_id = "000000000000";
