@@ -168,6 +168,36 @@ void CapacityManager::configure_resource(ResourceMeter& r, const TableDefinition
   if (live == nullptr || live->map != *map) install(r, *map);
 }
 
+namespace {
+
+// After a throughput split (partitions doubled by UpdateTable), a retired partition's bytes
+// go in equal shares to the partitions now covering its range. Size and heat splits walk
+// the parent's range, and the walk gives the children their bytes (add_bytes).
+void inherit_bytes(const LiveMap& old, const LiveMap& live,
+                   const std::vector<PartitionMeter*>& fresh) {
+  for (PartitionMeter* parent : old.parts) {
+    if (std::find(live.parts.begin(), live.parts.end(), parent) != live.parts.end()) continue;
+    std::vector<PartitionMeter*> children;
+    for (PartitionMeter* child : fresh) {
+      if (child->range.cause == SplitCause::kThroughput &&
+          child->range.first_token >= parent->range.first_token &&
+          (!parent->end || child->range.first_token < *parent->end)) {
+        children.push_back(child);
+      }
+    }
+    if (children.empty()) continue;
+    const std::int64_t bytes = tally::sum(PartitionMeter::bytes(parent->slots));
+    const auto share = bytes / static_cast<std::int64_t>(children.size());
+    for (std::size_t c = 0; c < children.size(); ++c) {
+      const std::int64_t rest = bytes - share * static_cast<std::int64_t>(children.size());
+      tally::add(PartitionMeter::bytes(children[c]->slots),
+                 share + (c + 1 == children.size() ? rest : 0));
+    }
+  }
+}
+
+}  // namespace
+
 void CapacityManager::install(ResourceMeter& r, const PartitionMap& map) {
   const std::int64_t now = clock_.now_ns();
   const LiveMap* old = r.live_map();
@@ -194,27 +224,7 @@ void CapacityManager::install(ResourceMeter& r, const PartitionMap& map) {
     live->parts.push_back(p);
   }
   if (old != nullptr) {
-    // A retired partition's bytes go to the partitions now covering its range: in the
-    // traffic's proportion for a heat split, else in equal shares.
-    for (std::size_t i = 0; i < old->parts.size(); ++i) {
-      PartitionMeter* parent = old->parts[i];
-      if (std::find(live->parts.begin(), live->parts.end(), parent) != live->parts.end()) continue;
-      std::vector<PartitionMeter*> children;
-      for (PartitionMeter* child : fresh) {
-        if (child->range.first_token >= parent->range.first_token &&
-            (!parent->end || child->range.first_token < *parent->end)) {
-          children.push_back(child);
-        }
-      }
-      if (children.empty()) continue;
-      const std::int64_t bytes = tally::sum(PartitionMeter::bytes(parent->slots));
-      for (std::size_t c = 0; c < children.size(); ++c) {
-        double share = 1.0 / static_cast<double>(children.size());
-        if (children.size() == 2) share = c == 0 ? parent->low_share : 1 - parent->low_share;
-        tally::add(PartitionMeter::bytes(children[c]->slots),
-                   static_cast<std::int64_t>(static_cast<double>(bytes) * share));
-      }
-    }
+    inherit_bytes(*old, *live, fresh);
     if (map.size() > old->map.size() && !fresh.empty()) {
       r.splits[static_cast<std::size_t>(fresh.back()->range.cause)] +=
           static_cast<std::int64_t>(map.size() - old->map.size());

@@ -69,10 +69,10 @@ class PartitionMeter {
   std::array<std::int64_t, kSlots> last{};  // tallies at the last tick
   std::array<std::deque<Milli>, kDirs> seconds;
   std::array<int, kDirs> hot_seconds{};
+  std::int64_t cool_seconds = 0;
   PartitionStatus status = PartitionStatus::kOk;
   std::string hot_key;        // summary_key of the key carrying most of the traffic
   std::int64_t planned = -1;  // the second a split was planned; -1: none
-  double low_share = 0.5;     // a planned heat split's traffic share of the low child
   std::int64_t would_throttle_seconds = 0;
   KeySummary pending_accessed{256, KeySummary::By::kUnits};
   KeySummary pending_throttled{256, KeySummary::By::kThrottles};

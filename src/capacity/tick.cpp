@@ -98,7 +98,7 @@ class Ticker {
   void heat_split(TableMeters& t, ResourceMeter& r, PartitionMeter& p, Dir dir);
   bool may_split(const ResourceMeter& r, PartitionMeter& p);
   void plan(TableMeters& t, ResourceMeter& r, PartitionMeter& p, std::optional<std::uint64_t> at,
-            SplitCause cause, double low_share);
+            SplitCause cause);
   void peak(TableMeters& t, ResourceMeter& r);
 
   const CapacityOptions& o_;
@@ -277,6 +277,12 @@ void Ticker::partition(TableMeters& t, ResourceMeter& r, PartitionMeter& p,
   }
   const std::int64_t window = std::max<std::int64_t>(heat_seconds(o_), kPartitionSeconds);
   while (!p.keys.empty() && p.keys.front().second <= second_ - window) p.keys.pop_front();
+  // A hot key's mark goes once the partition has been below the heat threshold for a window.
+  p.cool_seconds = (hot_now[0] || hot_now[1]) ? 0 : p.cool_seconds + 1 + idle_;
+  if (p.status == PartitionStatus::kHotKey && p.cool_seconds >= heat_seconds(o_)) {
+    p.status = PartitionStatus::kOk;
+    p.hot_key.clear();
+  }
   if (!o_.splits) return;
   size_split(t, r, p, tot[kDirs * PartitionMeter::kPerDir]);
   for (int d = 0; d < kDirs; ++d) {
@@ -307,7 +313,7 @@ void Ticker::size_split(TableMeters& t, ResourceMeter& r, PartitionMeter& p, std
   const auto limit = static_cast<std::int64_t>(o_.partition_size_mb) * (std::int64_t{1} << 20);
   if (bytes <= limit || !may_split(r, p)) return;
   // Where the bytes reach half: the engine finds the token by walking the partition.
-  plan(t, r, p, std::nullopt, SplitCause::kSize, 0.5);
+  plan(t, r, p, std::nullopt, SplitCause::kSize);
 }
 
 void Ticker::heat_split(TableMeters& t, ResourceMeter& r, PartitionMeter& p, Dir dir) {
@@ -338,7 +344,7 @@ void Ticker::heat_split(TableMeters& t, ResourceMeter& r, PartitionMeter& p, Dir
   if (!may_split(r, p)) return;
   // The token that halves the traffic, between two partition keys: the high child starts at
   // the first key past the point where the low side is closest to half.
-  Milli prefix = 0, best_prefix = 0;
+  Milli prefix = 0;
   std::optional<std::uint64_t> at;
   Milli best = total;
   for (auto it = by_token.begin(); std::next(it) != by_token.end(); ++it) {
@@ -346,21 +352,18 @@ void Ticker::heat_split(TableMeters& t, ResourceMeter& r, PartitionMeter& p, Dir
     const Milli off = std::abs(2 * prefix - total);
     if (off < best) {
       best = off;
-      best_prefix = prefix;
       at = std::next(it)->first;
     }
   }
   if (!at || *at <= p.range.first_token) return;
   p.hot_key.clear();
-  plan(t, r, p, at, SplitCause::kHeat,
-       static_cast<double>(best_prefix) / static_cast<double>(total));
+  plan(t, r, p, at, SplitCause::kHeat);
 }
 
 void Ticker::plan(TableMeters& t, ResourceMeter& r, PartitionMeter& p,
-                  std::optional<std::uint64_t> at, SplitCause cause, double low_share) {
+                  std::optional<std::uint64_t> at, SplitCause cause) {
   s_.plans.push_back({t.table_id, r.index_id, p.range.id, at, cause});
   p.planned = second_;
-  p.low_share = low_share;
   p.status = PartitionStatus::kOk;
 }
 

@@ -173,7 +173,9 @@ class Views {
   Result report(const Params& params);
 
   void head(JsonWriter& w, const TableMeters& t, const ResourceMeter& r) const;
-  void table_object(JsonWriter& w, const TableMeters& t) const;
+  // The table and its GSIs as /report has them; `admin` adds the metering mode and the key
+  // log's drops (/tables/{t}).
+  void table_object(JsonWriter& w, const TableMeters& t, bool admin) const;
   void resource_object(JsonWriter& w, const TableMeters& t, const ResourceMeter& r) const;
   void direction(JsonWriter& w, const ResourceMeter& r, int d, const Sums& sums) const;
   void partition(JsonWriter& w, const ResourceMeter& r, const PartitionMeter& p, bool full) const;
@@ -342,21 +344,20 @@ Result Views::tables() const {
 Result Views::table(const TableMeters& t) const {
   rapidjson::StringBuffer buf;
   JsonWriter w(buf);
-  w.StartObject();
-  w.Key("capacity_mode");
-  str(w, mode_name(o_.mode));
-  w.Key("key_log_drops");
-  w.Uint64(s_.keys.drops());
-  w.Key("table");
-  table_object(w, t);
-  w.EndObject();
+  table_object(w, t, true);
   return {200, "application/json", buf.GetString()};
 }
 
-void Views::table_object(JsonWriter& w, const TableMeters& t) const {
+void Views::table_object(JsonWriter& w, const TableMeters& t, bool admin) const {
   w.StartObject();
   w.Key("name");
   str(w, t.name);
+  if (admin) {
+    w.Key("capacity_mode");
+    str(w, mode_name(o_.mode));
+    w.Key("key_log_drops");
+    w.Uint64(s_.keys.drops());
+  }
   w.Key("billing_mode");
   str(w, billing_name(t));
   w.Key("item_count");
@@ -747,7 +748,7 @@ Result Views::report(const Params& params) {
   w.EndObject();
   w.Key("tables");
   w.StartArray();
-  for (const TableMeters* t : chosen) table_object(w, *t);
+  for (const TableMeters* t : chosen) table_object(w, *t, false);
   w.EndArray();
   w.EndObject();
   return {200, "application/json", buf.GetString()};

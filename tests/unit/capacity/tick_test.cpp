@@ -71,14 +71,19 @@ TEST_F(Tick, SizeSplitPlannedPastThePartitionSize) {
   EXPECT_FALSE(plans[0].at.has_value());
   advance(1);
   EXPECT_TRUE(manager->take_split_plans().empty());  // not planned twice
-  // The engine splits; the children share the parent's bytes and start with full buckets.
+  // The engine splits and gives the children the bytes its walk found; they start with
+  // full buckets.
   split_at(t.capacity.partitions, 0, std::uint64_t{1} << 63, SplitCause::kSize, 0,
            &t.next_partition_id);
   manager->configure(*meters, t);
+  manager->add_bytes(*table, 1, 100);
+  manager->add_bytes(*table, std::uint64_t{1} << 63, 200);
   auto parts = json(manager->admin_get("/tables/big/partitions", ""));
   ASSERT_EQ(parts["partitions"].Size(), 2u);
-  EXPECT_EQ(parts["partitions"][0]["bytes"].GetInt64() + parts["partitions"][1]["bytes"].GetInt64(),
-            (1 << 20));
+  EXPECT_EQ(parts["partitions"][0]["bytes"].GetInt64(), 100);
+  EXPECT_EQ(parts["partitions"][1]["bytes"].GetInt64(), 200);
+  EXPECT_EQ(parts["partitions"][1]["parent"].GetInt64(), 1);
+  EXPECT_EQ(parts["partitions"][1]["write_level"].GetInt64(), 1000);
   EXPECT_STREQ(parts["partitions"][1]["first_token"].GetString(), "8000000000000000");
   EXPECT_STREQ(parts["partitions"][0]["end_token"].GetString(), "7fffffffffffffff");
   EXPECT_STREQ(parts["partitions"][1]["cause"].GetString(), "size");
