@@ -216,11 +216,12 @@ void CapacityManager::install(ResourceMeter& r, const PartitionMap& map) {
         made->buckets[d].configure(ceiling, 1, now, static_cast<Milli>(ceiling * 1000));
       }
       p = made.get();
+      // A partition's range never changes (a split makes new ones), so requests may read it.
+      made->range = range;
+      made->end = map.end_token(i);
       r.partitions.push_back(std::move(made));
       fresh.push_back(p);
     }
-    p->range = range;
-    p->end = map.end_token(i);
     live->parts.push_back(p);
   }
   if (old != nullptr) {

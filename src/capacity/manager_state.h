@@ -26,10 +26,10 @@ struct CapacityManager::State {
   tally::Slot user_errors = tally::allocate(1);           // requests naming no table
   std::function<std::optional<std::int64_t>(std::uint32_t)> item_count;
 
-  // The attached table named `name`, or null.
+  // The attached table named `name` (the latest attached), or null.
   TableMeters* find_table(std::string_view name) const {
-    for (const auto& [serial, t] : tables) {
-      if (t->name == name) return t.get();
+    for (auto it = tables.rbegin(); it != tables.rend(); ++it) {
+      if (it->second->name == name) return it->second.get();
     }
     return nullptr;
   }

@@ -176,8 +176,9 @@ class Views {
   // The table and its GSIs as /report has them; `admin` adds the metering mode and the key
   // log's drops (/tables/{t}).
   void table_object(JsonWriter& w, const TableMeters& t, bool admin) const;
-  void resource_object(JsonWriter& w, const TableMeters& t, const ResourceMeter& r) const;
-  void direction(JsonWriter& w, const ResourceMeter& r, int d, const Sums& sums) const;
+  void resource_object(JsonWriter& w, const TableMeters& t, const ResourceMeter& r,
+                       bool admin) const;
+  void direction(JsonWriter& w, const ResourceMeter& r, int d, const Sums& sums, bool admin) const;
   void partition(JsonWriter& w, const ResourceMeter& r, const PartitionMeter& p, bool full) const;
   void splits(JsonWriter& w, const TableMeters& t, const ResourceMeter& r) const;
   void minutes(JsonWriter& w, const ResourceMeter& r, bool would) const;
@@ -372,19 +373,20 @@ void Views::table_object(JsonWriter& w, const TableMeters& t, bool admin) const 
   w.Int64(bytes);
   w.Key("resources");
   w.StartArray();
-  for (const ResourceMeter* r : live_resources(t)) resource_object(w, t, *r);
+  for (const ResourceMeter* r : live_resources(t)) resource_object(w, t, *r, admin);
   w.EndArray();
   w.EndObject();
 }
 
-void Views::resource_object(JsonWriter& w, const TableMeters& t, const ResourceMeter& r) const {
+void Views::resource_object(JsonWriter& w, const TableMeters& t, const ResourceMeter& r,
+                            bool admin) const {
   const Sums s = sums(r);
   w.StartObject();
   w.Key("index");
   r.gsi ? str(w, r.index_name) : w.Null();
   for (int d = 0; d < kDirs; ++d) {
     w.Key(d == 0 ? "read" : "write");
-    direction(w, r, d, s);
+    direction(w, r, d, s, admin);
   }
   // A GSI's amplification: its writes (index_write_events) per base-table write.
   w.Key("write_events");
@@ -424,7 +426,8 @@ void Views::resource_object(JsonWriter& w, const TableMeters& t, const ResourceM
   w.EndObject();
 }
 
-void Views::direction(JsonWriter& w, const ResourceMeter& r, int d, const Sums& sums) const {
+void Views::direction(JsonWriter& w, const ResourceMeter& r, int d, const Sums& sums,
+                      bool admin) const {
   const auto& dir = r.dirs[d];
   w.StartObject();
   w.Key("rate");
@@ -445,6 +448,11 @@ void Views::direction(JsonWriter& w, const ResourceMeter& r, int d, const Sums& 
   units(w, sums.units[d]);
   w.Key("peak_second");
   units(w, sums.peak[d]);
+  if (admin) {
+    // Report mode: units beyond the simulated bucket's level in would-be throttle seconds.
+    w.Key("would_throttle_units");
+    units(w, dir.would_throttle_units);
+  }
   w.EndObject();
 }
 

@@ -1,6 +1,8 @@
 // Limits and reasons: the first refusal's reason, with DynamoDB's exception for it.
 #include "capacity/limits.h"
 
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include "fixture.h"
@@ -168,6 +170,35 @@ TEST_F(Throttle, ThrottleEventsAreCountedByReason) {
             std::string::npos);
   EXPECT_NE(metrics.find("dynamodb_consumed_write_capacity_units_total{table_name=\"orders\"} 1\n"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace kumo::capacity::testing
+
+namespace kumo::capacity::testing {
+namespace {
+
+TEST_F(Throttle, ChargesFromManyThreadsWhileTicking) {
+  make(Mode::kReport);
+  auto meters = manager->attach(on_demand_table("t"));
+  ResourceMeter* table = CapacityManager::resource(*meters, 0);
+  const std::string key = encoded("k");
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 5000; ++i) {
+        manager->charge({table, codec::token(key), Dir::kWrite, 1000, key, {}}, 1000,
+                        Operation::kPutItem, true);
+      }
+    });
+  }
+  for (int s = 0; s < 5; ++s) advance(1);
+  for (auto& t : threads) t.join();
+  advance(1);
+  const std::string metrics = manager->metrics_text();
+  EXPECT_NE(metrics.find("dynamodb_consumed_write_capacity_units_total{table_name=\"t\"} 20000\n"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("kumo_write_events_total{table_name=\"t\"} 20000\n"), std::string::npos);
 }
 
 }  // namespace

@@ -169,6 +169,8 @@ TEST_F(Tick, ReportModeCountsWouldBeThrottleSeconds) {
   EXPECT_EQ(d["minutes"][0]["write"].GetInt(), 65);
   EXPECT_EQ(d["minutes"][0]["peak_write_second"].GetInt(), 25);
   EXPECT_EQ(d["minutes"][0]["write_limit"].GetInt(), 10);
+  auto table_view = json(manager->admin_get("/tables/orders", ""));
+  EXPECT_EQ(table_view["resources"][0]["write"]["would_throttle_units"].GetInt(), 30);
   const std::string metrics = manager->metrics_text();
   EXPECT_NE(metrics.find("kumo_would_throttle_seconds_total{table_name=\"orders\",reason="
                          "\"TableWriteProvisionedThroughputExceeded\"} 2\n"),
