@@ -144,9 +144,9 @@ void CapacityManager::configure_resource(ResourceMeter& r, const TableDefinition
   }
   r.peak_anchor = std::max(r.peak_anchor, settings.peak_raised);
   if (r.peak_anchor <= 0) {
-    // Creation counts as a raise of the peak.
-    r.peak_anchor = !r.gsi && table.creation_date_time > 0 ? table.creation_date_time
-                                                           : static_cast<double>(now) / 1e9;
+    // Creation counts as a raise of the peak: the engine clock's time when the meters were
+    // made (the catalog's creation time is on the wall clock).
+    r.peak_anchor = static_cast<double>(now) / 1e9;
   }
   r.insights = settings.insights;
   r.insights_on.store(settings.insights.state == InsightsSettings::State::kEnabled,

@@ -95,7 +95,8 @@ struct MinuteStats {
   std::int64_t write_events = 0;
   std::array<double, kDirs> limit{};
   ReasonCounts throttles{}, would_throttle{};
-  std::map<std::uint32_t, std::array<Milli, kDirs>> partitions;  // units by partition id
+  // By partition id: read units, write units, throttle events.
+  std::map<std::uint32_t, std::array<std::int64_t, 3>> partitions;
 };
 
 // Contributor Insights' lists of one minute: partition keys and partition + sort keys, most

@@ -260,12 +260,20 @@ void Ticker::partition(TableMeters& t, ResourceMeter& r, PartitionMeter& p,
       p.would_throttle_seconds += 1;
     }
   }
+  std::int64_t throttles = 0;
+  for (int d = 0; d < kDirs; ++d) {
+    for (int l = 0; l < kLimitCount; ++l) {
+      const auto slot = PartitionMeter::throttles(0, dir_at(d), static_cast<Limit>(l));
+      throttles += tot[slot] - p.last[slot];
+    }
+  }
   p.last = tot;
   p.warm.store(warm, std::memory_order_relaxed);
-  if (units[0] != 0 || units[1] != 0) {
+  if (units[0] != 0 || units[1] != 0 || throttles != 0) {
     auto& m = r.minute.partitions[p.range.id];
     m[0] += units[0];
     m[1] += units[1];
+    m[2] += throttles;
   }
   // This second's keys join the window.
   if (!p.pending_accessed.empty() || !p.pending_throttled.empty()) {

@@ -181,8 +181,8 @@ class Views {
   void direction(JsonWriter& w, const ResourceMeter& r, int d, const Sums& sums, bool admin) const;
   void partition(JsonWriter& w, const ResourceMeter& r, const PartitionMeter& p, bool full) const;
   void splits(JsonWriter& w, const TableMeters& t, const ResourceMeter& r) const;
-  void minutes(JsonWriter& w, const ResourceMeter& r, bool would) const;
-  void minute(JsonWriter& w, const MinuteStats& m, bool would) const;
+  void minutes(JsonWriter& w, const ResourceMeter& r) const;
+  void minute(JsonWriter& w, const MinuteStats& m) const;
   void keys(JsonWriter& w, const ResourceMeter& r, bool throttled, std::int64_t seconds) const;
   void insights_minutes(JsonWriter& w, const ResourceMeter& r, std::size_t count) const;
   void key_list(JsonWriter& w, const ResourceMeter& r,
@@ -388,9 +388,10 @@ void Views::resource_object(JsonWriter& w, const TableMeters& t, const ResourceM
     w.Key(d == 0 ? "read" : "write");
     direction(w, r, d, s, admin);
   }
-  // A GSI's amplification: its writes (index_write_events) per base-table write.
+  // The table's write events are base writes, a GSI's index writes: a GSI's amplification
+  // is its index_write_events per the table's write_events.
   w.Key("write_events");
-  w.Int64(r.gsi ? sums(*t.table).write_events : s.write_events);
+  r.gsi ? w.Null() : w.Int64(s.write_events);
   w.Key("index_write_events");
   r.gsi ? w.Int64(s.write_events) : w.Null();
   w.Key("throttle_events");
@@ -406,7 +407,7 @@ void Views::resource_object(JsonWriter& w, const TableMeters& t, const ResourceM
   w.Key("splits");
   splits(w, t, r);
   w.Key("history");
-  minutes(w, r, false);
+  minutes(w, r);
   w.Key("top_keys");
   w.StartObject();
   w.Key("accessed");
@@ -532,7 +533,7 @@ void Views::splits(JsonWriter& w, const TableMeters& t, const ResourceMeter& r) 
   w.EndArray();
 }
 
-void Views::minute(JsonWriter& w, const MinuteStats& m, bool would) const {
+void Views::minute(JsonWriter& w, const MinuteStats& m) const {
   w.StartObject();
   w.Key("minute");
   w.Int64(m.minute);
@@ -550,10 +551,8 @@ void Views::minute(JsonWriter& w, const MinuteStats& m, bool would) const {
   rate(w, m.limit[1]);
   w.Key("throttle_events");
   reasons(w, m.throttles);
-  if (would) {
-    w.Key("would_throttle_seconds");
-    reasons(w, m.would_throttle);
-  }
+  w.Key("would_throttle_seconds");
+  reasons(w, m.would_throttle);
   w.Key("partitions");
   w.StartObject();
   for (const auto& [id, u] : m.partitions) {
@@ -561,18 +560,19 @@ void Views::minute(JsonWriter& w, const MinuteStats& m, bool would) const {
     w.StartArray();
     units(w, u[0]);
     units(w, u[1]);
+    w.Int64(u[2]);
     w.EndArray();
   }
   w.EndObject();
   w.EndObject();
 }
 
-void Views::minutes(JsonWriter& w, const ResourceMeter& r, bool would) const {
+void Views::minutes(JsonWriter& w, const ResourceMeter& r) const {
   w.StartArray();
   for (const MinuteStats& m : r.history) {
-    if (m.minute >= first_minute_) minute(w, m, would);
+    if (m.minute >= first_minute_) minute(w, m);
   }
-  if (r.minute.minute >= first_minute_) minute(w, r.minute, would);
+  if (r.minute.minute >= first_minute_) minute(w, r.minute);
   w.EndArray();
 }
 
@@ -702,7 +702,7 @@ Result Views::history(const TableMeters& t, const ResourceMeter& r) const {
   w.StartObject();
   head(w, t, r);
   w.Key("minutes");
-  minutes(w, r, true);
+  minutes(w, r);
   w.EndObject();
   return {200, "application/json", buf.GetString()};
 }
@@ -752,7 +752,14 @@ Result Views::report(const Params& params) {
   w.Key("start");
   w.Double(window_start_);
   w.Key("seconds");
-  w.Double(std::max(0.0, now_ - window_start_));
+  units(w, std::llround(std::max(0.0, now_ - window_start_) * 1000));
+  w.EndObject();
+  w.Key("partition_limits");
+  w.StartObject();
+  w.Key("read");
+  w.Int64(o_.partition.read_units);
+  w.Key("write");
+  w.Int64(o_.partition.write_units);
   w.EndObject();
   w.Key("tables");
   w.StartArray();

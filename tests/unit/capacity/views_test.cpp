@@ -69,7 +69,7 @@ TEST_F(Views, TablesAndTable) {
   EXPECT_EQ(r["write_events"].GetInt(), 1);
   EXPECT_TRUE(r["index_write_events"].IsNull());
   const auto& g = one["resources"][1];
-  EXPECT_EQ(g["write_events"].GetInt(), 1);  // base writes
+  EXPECT_TRUE(g["write_events"].IsNull());  // a GSI has index writes
   EXPECT_EQ(g["index_write_events"].GetInt(), 1);
   EXPECT_EQ(g["write"]["max_on_demand"].GetInt(), 100);
   EXPECT_TRUE(g["write"]["provisioned"].IsNull());
@@ -132,12 +132,12 @@ TEST_F(Views, ReportShape) {
   EXPECT_EQ(throttled["keys"][0]["events"].GetInt(), 1);
   advance(119);
   auto d = get("/report");
-  has(d, {"kumo_version", "capacity_mode", "clock", "window", "tables"});
+  has(d, {"kumo_version", "capacity_mode", "clock", "window", "partition_limits", "tables"});
   EXPECT_STREQ(d["kumo_version"].GetString(), "0.1.0");
   EXPECT_STREQ(d["clock"]["mode"].GetString(), "manual");
   EXPECT_DOUBLE_EQ(d["clock"]["now"].GetDouble(), 1767225720.0);
   EXPECT_DOUBLE_EQ(d["window"]["start"].GetDouble(), 1767225600.0);
-  EXPECT_DOUBLE_EQ(d["window"]["seconds"].GetDouble(), 120.0);
+  EXPECT_EQ(d["window"]["seconds"].GetInt(), 120);
   const auto& t = d["tables"][0];
   has(t, {"name", "billing_mode", "item_count", "size_bytes", "resources"});
   EXPECT_FALSE(t.HasMember("capacity_mode"));
@@ -146,13 +146,23 @@ TEST_F(Views, ReportShape) {
   EXPECT_EQ(g["write"]["peak_second"].GetInt(), 100);
   EXPECT_EQ(g["throttle_events"]["IndexWriteMaxOnDemandThroughputExceeded"].GetInt(), 1);
   EXPECT_EQ(g["index_write_events"].GetInt(), 25);
-  EXPECT_EQ(g["write_events"].GetInt(), 25);
+  EXPECT_EQ(t["resources"][0]["write_events"].GetInt(), 25);
+  EXPECT_EQ(d["partition_limits"]["write"].GetInt(), 1000);
   has(g["partitions"][0], {"id", "first_token", "end_token", "bytes", "status", "hot_key",
                            "read_per_second", "write_per_second", "throttle_events"});
   EXPECT_EQ(g["partitions"][0]["write_per_second"].Size(), 60u);
   ASSERT_EQ(g["history"].Size(), 2u);
   EXPECT_EQ(g["history"][0]["write_limit"].GetInt(), 100);
   EXPECT_TRUE(g["history"][0]["partitions"].IsObject());
+  // By partition: read and write units, throttle events.
+  std::int64_t events = 0, written = 0;
+  for (const auto& p : g["history"][0]["partitions"].GetObject()) {
+    ASSERT_EQ(p.value.Size(), 3u);
+    written += p.value[1].GetInt64();
+    events += p.value[2].GetInt64();
+  }
+  EXPECT_EQ(written, 100);
+  EXPECT_EQ(events, 1);
   has(g["top_keys"], {"accessed", "throttled"});
   EXPECT_EQ(g["top_keys"]["throttled"].Size(), 0u);  // the last 60 seconds
   EXPECT_TRUE(g["insights"].IsNull());
