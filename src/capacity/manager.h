@@ -154,4 +154,7 @@ class CapacityManager {
   std::unique_ptr<State> state_;
 };
 
+// An answer of the admin listener's capacity endpoints.
+using AdminResult = CapacityManager::AdminResult;
+
 }  // namespace kumo::capacity
