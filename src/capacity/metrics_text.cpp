@@ -4,6 +4,7 @@
 // alone excludes its GSIs.
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -224,12 +225,12 @@ std::int64_t request_metrics(Text& text, const TableMeters& t) {
   std::array<std::int64_t, TableMeters::kOps * TableMeters::kPerOp> tot{};
   tally::sum(t.requests, tot.size(), tot.data());
   std::int64_t conditional = 0, user = 0;
-  for (int op = 1; op < TableMeters::kOps; ++op) {
+  for (int op = 0; op < TableMeters::kOps; ++op) {
     const std::int64_t* c = tot.data() + op * TableMeters::kPerOp;
     conditional += c[TableMeters::kConditional];
     user += c[TableMeters::kUser];
-    if (c[TableMeters::kRequests] == 0 && c[TableMeters::kThrottled] == 0 &&
-        c[TableMeters::kSystem] == 0 && c[TableMeters::kReturned] == 0) {
+    if (op == 0 || (c[TableMeters::kRequests] == 0 && c[TableMeters::kThrottled] == 0 &&
+                    c[TableMeters::kSystem] == 0 && c[TableMeters::kReturned] == 0)) {
       continue;
     }
     const Labels labels{{"table_name", t.name},

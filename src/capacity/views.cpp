@@ -28,7 +28,7 @@ std::string percent_decode(std::string_view s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '+') {
       out.push_back(' ');
-    } else if (s[i] == '%' && i + 2 < s.size() + 0 && hex_digit(s[i + 1]) >= 0 &&
+    } else if (s[i] == '%' && i + 2 < s.size() && hex_digit(s[i + 1]) >= 0 &&
                hex_digit(s[i + 2]) >= 0) {
       out.push_back(static_cast<char>(hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2])));
       i += 2;
