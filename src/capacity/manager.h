@@ -132,7 +132,8 @@ class CapacityManager {
   AdminResult admin_get(std::string_view path, std::string_view query) const;
   // Every meter in Prometheus' text format 0.0.4, CloudWatch's metric names in snake case.
   std::string metrics_text() const;
-  // Where /report finds a table's item count (the engine knows it); unset: null.
+  // Where /report finds a table's item count by table id (the engine knows it); unset: null.
+  // Called without the manager's lock held.
   void set_item_count_source(std::function<std::optional<std::int64_t>(std::uint32_t)> source);
 
   // The manager's internal state (manager_state.h).

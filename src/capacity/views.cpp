@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <functional>
+#include <map>
 
 #include "capacity/key_json.h"
 #include "capacity/manager.h"
@@ -12,6 +14,7 @@ namespace {
 
 using Params = std::vector<std::pair<std::string, std::string>>;
 using Result = CapacityManager::AdminResult;
+using ItemCounts = std::map<std::uint32_t, std::optional<std::int64_t>>;
 
 constexpr std::size_t kTopKeys = 25;
 constexpr std::int64_t kKeySeconds = 60;
@@ -148,9 +151,10 @@ struct Sums {
 
 class Views {
  public:
-  Views(const CapacityManager& manager, const CapacityManager::State& state)
+  Views(const CapacityManager& manager, const CapacityManager::State& state, ItemCounts counts)
       : m_(manager),
         s_(state),
+        item_counts_(std::move(counts)),
         o_(manager.options()),
         now_ns_(manager.clock().now_ns()),
         now_(static_cast<double>(now_ns_) / 1e9) {}
@@ -192,6 +196,7 @@ class Views {
 
   const CapacityManager& m_;
   const CapacityManager::State& s_;
+  const ItemCounts item_counts_;
   const CapacityOptions& o_;
   const std::int64_t now_ns_;
   const double now_;
@@ -362,9 +367,8 @@ void Views::table_object(JsonWriter& w, const TableMeters& t, bool admin) const 
   w.Key("billing_mode");
   str(w, billing_name(t));
   w.Key("item_count");
-  std::optional<std::int64_t> items;
-  if (s_.item_count) items = s_.item_count(t.table_id);
-  items ? w.Int64(*items) : w.Null();
+  const auto items = item_counts_.find(t.table_id);
+  items != item_counts_.end() && items->second ? w.Int64(*items->second) : w.Null();
   w.Key("size_bytes");
   std::int64_t bytes = 0;
   if (const LiveMap* map = t.table->live_map()) {
@@ -773,8 +777,20 @@ Result Views::report(const Params& params) {
 
 CapacityManager::AdminResult CapacityManager::admin_get(std::string_view path,
                                                         std::string_view query) const {
+  // Item counts come from the engine, asked without the manager's lock held: the engine may
+  // be configuring a table under its own locks meanwhile.
+  ItemCounts counts;
+  std::function<std::optional<std::int64_t>(std::uint32_t)> source;
+  {
+    std::lock_guard lock(state_->mu);
+    source = state_->item_count;
+    if (source) {
+      for (const auto& [serial, t] : state_->tables) counts[t->table_id];
+    }
+  }
+  for (auto& [id, count] : counts) count = source(id);
   std::lock_guard lock(state_->mu);
-  Views views(*this, *state_);
+  Views views(*this, *state_, std::move(counts));
   return views.route(path, parse_query(query));
 }
 

@@ -166,6 +166,10 @@ TEST_F(Views, ReportShape) {
   has(g["top_keys"], {"accessed", "throttled"});
   EXPECT_EQ(g["top_keys"]["throttled"].Size(), 0u);  // the last 60 seconds
   EXPECT_TRUE(g["insights"].IsNull());
+  EXPECT_TRUE(t["item_count"].IsNull());
+  manager->set_item_count_source(
+      [](std::uint32_t id) { return std::optional<std::int64_t>(id * 6); });
+  EXPECT_EQ(get("/report")["tables"][0]["item_count"].GetInt(), 42);
   auto only = get("/report", "table=orders&minutes=1");
   EXPECT_DOUBLE_EQ(only["window"]["seconds"].GetDouble(), 60.0);
 }
