@@ -1,7 +1,7 @@
-// Per-key counts kept by the tick: units read and written, accesses and throttle events per
-// encoded key, in a Space-Saving summary (Metwally et al.): exact while it holds fewer
-// distinct keys than its capacity; beyond, a new key replaces the one with the least weight
-// and inherits that weight as its possible overcount.
+// Per-key counts kept by the tick: units read and written and throttle events per encoded
+// key, in a Space-Saving summary: exact while it holds fewer distinct keys than its
+// capacity; beyond, a new key replaces the one with the least weight and inherits that
+// weight as its possible overcount.
 #pragma once
 
 #include <cstdint>

@@ -245,3 +245,55 @@ TEST_F(Tick, InsightsMinutesRankKeys) {
 
 }  // namespace
 }  // namespace kumo::capacity::testing
+
+namespace kumo::capacity::testing {
+namespace {
+
+TEST_F(Tick, InsightsCountRefusedKeysButNotGsiBackPressure) {
+  options.burst_seconds = 0;
+  make();
+  TableDefinition t = provisioned_table("orders", 1, 1);
+  IndexDefinition& index = add_gsi(t, "by_status", 1, 1);
+  for (InsightsSettings* s : {&t.capacity.insights, &index.capacity.insights}) {
+    s->state = InsightsSettings::State::kEnabled;
+    s->mode = "THROTTLED_KEYS";
+  }
+  auto meters = manager->attach(t);
+  ResourceMeter* table = CapacityManager::resource(*meters, 0);
+  ResourceMeter* gsi = CapacityManager::resource(*meters, t.global_indexes[0].id);
+  ASSERT_EQ(request(access(table, Dir::kRead, "a"), 1000), "");
+  ASSERT_EQ(request(access(table, Dir::kRead, "a"), 1000),
+            "TableReadProvisionedThroughputExceeded");
+  ASSERT_EQ(request(access(gsi, Dir::kWrite, "PENDING"), 1000), "");
+  ASSERT_EQ(request(access(gsi, Dir::kWrite, "PENDING"), 1000),
+            "IndexWriteProvisionedThroughputExceeded");
+  advance(61);
+  auto d = json(manager->admin_get("/tables/orders/insights", ""));
+  ASSERT_EQ(d["minutes"].Size(), 1u);
+  EXPECT_FALSE(d["minutes"][0].HasMember("PKC"));
+  ASSERT_EQ(d["minutes"][0]["PKT"].Size(), 1u);
+  EXPECT_EQ(d["minutes"][0]["PKT"][0]["value"].GetInt(), 1);
+  auto g = json(manager->admin_get("/tables/orders/insights", "index=by_status"));
+  ASSERT_EQ(g["minutes"].Size(), 1u);
+  EXPECT_EQ(g["minutes"][0]["PKT"].Size(), 0u);
+}
+
+TEST_F(Tick, AHotKeysMarkClearsOnceThePartitionCools) {
+  options.split_heat_seconds = 3;
+  make();
+  auto meters = manager->attach(provisioned_table("hot", 1, 999));
+  ResourceMeter* table = CapacityManager::resource(*meters, 0);
+  for (int s = 0; s < 3; ++s) {
+    ASSERT_EQ(request(access(table, Dir::kWrite, "k"), 900'000), "");
+    advance(1);
+  }
+  auto hot = json(manager->admin_get("/tables/hot/partitions", ""));
+  EXPECT_STREQ(hot["partitions"][0]["status"].GetString(), "hot-key");
+  advance(3);
+  auto cool = json(manager->admin_get("/tables/hot/partitions", ""));
+  EXPECT_STREQ(cool["partitions"][0]["status"].GetString(), "ok");
+  EXPECT_TRUE(cool["partitions"][0]["hot_key"].IsNull());
+}
+
+}  // namespace
+}  // namespace kumo::capacity::testing
