@@ -1,6 +1,7 @@
 #include "capacity/manager.h"
 
 #include <algorithm>
+#include <unordered_set>
 #include <utility>
 
 #include "capacity/manager_state.h"
@@ -151,21 +152,19 @@ void CapacityManager::configure_resource(ResourceMeter& r, const TableDefinition
   r.insights = settings.insights;
   r.insights_on.store(settings.insights.state == InsightsSettings::State::kEnabled,
                       std::memory_order_relaxed);
-  const PartitionMap* map = &settings.partitions;
-  PartitionMap fallback;
-  if (map->ranges.empty()) {
+  const LiveMap* live = r.live_map();
+  if (!settings.partitions.ranges.empty()) {
+    if (live == nullptr || live->map != settings.partitions) install(r, settings.partitions);
+  } else if (live == nullptr) {
     // A definition without partitions (never stored by the engine): the initial count, with
     // ids of their own.
     std::uint32_t next = 0x80000000u;
-    fallback =
-        even_partitions(partitions_needed(!on_demand, throughput.read_capacity_units,
-                                          throughput.write_capacity_units, r.dirs[0].limit.warm,
-                                          r.dirs[1].limit.warm, options_.partition),
-                        static_cast<double>(now) / 1e9, &next);
-    map = &fallback;
+    install(r,
+            even_partitions(partitions_needed(!on_demand, throughput.read_capacity_units,
+                                              throughput.write_capacity_units, r.dirs[0].limit.warm,
+                                              r.dirs[1].limit.warm, options_.partition),
+                            static_cast<double>(now) / 1e9, &next));
   }
-  const LiveMap* live = r.live_map();
-  if (live == nullptr || live->map != *map) install(r, *map);
 }
 
 namespace {
@@ -175,8 +174,9 @@ namespace {
 // the parent's range, and the walk gives the children their bytes (add_bytes).
 void inherit_bytes(const LiveMap& old, const LiveMap& live,
                    const std::vector<PartitionMeter*>& fresh) {
+  const std::unordered_set<const PartitionMeter*> kept(live.parts.begin(), live.parts.end());
   for (PartitionMeter* parent : old.parts) {
-    if (std::find(live.parts.begin(), live.parts.end(), parent) != live.parts.end()) continue;
+    if (kept.count(parent) != 0) continue;
     std::vector<PartitionMeter*> children;
     for (PartitionMeter* child : fresh) {
       if (child->range.cause == SplitCause::kThroughput &&

@@ -94,6 +94,11 @@ class Ticker {
                  const std::array<std::int64_t, ResourceMeter::kSlots>& tot);
   void partition(TableMeters& t, ResourceMeter& r, PartitionMeter& p,
                  std::array<bool, kDirs>* would);
+  void add_minute(ResourceMeter& r, const PartitionMeter& p,
+                  const std::array<std::int64_t, PartitionMeter::kSlots>& tot,
+                  const std::array<Milli, kDirs>& units);
+  void keep_keys(PartitionMeter& p);
+  void cool(PartitionMeter& p, bool hot);
   void size_split(TableMeters& t, ResourceMeter& r, PartitionMeter& p, std::int64_t bytes);
   void heat_split(TableMeters& t, ResourceMeter& r, PartitionMeter& p, Dir dir);
   bool may_split(const ResourceMeter& r, PartitionMeter& p);
@@ -260,6 +265,25 @@ void Ticker::partition(TableMeters& t, ResourceMeter& r, PartitionMeter& p,
       p.would_throttle_seconds += 1;
     }
   }
+  add_minute(r, p, tot, units);
+  p.last = tot;
+  p.warm.store(warm, std::memory_order_relaxed);
+  keep_keys(p);
+  cool(p, hot_now[0] || hot_now[1]);
+  if (!o_.splits) return;
+  size_split(t, r, p, tot[kDirs * PartitionMeter::kPerDir]);
+  for (int d = 0; d < kDirs; ++d) {
+    p.hot_seconds[d] = (hot_now[d] && idle_ == 0) ? p.hot_seconds[d] + 1 : (hot_now[d] ? 1 : 0);
+    if (p.hot_seconds[d] >= heat_seconds(o_)) {
+      p.hot_seconds[d] = 0;
+      heat_split(t, r, p, dir_at(d));
+    }
+  }
+}
+
+void Ticker::add_minute(ResourceMeter& r, const PartitionMeter& p,
+                        const std::array<std::int64_t, PartitionMeter::kSlots>& tot,
+                        const std::array<Milli, kDirs>& units) {
   std::int64_t throttles = 0;
   for (int d = 0; d < kDirs; ++d) {
     for (int l = 0; l < kLimitCount; ++l) {
@@ -267,14 +291,14 @@ void Ticker::partition(TableMeters& t, ResourceMeter& r, PartitionMeter& p,
       throttles += tot[slot] - p.last[slot];
     }
   }
-  p.last = tot;
-  p.warm.store(warm, std::memory_order_relaxed);
-  if (units[0] != 0 || units[1] != 0 || throttles != 0) {
-    auto& m = r.minute.partitions[p.range.id];
-    m[0] += units[0];
-    m[1] += units[1];
-    m[2] += throttles;
-  }
+  if (units[0] == 0 && units[1] == 0 && throttles == 0) return;
+  auto& m = r.minute.partitions[p.range.id];
+  m[0] += units[0];
+  m[1] += units[1];
+  m[2] += throttles;
+}
+
+void Ticker::keep_keys(PartitionMeter& p) {
   // This second's keys join the window.
   if (!p.pending_accessed.empty() || !p.pending_throttled.empty()) {
     SecondKeys keys;
@@ -285,20 +309,14 @@ void Ticker::partition(TableMeters& t, ResourceMeter& r, PartitionMeter& p,
   }
   const std::int64_t window = std::max<std::int64_t>(heat_seconds(o_), kPartitionSeconds);
   while (!p.keys.empty() && p.keys.front().second <= second_ - window) p.keys.pop_front();
+}
+
+void Ticker::cool(PartitionMeter& p, bool hot) {
   // A hot key's mark goes once the partition has been below the heat threshold for a window.
-  p.cool_seconds = (hot_now[0] || hot_now[1]) ? 0 : p.cool_seconds + 1 + idle_;
+  p.cool_seconds = hot ? 0 : p.cool_seconds + 1 + idle_;
   if (p.status == PartitionStatus::kHotKey && p.cool_seconds >= heat_seconds(o_)) {
     p.status = PartitionStatus::kOk;
     p.hot_key.clear();
-  }
-  if (!o_.splits) return;
-  size_split(t, r, p, tot[kDirs * PartitionMeter::kPerDir]);
-  for (int d = 0; d < kDirs; ++d) {
-    p.hot_seconds[d] = (hot_now[d] && idle_ == 0) ? p.hot_seconds[d] + 1 : (hot_now[d] ? 1 : 0);
-    if (p.hot_seconds[d] >= heat_seconds(o_)) {
-      p.hot_seconds[d] = 0;
-      heat_split(t, r, p, dir_at(d));
-    }
   }
 }
 
