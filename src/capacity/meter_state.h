@@ -72,6 +72,8 @@ class PartitionMeter {
   std::int64_t cool_seconds = 0;
   PartitionStatus status = PartitionStatus::kOk;
   std::string hot_key;        // summary_key of the key carrying most of the traffic
+  Dir hot_dir = Dir::kWrite;  // of reads or of writes
+  double hot_share = 0;       // its share of the partition's traffic in the window
   std::int64_t planned = -1;  // the second a split was planned; -1: none
   std::int64_t would_throttle_seconds = 0;
   KeySummary pending_accessed{256, KeySummary::By::kUnits};

@@ -365,6 +365,8 @@ void Ticker::heat_split(TableMeters& t, ResourceMeter& r, PartitionMeter& p, Dir
     // One partition key carries more than half: splitting would not help.
     p.status = PartitionStatus::kHotKey;
     p.hot_key = top->second.second;
+    p.hot_dir = dir;
+    p.hot_share = static_cast<double>(top->second.first) / static_cast<double>(total);
     return;
   }
   if (!may_split(r, p)) return;

@@ -184,6 +184,7 @@ class Views {
                        bool admin) const;
   void direction(JsonWriter& w, const ResourceMeter& r, int d, const Sums& sums, bool admin) const;
   void partition(JsonWriter& w, const ResourceMeter& r, const PartitionMeter& p, bool full) const;
+  void hot_key(JsonWriter& w, const ResourceMeter& r, const PartitionMeter& p, bool full) const;
   void splits(JsonWriter& w, const TableMeters& t, const ResourceMeter& r) const;
   void minutes(JsonWriter& w, const ResourceMeter& r) const;
   void minute(JsonWriter& w, const MinuteStats& m) const;
@@ -482,12 +483,7 @@ void Views::partition(JsonWriter& w, const ResourceMeter& r, const PartitionMete
   }
   w.Key("status");
   str(w, partition_status_name(p.status));
-  w.Key("hot_key");
-  if (p.status == PartitionStatus::kHotKey && !p.hot_key.empty()) {
-    write_key(w, r.hash, r.range, summary_partition_key(p.hot_key), {});
-  } else {
-    w.Null();
-  }
+  hot_key(w, r, p, full);
   for (int d = 0; d < kDirs; ++d) {
     w.Key(d == 0 ? "read_per_second" : "write_per_second");
     w.StartArray();
@@ -513,6 +509,35 @@ void Views::partition(JsonWriter& w, const ResourceMeter& r, const PartitionMete
     w.Key("would_throttle_seconds");
     w.Int64(p.would_throttle_seconds);
   }
+  w.EndObject();
+}
+
+// The key carrying more than half of a partition's traffic: the key itself in /partitions
+// (with its direction and share beside it), {"key","dir","share"} in /report.
+void Views::hot_key(JsonWriter& w, const ResourceMeter& r, const PartitionMeter& p,
+                    bool full) const {
+  w.Key("hot_key");
+  if (p.status != PartitionStatus::kHotKey || p.hot_key.empty()) {
+    w.Null();
+    return;
+  }
+  auto key = [&] { write_key(w, r.hash, r.range, summary_partition_key(p.hot_key), {}); };
+  const std::string_view dir = p.hot_dir == Dir::kRead ? "read" : "write";
+  if (full) {
+    key();
+    w.Key("hot_key_dir");
+    str(w, dir);
+    w.Key("hot_key_share");
+    w.Double(p.hot_share);
+    return;
+  }
+  w.StartObject();
+  w.Key("key");
+  key();
+  w.Key("dir");
+  str(w, dir);
+  w.Key("share");
+  w.Double(p.hot_share);
   w.EndObject();
 }
 

@@ -124,6 +124,13 @@ TEST_F(Tick, HeatSplitHalvesTheTrafficOrMarksAHotKey) {
   auto parts = json(manager->admin_get("/tables/hot/partitions", ""));
   EXPECT_STREQ(parts["partitions"][0]["status"].GetString(), "hot-key");
   EXPECT_STREQ(parts["partitions"][0]["hot_key"]["pk"]["S"].GetString(), "PENDING");
+  EXPECT_STREQ(parts["partitions"][0]["hot_key_dir"].GetString(), "write");
+  EXPECT_NEAR(parts["partitions"][0]["hot_key_share"].GetDouble(), 600.0 / 850, 1e-9);
+  auto report = json(manager->admin_get("/report", ""));
+  const auto& hot = report["tables"][0]["resources"][0]["partitions"][0]["hot_key"];
+  EXPECT_STREQ(hot["key"]["pk"]["S"].GetString(), "PENDING");
+  EXPECT_STREQ(hot["dir"].GetString(), "write");
+  EXPECT_NEAR(hot["share"].GetDouble(), 600.0 / 850, 1e-9);
 
   // No splits at all with splits off.
   options.splits = false;
