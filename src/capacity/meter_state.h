@@ -34,6 +34,15 @@ inline Dir dir_at(int i) {
   return i == 1 ? Dir::kWrite : Dir::kRead;
 }
 
+// a / b rounded down.
+inline std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
+}
+// The start of the minute holding `second` (epoch seconds).
+inline std::int64_t minute_start(std::int64_t second) {
+  return floor_div(second, 60) * 60;
+}
+
 // Throttle or would-be-throttle counts by reason (reason_index).
 using ReasonCounts = std::array<std::int64_t, kReasonCount>;
 

@@ -14,19 +14,6 @@ constexpr std::int64_t kSecondNs = 1'000'000'000;
 constexpr std::size_t kPartitionSeconds = 60;
 constexpr std::size_t kInsightsTop = 25;
 
-std::int64_t floor_div(std::int64_t a, std::int64_t b) {
-  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
-}
-
-std::int64_t minute_of(std::int64_t second) {
-  return floor_div(second, 60) * 60;
-}
-
-void push_second(std::deque<Milli>& ring, Milli units, std::size_t cap) {
-  ring.push_back(units);
-  while (ring.size() > cap) ring.pop_front();
-}
-
 template <typename T>
 void push_capped(std::deque<T>& ring, T value, std::size_t cap) {
   ring.push_back(std::move(value));
@@ -171,7 +158,7 @@ void Ticker::insights_event(ResourceMeter& r, const KeyEvent& e) {
 
 void Ticker::roll_insights(ResourceMeter& r) {
   InsightsAccum& acc = r.insights_accum;
-  const std::int64_t minute = minute_of(second_);
+  const std::int64_t minute = minute_start(second_);
   if (acc.minute == minute) return;
   if (acc.minute >= 0 && acc.active) {
     InsightsMinute m{acc.minute, top_list(acc.pkc), top_list(acc.pkt), top_list(acc.skc),
@@ -183,7 +170,7 @@ void Ticker::roll_insights(ResourceMeter& r) {
 }
 
 void Ticker::roll_minute(ResourceMeter& r) {
-  const std::int64_t minute = minute_of(second_);
+  const std::int64_t minute = minute_start(second_);
   if (r.minute.minute == minute) return;
   if (r.minute.minute >= 0) {
     push_capped(r.history, std::move(r.minute), std::max<std::size_t>(1, o_.history_minutes));
@@ -221,9 +208,9 @@ void Ticker::direction(ResourceMeter& r, int d,
   const Milli units = tot[base] - r.last[base];
   const std::size_t cap = resource_seconds(o_);
   for (std::int64_t i = 0; i < std::min<std::int64_t>(idle_, static_cast<std::int64_t>(cap)); ++i) {
-    push_second(dir.seconds, 0, cap);
+    push_capped<Milli>(dir.seconds, 0, cap);
   }
-  push_second(dir.seconds, units, cap);
+  push_capped<Milli>(dir.seconds, units, cap);
   r.minute.units[d] += units;
   if (d == 1) r.minute.write_events += tot[base + 1] - r.last[base + 1];
   r.minute.peak_second[d] = std::max(r.minute.peak_second[d], units);
@@ -252,9 +239,9 @@ void Ticker::partition(TableMeters& t, ResourceMeter& r, PartitionMeter& p,
     const auto slot = static_cast<std::size_t>(d * PartitionMeter::kPerDir);
     units[d] = tot[slot] - p.last[slot];
     for (std::int64_t i = 0; i < std::min<std::int64_t>(idle_, kPartitionSeconds); ++i) {
-      push_second(p.seconds[d], 0, kPartitionSeconds);
+      push_capped<Milli>(p.seconds[d], 0, kPartitionSeconds);
     }
-    push_second(p.seconds[d], units[d], kPartitionSeconds);
+    push_capped<Milli>(p.seconds[d], units[d], kPartitionSeconds);
     const Milli ceiling = partition_ceiling(o_, dir_at(d)) * 1000;
     warm = warm || units[d] * 2 >= ceiling;
     hot_now[d] =

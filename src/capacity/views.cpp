@@ -126,10 +126,6 @@ std::string_view mode_name(Mode mode) {
   return "report";
 }
 
-std::int64_t minute_start(std::int64_t second) {
-  return (second >= 0 ? second / 60 : (second - 59) / 60) * 60;
-}
-
 // A resource's consumption over the window: its minutes from the window's first minute, and
 // what was counted since the last tick.
 struct Sums {
