@@ -79,6 +79,27 @@ std::string_view written_key_value(const JsonValue& key, const AttributeDefiniti
   return text && text->IsString() ? json_string(*text) : std::string_view();
 }
 
+// UnprocessedItems: per table, in request order, each refused request as it was sent.
+void write_unprocessed_items(JsonWriter& w, const std::vector<const ItemWrite*>& refused) {
+  w.StartObject();
+  std::vector<bool> written(refused.size(), false);
+  for (std::size_t i = 0; i < refused.size(); ++i) {
+    if (written[i]) continue;
+    write_key(w, refused[i]->table_name);
+    w.StartArray();
+    for (std::size_t j = i; j < refused.size(); ++j) {
+      if (written[j] || refused[j]->table_name != refused[i]->table_name) continue;
+      written[j] = true;
+      w.StartObject();
+      write_key(w, refused[j]->kind == WriteKind::kPut ? "PutRequest" : "DeleteRequest");
+      refused[j]->spec.raw().Accept(w);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+}
+
 }  // namespace
 
 std::string batch_write_item(const Context& ctx, const JsonObject& request) {
@@ -145,21 +166,34 @@ std::string batch_write_item(const Context& ctx, const JsonObject& request) {
   const bool metrics = request.string("ReturnItemCollectionMetrics") == "SIZE";
   std::vector<ItemCollection> collections;
   std::vector<ConsumedCapacity> capacity;
+  // Requests a throttle refused, returned in UnprocessedItems as they were sent.
+  std::vector<const ItemWrite*> refused;
+  std::exception_ptr first_refusal;
   for (auto& w : writes) {
     // Before the write: a Put's item is moved into the store.
+    std::size_t collections_before = collections.size();
     if (metrics) add_item_collection(collections, w.table_name, *w.table, w.item);
-    engine::WriteResult result = ctx.engine.write_item(
-        *w.table, ctx.engine.item_key(*w.table, w.item),
-        [&](const std::optional<Item>& current) { return apply_write(w, current); });
-    // Each request is charged on its own, rounded separately.
-    add_capacity(capacity, write_capacity(w.table_name, result));
+    try {
+      engine::WriteResult result = ctx.engine.write_item(
+          *w.table, ctx.engine.item_key(*w.table, w.item),
+          [&](const std::optional<Item>& current) { return apply_write(w, current); },
+          {.op = kumo::capacity::Operation::kBatchWriteItem});
+      // Each request is charged on its own, rounded separately.
+      add_capacity(capacity, write_capacity(w.table_name, result));
+    } catch (const ApiError& e) {
+      if (!e.throttle()) throw;
+      if (!first_refusal) first_refusal = std::current_exception();
+      refused.push_back(&w);
+      collections.resize(collections_before);
+    }
   }
+  // When every request was refused, the call fails with the first refusal.
+  if (!refused.empty() && refused.size() == writes.size()) std::rethrow_exception(first_refusal);
   JsonOut out;
   JsonWriter writer(out);
   writer.StartObject();
   write_key(writer, "UnprocessedItems");
-  writer.StartObject();
-  writer.EndObject();
+  write_unprocessed_items(writer, refused);
   write_consumed_capacity(writer, capacity_mode, capacity);
   write_item_collection_metrics(writer, collections);
   writer.EndObject();
@@ -243,6 +277,8 @@ std::string batch_get_item(const Context& ctx, const JsonObject& request) {
   // Keys left for UnprocessedKeys once the response reaches its size cap.
   std::vector<std::pair<const TableRead*, std::vector<const Item*>>> unprocessed;
   std::size_t response_bytes = 0;
+  std::size_t processed = 0;
+  std::exception_ptr first_refusal;
   w.StartObject();
   write_key(w, "Responses");
   w.StartObject();
@@ -257,7 +293,18 @@ std::string batch_get_item(const Context& ctx, const JsonObject& request) {
         left.push_back(&key);
         continue;
       }
-      std::optional<Item> item = ctx.engine.get_item(table, key);
+      std::optional<Item> item;
+      try {
+        item = ctx.engine.get_item(table, key, read.consistent,
+                                   {.op = kumo::capacity::Operation::kBatchGetItem});
+        ++processed;
+      } catch (const ApiError& e) {
+        // A refused key is left for UnprocessedKeys.
+        if (!e.throttle()) throw;
+        if (!first_refusal) first_refusal = std::current_exception();
+        left.push_back(&key);
+        continue;
+      }
       const std::size_t size = item ? item_size(*item) : 0;
       units += read_capacity_units(size, read.consistent);
       if (!item) continue;
@@ -268,6 +315,8 @@ std::string batch_get_item(const Context& ctx, const JsonObject& request) {
     capacity.push_back({read.table_name, units, {}});
     if (!left.empty()) unprocessed.emplace_back(&read, std::move(left));
   }
+  // When every key was refused, the call fails with the first refusal.
+  if (processed == 0 && first_refusal) std::rethrow_exception(first_refusal);
   w.EndObject();
   write_key(w, "UnprocessedKeys");
   w.StartObject();

@@ -46,17 +46,19 @@ ItemWrite decode_single_write(const JsonObject& request, WriteKind kind) {
 }
 
 // Applies the write to its item under the item's lock (condition first) and answers it.
-std::string apply_single_write(const Context& ctx, const JsonObject& request, ItemWrite& w) {
+std::string apply_single_write(const Context& ctx, const JsonObject& request, ItemWrite& w,
+                               capacity::Operation op) {
   // Before the write: a Put's item is moved into the store. Item collections exist only
   // on tables with local secondary indexes.
   const std::string storage_key = ctx.engine.item_key(*w.table, w.item);
   std::vector<ItemCollection> collections;
   add_item_collection(collections, w.table_name, *w.table, w.item);
-  engine::WriteResult result =
-      ctx.engine.write_item(*w.table, storage_key, [&](const std::optional<Item>& current) {
-        check_write_condition(w, current);
-        return apply_write(w, current);
-      });
+  engine::WriteResult result = ctx.engine.write_item(*w.table, storage_key,
+                                                     [&](const std::optional<Item>& current) {
+                                                       check_write_condition(w, current);
+                                                       return apply_write(w, current);
+                                                     },
+                                                     {.op = op});
   const std::optional<Item> attributes = returned_attributes(w, result);
   JsonOut out;
   JsonWriter writer(out);
@@ -81,19 +83,19 @@ std::string put_item(const Context& ctx, const JsonObject& request) {
   ItemWrite w = decode_single_write(request, WriteKind::kPut);
   check_put_size(w.item);
   bind_write(w, data_table(ctx, w.table_name));
-  return apply_single_write(ctx, request, w);
+  return apply_single_write(ctx, request, w, capacity::Operation::kPutItem);
 }
 
 std::string update_item(const Context& ctx, const JsonObject& request) {
   ItemWrite w = decode_single_write(request, WriteKind::kUpdate);
   bind_write(w, data_table(ctx, w.table_name));
-  return apply_single_write(ctx, request, w);
+  return apply_single_write(ctx, request, w, capacity::Operation::kUpdateItem);
 }
 
 std::string delete_item(const Context& ctx, const JsonObject& request) {
   ItemWrite w = decode_single_write(request, WriteKind::kDelete);
   bind_write(w, data_table(ctx, w.table_name));
-  return apply_single_write(ctx, request, w);
+  return apply_single_write(ctx, request, w, capacity::Operation::kDeleteItem);
 }
 
 std::string get_item(const Context& ctx, const JsonObject& request) {
@@ -122,7 +124,8 @@ std::string get_item(const Context& ctx, const JsonObject& request) {
   check_key_parameter(*table, key);
 
   // Written as stored unless a projection must look into it.
-  std::optional<engine::StoredItem> item = ctx.engine.get_stored(*table, key);
+  std::optional<engine::StoredItem> item =
+      ctx.engine.get_stored(*table, key, consistent, {.op = capacity::Operation::kGetItem});
   const double units = read_capacity_units(item ? item->size() : 0, consistent);
   JsonOut out(nullptr, json_capacity(item ? item->size() : 0));
   JsonWriter w(out);

@@ -99,7 +99,8 @@ std::string execute_statement(const Context& ctx, const JsonObject& request) {
 
   ItemWrite w = single_write(s, std::move(table),
                              request.string("ReturnValuesOnConditionCheckFailure") == "ALL_OLD");
-  const engine::WriteResult result = apply_statement_write(ctx, w);
+  const engine::WriteResult result = apply_statement_write(
+      ctx, w, {.op = capacity::Operation::kExecuteStatement, .factor = 1, .insights = false});
   const std::optional<Item> row = returning_row(w, result);
   JsonOut out;
   JsonWriter writer(out);
@@ -138,6 +139,10 @@ std::optional<std::string> member_item(const Context& ctx, const BatchMember& m)
   return table->name + '\0' + ctx.engine.item_key(*table, match.key);
 }
 
+// PartiQL is metered, but Contributor Insights does not see it.
+constexpr engine::Metering kBatchMetering{
+    .op = capacity::Operation::kBatchExecuteStatement, .factor = 1, .insights = false};
+
 void run_batch_member(const Context& ctx, BatchMember& m, std::vector<ConsumedCapacity>& capacity) {
   const BoundStatement& s = *m.statement;
   if (s->kind == StatementKind::kExists) {
@@ -154,7 +159,7 @@ void run_batch_member(const Context& ctx, BatchMember& m, std::vector<ConsumedCa
           "where clause.");
     }
     m.table = table;
-    std::optional<Item> item = ctx.engine.get_item(*table, *key);
+    std::optional<Item> item = ctx.engine.get_item(*table, *key, m.consistent, kBatchMetering);
     add_capacity(
         capacity,
         {s->target.table(), read_capacity_units(item ? item_size(*item) : 0, m.consistent), {}});
@@ -163,7 +168,7 @@ void run_batch_member(const Context& ctx, BatchMember& m, std::vector<ConsumedCa
   }
   m.table = data_table(ctx, s->target.table());
   ItemWrite w = single_write(s, m.table, false);
-  const engine::WriteResult result = apply_statement_write(ctx, w);
+  const engine::WriteResult result = apply_statement_write(ctx, w, kBatchMetering);
   add_capacity(capacity, write_capacity(w.table_name, result));
   m.item = returning_row(w, result);
 }
@@ -390,7 +395,13 @@ std::string apply_transact_writes(const Context& ctx, std::vector<TransactMember
                                   std::string_view mode, std::string* replay) {
   std::vector<ItemWrite*> writes;
   for (TransactMember& m : members) writes.push_back(&*m.write);
-  const std::vector<engine::WriteResult> results = apply_item_writes(ctx, writes);
+  // The table's units are doubled, each index's not.
+  const std::vector<engine::WriteResult> results =
+      apply_item_writes(ctx, writes,
+                        {.op = capacity::Operation::kExecuteTransaction,
+                         .factor = 2,
+                         .insights = false,
+                         .index_factor = 1});
   // A transaction costs twice the table's units of the same writes, and once each index's;
   // its repeat reads the items.
   std::vector<ConsumedCapacity> capacity, replay_capacity;
@@ -415,7 +426,8 @@ std::string apply_transact_reads(const Context& ctx, const std::vector<TransactM
   for (const TransactMember& m : members) gets.push_back({m.table.get(), m.key});
   // The items read are within the transaction size limit, or the transaction is cancelled
   // at the statement that passes it (the engine reads no further).
-  std::vector<std::optional<Item>> items = ctx.engine.transact_get(gets, kMaxTransactionBytes);
+  std::vector<std::optional<Item>> items = transact_read(
+      ctx, gets, {.op = capacity::Operation::kExecuteTransaction, .factor = 2, .insights = false});
   std::size_t total = 0;
   for (std::size_t i = 0; i < items.size(); ++i) {
     total += items[i] ? item_size(*items[i]) : 0;

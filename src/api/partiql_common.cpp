@@ -224,12 +224,16 @@ ItemWrite statement_write(const BoundStatement& s, engine::TablePtr table, Item 
   return w;
 }
 
-engine::WriteResult apply_statement_write(const Context& ctx, ItemWrite& w) {
+engine::WriteResult apply_statement_write(const Context& ctx, ItemWrite& w,
+                                          const engine::Metering& metering) {
   const std::string storage_key = ctx.engine.item_key(*w.table, w.item);
-  return ctx.engine.write_item(*w.table, storage_key, [&](const std::optional<Item>& current) {
-    check_write_condition(w, current);
-    return apply_write(w, current);
-  });
+  return ctx.engine.write_item(
+      *w.table, storage_key,
+      [&](const std::optional<Item>& current) {
+        check_write_condition(w, current);
+        return apply_write(w, current);
+      },
+      metering);
 }
 
 }  // namespace kumo::api

@@ -100,6 +100,7 @@ ItemWrite statement_write(const BoundStatement& s, engine::TablePtr table, Item 
                           bool all_old_on_condition_failure);
 
 // Applies `w` to its item under the item's lock, as PutItem, UpdateItem and DeleteItem do.
-engine::WriteResult apply_statement_write(const Context& ctx, ItemWrite& w);
+engine::WriteResult apply_statement_write(const Context& ctx, ItemWrite& w,
+                                          const engine::Metering& metering = {});
 
 }  // namespace kumo::api

@@ -340,7 +340,8 @@ class SelectRun {
     Item key;
     key.emplace(table_->key.hash.name, p.partition);
     if (table_->key.range) key.emplace(table_->key.range->name, *p.sort_equal);
-    std::optional<engine::StoredItem> item = ctx_.engine.get_stored(*table_, key);
+    std::optional<engine::StoredItem> item =
+        ctx_.engine.get_stored(*table_, key, options_.consistent, kMetering);
     charge(item ? item->size() : 0);
     if (!item) return;
     ++evaluated_;
@@ -355,14 +356,16 @@ class SelectRun {
     if (options_.limit) options.limit = static_cast<std::size_t>(*options_.limit) - evaluated_;
     options.max_bytes = kPageBytes - std::min(bytes_, kPageBytes - 1);
     options.exclusive_start_key = at.start;
+    options.consistent = options_.consistent;
     engine::Page page;
     if (!p) {
-      page = index_ ? ctx_.engine.scan_index(*table_, *index_, 0, 1, options)
-                    : ctx_.engine.scan(*table_, 0, 1, options);
+      page = index_ ? ctx_.engine.scan_index(*table_, *index_, 0, 1, options, kMetering)
+                    : ctx_.engine.scan(*table_, 0, 1, options, kMetering);
     } else {
       engine::SortCondition sort = p->sort.value_or(engine::SortCondition{});
-      page = index_ ? ctx_.engine.query_index(*table_, *index_, {p->partition}, {}, sort, options)
-                    : ctx_.engine.query(*table_, p->partition, sort, options);
+      page = index_ ? ctx_.engine.query_index(*table_, *index_, {p->partition}, {}, sort, options,
+                                              kMetering)
+                    : ctx_.engine.query(*table_, p->partition, sort, options, kMetering);
     }
     charge(page.bytes_read);
     evaluated_ += page.items.size();
@@ -389,11 +392,14 @@ class SelectRun {
     Item key;
     key.emplace(table_->key.hash.name, entry.at(table_->key.hash.name));
     if (table_->key.range) key.emplace(table_->key.range->name, entry.at(table_->key.range->name));
-    std::optional<Item> item = ctx_.engine.get_item(*table_, key);
+    std::optional<Item> item = ctx_.engine.get_item(*table_, key, options_.consistent, kMetering);
     capacity_.table += read_capacity_units(item ? item_size(*item) : 0, options_.consistent);
     return item ? std::move(*item) : entry;
   }
 
+  // PartiQL reads are metered, but Contributor Insights does not see them.
+  static constexpr engine::Metering kMetering{
+      .op = capacity::Operation::kExecuteStatement, .factor = 1, .insights = false};
   const Context& ctx_;
   const BoundStatement& s_;
   const partiql::Statement& st_;

@@ -363,6 +363,7 @@ engine::PageOptions page_options(const ReadRequest& r) {
   options.forward = r.forward;
   options.limit = r.limit ? static_cast<std::size_t>(*r.limit) : 0;
   options.exclusive_start_key = r.exclusive_start_key;
+  options.consistent = r.consistent;
   return options;
 }
 
@@ -466,11 +467,14 @@ std::string query(const Context& ctx, const JsonObject& request) {
       throw ApiError::validation("The query can return at most one row and cannot be restarted");
     }
   }
-  engine::Page page =
-      index ? ctx.engine.query_index(*table, *index, hash, range_equal, sort, page_options(r))
-            : ctx.engine.query(*table, hash.front(), sort, page_options(r));
+  const engine::Metering metering{.op = capacity::Operation::kQuery};
+  engine::Page page = index
+                          ? ctx.engine.query_index(*table, *index, hash, range_equal, sort,
+                                                   page_options(r), metering)
+                          : ctx.engine.query(*table, hash.front(), sort, page_options(r), metering);
   const auto built = build_items(ctx, *table, index, r, expressions, page);
   const std::size_t table_bytes = built ? built->table_bytes : 0;
+  ctx.engine.charge_read(*table, page, table_bytes, r.consistent, metering);
   return page_response(r, expressions, page, built, page_capacity(r, index, page, table_bytes));
 }
 
@@ -494,10 +498,13 @@ std::string scan(const Context& ctx, const JsonObject& request) {
                       total, segment));
     }
   }
-  engine::Page page = index ? ctx.engine.scan_index(*table, *index, segment, total, page_options(r))
-                            : ctx.engine.scan(*table, segment, total, page_options(r));
+  const engine::Metering metering{.op = capacity::Operation::kScan};
+  engine::Page page =
+      index ? ctx.engine.scan_index(*table, *index, segment, total, page_options(r), metering)
+            : ctx.engine.scan(*table, segment, total, page_options(r), metering);
   const auto built = build_items(ctx, *table, index, r, expressions, page);
   const std::size_t table_bytes = built ? built->table_bytes : 0;
+  ctx.engine.charge_read(*table, page, table_bytes, r.consistent, metering);
   return page_response(r, expressions, page, built, page_capacity(r, index, page, table_bytes));
 }
 

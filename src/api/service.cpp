@@ -49,6 +49,28 @@ std::string request_tables(const JsonValue& root) {
   return tables;
 }
 
+// The operation CloudWatch's per-operation metrics name a request by (kNone for the
+// operations they do not cover).
+capacity::Operation metered_operation(std::string_view target) {
+  const std::string_view name = target.substr(target.rfind('.') + 1);
+  for (int i = 1; i < static_cast<int>(capacity::Operation::kCount); ++i) {
+    const auto op = static_cast<capacity::Operation>(i);
+    if (capacity::operation_name(op) == name) return op;
+  }
+  return capacity::Operation::kNone;
+}
+
+// Records the request's outcome on every table whose meters it used; an error before any
+// table was used is recorded on none (the account's UserErrors).
+void record_outcome(capacity::CapacityManager& manager, const capacity::RequestOutcome& outcome) {
+  const auto tables = engine::RequestScope::tables();
+  if (tables.empty() && (outcome.user_error || outcome.system_error)) {
+    manager.record_request(nullptr, outcome);
+  }
+  for (const auto& meters : tables) manager.record_request(meters.get(), outcome);
+  engine::RequestScope::clear();
+}
+
 }  // namespace
 
 Service::Service(engine::Engine& engine, ServiceOptions options)
@@ -57,6 +79,12 @@ Service::Service(engine::Engine& engine, ServiceOptions options)
 Response Service::handle(std::string_view target, std::string_view body,
                          const Authenticator& auth) const {
   std::string tables;
+  capacity::CapacityManager* const manager = engine_.capacity();
+  std::int64_t start_ns = 0;
+  if (manager) {
+    engine::RequestScope::clear();
+    start_ns = engine_.clock().now_ns();
+  }
   try {
     // One document per I/O thread: it keeps its memory between requests.
     thread_local JsonDocument document;
@@ -73,10 +101,25 @@ Response Service::handle(std::string_view target, std::string_view body,
     }
     if (options_.report_tables) tables = request_tables(document.root());
     Context ctx{engine_, options_};
-    return Response{200, operation(ctx, JsonObject(document.root())), std::move(tables)};
+    Response response{200, operation(ctx, JsonObject(document.root())), std::move(tables)};
+    if (manager) {
+      capacity::RequestOutcome outcome{.op = metered_operation(target)};
+      outcome.latency_seconds = static_cast<double>(engine_.clock().now_ns() - start_ns) / 1e9;
+      record_outcome(*manager, outcome);
+    }
+    return response;
   } catch (const ApiError& e) {
     Response response = error_response(e);
     response.tables = std::move(tables);
+    if (manager) {
+      capacity::RequestOutcome outcome{.op = metered_operation(target)};
+      outcome.throttled = e.throttle();
+      outcome.conditional_check_failed = e.code() == ApiError::Code::kConditionalCheckFailed;
+      outcome.system_error = response.status >= 500;
+      outcome.user_error =
+          !outcome.throttled && !outcome.conditional_check_failed && !outcome.system_error;
+      record_outcome(*manager, outcome);
+    }
     return response;
   }
   // Anything else (a StorageError, bad_alloc) is an internal failure: it reaches the HTTP

@@ -30,15 +30,28 @@ ApiError validation_cancellation(std::size_t actions, std::size_t failed, std::s
 
 // The code DynamoDB names a failed action by in a cancellation reason, and a failed statement
 // by in BatchExecuteStatement's Error.Code: "ConditionalCheckFailed", "DuplicateItem",
-// "ResourceNotFound", "ItemCollectionSizeLimitExceeded", "ValidationError", ...
+// "ResourceNotFound", "ItemCollectionSizeLimitExceeded", "ValidationError", ...; a
+// throttle is "ProvisionedThroughputExceeded" or "ThrottlingError".
 std::string_view error_code(const ApiError& e);
+
+// The cancellation reason of an action that failed with `failure` (null: "None"). A
+// throttle's reason carries the throttle's cancellation message.
+CancellationReason cancellation_reason(const std::exception_ptr& failure);
 
 // Applies every write or none, each item locked and checked (condition, then mutation) on
 // its current state (Engine::transact_write). Returns the results in order; when any write
 // fails, throws TransactionCanceledException with one reason per write. The writes' keys
 // are read before anything runs.
 std::vector<engine::WriteResult> apply_item_writes(const Context& ctx,
-                                                   const std::vector<ItemWrite*>& writes);
+                                                   const std::vector<ItemWrite*>& writes,
+                                                   const engine::Metering& metering);
+
+// Reads the items of a transaction (Engine::transact_get) within kMaxTransactionBytes; when
+// a throttle refuses any read, nothing is read and the transaction is cancelled with one
+// reason per read.
+std::vector<std::optional<Item>> transact_read(const Context& ctx,
+                                               const std::vector<engine::TransactGet>& reads,
+                                               const engine::Metering& metering);
 
 // Runs a transaction once per ClientRequestToken: `apply` returns the response and sets
 // *replay to what a repeat of the request answers. Without a token it just runs. A repeat of

@@ -177,7 +177,8 @@ std::string apply_transact_write(const Context& ctx, TransactWriteRequest& r, st
     keys.push_back(w.key());
     writes.push_back(&w);
   }
-  const std::vector<engine::WriteResult> results = apply_item_writes(ctx, writes);
+  const std::vector<engine::WriteResult> results =
+      apply_item_writes(ctx, writes, {.op = capacity::Operation::kTransactWriteItems, .factor = 2});
   // A transaction costs twice the units of the same writes.
   std::vector<ConsumedCapacity> capacity, replay_capacity;
   std::vector<ItemCollection> collections;
@@ -219,13 +220,44 @@ std::string_view error_code(const ApiError& e) {
       return "AccessDenied";
     case ApiError::Code::kInternal:
       return "InternalServerError";
+    case ApiError::Code::kProvisionedThroughputExceeded:
+      return "ProvisionedThroughputExceeded";
+    case ApiError::Code::kThrottling:
+    case ApiError::Code::kRequestLimitExceeded:
+      return "ThrottlingError";
     default:
       return "ValidationError";
   }
 }
 
+CancellationReason cancellation_reason(const std::exception_ptr& failure) {
+  if (!failure) return {"None", std::nullopt, std::nullopt};
+  try {
+    std::rethrow_exception(failure);
+  } catch (const ApiError& e) {
+    if (e.throttle()) return {std::string(error_code(e)), e.cancellation_message(), std::nullopt};
+    return {std::string(error_code(e)), e.message(), e.item()};
+  }
+}
+
+std::vector<std::optional<Item>> transact_read(const Context& ctx,
+                                               const std::vector<engine::TransactGet>& reads,
+                                               const engine::Metering& metering) {
+  std::vector<std::exception_ptr> failures;
+  std::vector<std::optional<Item>> items =
+      ctx.engine.transact_get(reads, kMaxTransactionBytes, metering, &failures);
+  if (std::none_of(failures.begin(), failures.end(), [](const auto& f) { return f != nullptr; })) {
+    return items;
+  }
+  std::vector<CancellationReason> reasons;
+  for (const std::exception_ptr& failure : failures)
+    reasons.push_back(cancellation_reason(failure));
+  throw ApiError::transaction_canceled(std::move(reasons));
+}
+
 std::vector<engine::WriteResult> apply_item_writes(const Context& ctx,
-                                                   const std::vector<ItemWrite*>& writes) {
+                                                   const std::vector<ItemWrite*>& writes,
+                                                   const engine::Metering& metering) {
   std::vector<engine::TransactWrite> actions;
   for (ItemWrite* w : writes) {
     engine::TransactWrite action;
@@ -242,20 +274,11 @@ std::vector<engine::WriteResult> apply_item_writes(const Context& ctx,
   }
   std::vector<engine::WriteResult> results;
   std::vector<std::exception_ptr> failures;
-  if (ctx.engine.transact_write(actions, &results, &failures)) return results;
+  if (ctx.engine.transact_write(actions, &results, &failures, metering)) return results;
   // Why each action failed, in request order.
   std::vector<CancellationReason> reasons;
-  for (const std::exception_ptr& failure : failures) {
-    if (!failure) {
-      reasons.push_back({"None", std::nullopt, std::nullopt});
-      continue;
-    }
-    try {
-      std::rethrow_exception(failure);
-    } catch (const ApiError& e) {
-      reasons.push_back({std::string(error_code(e)), e.message(), e.item()});
-    }
-  }
+  for (const std::exception_ptr& failure : failures)
+    reasons.push_back(cancellation_reason(failure));
   throw ApiError::transaction_canceled(std::move(reasons));
 }
 
@@ -372,7 +395,8 @@ std::string transact_get_items(const Context& ctx, const JsonObject& request) {
   for (auto& g : gets) reads.push_back({g.table.get(), g.key});
   // The items read are within the transaction size limit, or the transaction is cancelled
   // at the Get that passes it (the engine reads no further).
-  std::vector<std::optional<Item>> items = ctx.engine.transact_get(reads, kMaxTransactionBytes);
+  std::vector<std::optional<Item>> items =
+      transact_read(ctx, reads, {.op = capacity::Operation::kTransactGetItems, .factor = 2});
   std::vector<std::size_t> sizes;
   std::size_t total = 0;
   for (std::size_t i = 0; i < items.size(); ++i) {

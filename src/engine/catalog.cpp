@@ -404,7 +404,8 @@ void Catalog::store(const TableDefinition& definition, storage::WriteBatch* batc
              codec::encode_item(to_record(definition)));
 }
 
-TablePtr Catalog::create(TableDefinition definition) {
+TablePtr Catalog::create(TableDefinition definition,
+                         const std::function<void(TableDefinition&)>& prepare) {
   WriterLock lock(mutex_);
   if (tables_.count(definition.name)) {
     throw ApiError::resource_in_use("Table already exists: " + definition.name);
@@ -415,6 +416,7 @@ TablePtr Catalog::create(TableDefinition definition) {
   if (definition.billing_mode == BillingMode::PAY_PER_REQUEST) {
     definition.last_update_to_pay_per_request = definition.creation_date_time;
   }
+  if (prepare) prepare(definition);
   storage::WriteBatch batch;
   store(definition, &batch);
   batch.add_counter(std::string(kNextIdKey),
@@ -441,6 +443,23 @@ TablePtr Catalog::update(std::string_view name,
   storage_.write(batch);
   it->second = std::make_shared<const TableDefinition>(std::move(copy));
   return it->second;
+}
+
+void Catalog::amend_loaded(const std::function<void(TableDefinition&)>& change) {
+  WriterLock lock(mutex_);
+  for (auto& [name, table] : tables_) {
+    TableDefinition copy = *table;
+    change(copy);
+    table = std::make_shared<const TableDefinition>(std::move(copy));
+  }
+}
+
+TablePtr Catalog::find_id(std::uint32_t id) const {
+  ReaderLock lock(mutex_);
+  for (const auto& [name, table] : tables_) {
+    if (table->id == id) return table;
+  }
+  return nullptr;
 }
 
 TablePtr Catalog::remove(std::string_view name) {

@@ -34,11 +34,21 @@ class Catalog {
 
   // Stores a new table. Assigns id, TableId and CreationDateTime. Throws ApiError
   // ResourceInUse ("Table already exists: <name>") when the name is taken.
-  TablePtr create(TableDefinition definition);
+  // `prepare`, when given, completes the definition once its id is known, before it is
+  // stored.
+  TablePtr create(TableDefinition definition,
+                  const std::function<void(TableDefinition&)>& prepare = {});
 
   // Applies `change` to a copy of the table's definition and stores it. `change` may throw
   // ApiError to refuse; nothing is stored then. Throws ResourceNotFound when absent.
   TablePtr update(std::string_view name, const std::function<void(TableDefinition&)>& change);
+
+  // Applies `change` to every table as loaded, in memory only: what it adds is stored with
+  // the table's next change.
+  void amend_loaded(const std::function<void(TableDefinition&)>& change);
+
+  // The table whose id is `id`, or null.
+  TablePtr find_id(std::uint32_t id) const;
 
   // Removes the table from the catalog. Returns the definition it had, or null if absent.
   TablePtr remove(std::string_view name);

@@ -27,6 +27,12 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
       clock_(options.clock ? options.clock : own_clock_.get()),
       catalog_(*storage_),
       streams_(*storage_) {
+  // Tables stored before partitions were kept get their initial maps, stored with their
+  // next change.
+  catalog_.amend_loaded([this](TableDefinition& t) {
+    initial_partitions(t);
+    attach_meters(t);
+  });
   bool more = false, ttl = false;
   for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
     TablePtr table = catalog_.find(name);
@@ -42,24 +48,12 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
     streams = !streams_.empty(guard);
   }
   if (ttl || streams) start_maintenance();
-}
-
-double Engine::advance_clock(double seconds) {
-  if (!options_.manual_clock) throw std::logic_error("the clock is not manual");
-  MutexLock lock(clock_mutex_);
-  constexpr std::int64_t kSecond = 1'000'000'000;
-  const std::int64_t before = options_.manual_clock->now_ns();
-  const std::int64_t after =
-      options_.manual_clock->advance(static_cast<std::int64_t>(seconds * 1e9 + 0.5));
-  if (options_.capacity) {
-    // Every whole second crossed is closed in order; beyond an hour, the earlier seconds
-    // were idle as far as anything kept is concerned, so only the last hour is ticked.
-    std::int64_t first = before / kSecond + 1;
-    const std::int64_t last = after / kSecond;
-    if (last - first > 3600) first = last - 3600;
-    for (std::int64_t s = first; s <= last; ++s) options_.capacity->tick(s * kSecond);
+  if (!capacity()) return;
+  if (clock_->manual()) {
+    walk_partition_sizes();
+  } else {
+    capacity_thread_ = std::thread([this] { run_capacity_clock(); });
   }
-  return static_cast<double>(after) / 1e9;
 }
 
 void Engine::start_maintenance() {
@@ -79,6 +73,7 @@ Engine::~Engine() {
   }
   maintenance_wake_.notify_all();
   if (maintenance_.joinable()) maintenance_.join();
+  if (capacity_thread_.joinable()) capacity_thread_.join();
   MutexLock lock(workers_mutex_);
   for (auto& worker : workers_) worker.thread.join();
 }
@@ -107,11 +102,11 @@ void Engine::start_backfill(const std::string& table_name, std::uint32_t index_i
   start_worker("kumo-backfill", [this, table_name, index_id] {
     try {
       if (!backfill(table_name, index_id)) return;
-      catalog_.update(table_name, [&](TableDefinition& t) {
+      configure_meters(catalog_.update(table_name, [&](TableDefinition& t) {
         for (auto& index : t.global_indexes) {
           if (index.id == index_id) index.backfilling = false;
         }
-      });
+      }));
     } catch (const std::exception& e) {
       // The table was deleted meanwhile, or storage failed: the index stays CREATING and
       // the backfill resumes at the next start.
@@ -203,31 +198,77 @@ void Engine::commit(storage::WriteBatch& batch, const std::vector<Change>& chang
   }
 }
 
+namespace {
+
+bool condition_failed(const std::exception_ptr& failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const ApiError& e) {
+    return e.code() == ApiError::Code::kConditionalCheckFailed;
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace
+
 WriteResult Engine::write_item(const TableDefinition& table, const std::string& storage_key,
-                               const ItemMutation& mutation) {
+                               const ItemMutation& mutation, const Metering& metering) {
+  // A refused write never waits for the item's lock.
+  admit(meter(table, 0, metering), table, nullptr, storage_key, capacity::Dir::kWrite,
+        capacity::Milli{1000} * metering.factor, metering);
   WriteResult result;
-  auto guard = locks_.lock(storage_key);
-  read_old(table, storage_key, result);
-  result.new_item = mutation(result.old_item);
-  if (!result.old_item && !result.new_item) return result;  // deleting nothing
-  if (result.new_item) result.new_size = item_size(*result.new_item);
-  storage::WriteBatch batch;
-  commit(batch, {add_write(table, storage_key, result, &batch)});
+  std::vector<Change> changes;
+  {
+    auto guard = locks_.lock(storage_key);
+    read_old(table, storage_key, result);
+    try {
+      result.new_item = mutation(result.old_item);
+    } catch (...) {
+      if (condition_failed(std::current_exception())) {
+        charge_failed_condition(table, storage_key, result.old_size, metering);
+      }
+      throw;
+    }
+    if (result.old_item || result.new_item) {
+      if (result.new_item) result.new_size = item_size(*result.new_item);
+      storage::WriteBatch batch;
+      changes.push_back(add_write(table, storage_key, result, &batch));
+      // Nothing is written when a GSI the write changes refuses it.
+      admit_indexes(changes.back().table ? *changes.back().table : table, result, metering);
+      commit(batch, changes);
+    }
+  }
+  // Deleting nothing still costs a write unit.
+  const TableDefinition& written =
+      !changes.empty() && changes.back().table ? *changes.back().table : table;
+  charge_write(written, storage_key, result, metering);
   return result;
 }
 
 bool Engine::transact_write(const std::vector<TransactWrite>& writes,
                             std::vector<WriteResult>* results,
-                            std::vector<std::exception_ptr>* failures) {
-  std::vector<std::string> keys;
-  for (const auto& w : writes) keys.push_back(w.storage_key);
-  auto guards = locks_.lock_all(keys);
+                            std::vector<std::exception_ptr>* failures, const Metering& metering) {
   results->assign(writes.size(), WriteResult{});
   failures->assign(writes.size(), nullptr);
   bool ok = true;
+  // Every action is admitted before any lock is taken.
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    try {
+      admit(meter(*writes[i].table, 0, metering), *writes[i].table, nullptr, writes[i].storage_key,
+            capacity::Dir::kWrite, capacity::Milli{1000} * metering.factor, metering);
+    } catch (...) {
+      (*failures)[i] = std::current_exception();
+      ok = false;
+    }
+  }
+  std::vector<std::string> keys;
+  for (const auto& w : writes) keys.push_back(w.storage_key);
+  auto guards = locks_.lock_all(keys);
   for (std::size_t i = 0; i < writes.size(); ++i) {
     const TransactWrite& w = writes[i];
     WriteResult& result = (*results)[i];
+    if ((*failures)[i]) continue;
     try {
       read_old(*w.table, keys[i], result);
       if (w.check) w.check(result.old_item);
@@ -241,28 +282,66 @@ bool Engine::transact_write(const std::vector<TransactWrite>& writes,
     } catch (...) {
       (*failures)[i] = std::current_exception();
       ok = false;
+      // A cancelled transaction is charged only its failed conditions.
+      if (condition_failed((*failures)[i])) {
+        charge_failed_condition(*w.table, keys[i], result.old_size, metering);
+      }
     }
   }
   if (!ok) return false;
   storage::WriteBatch batch;
   std::vector<Change> changes;
+  std::vector<const TableDefinition*> written(writes.size());
   for (std::size_t i = 0; i < writes.size(); ++i) {
     WriteResult& result = (*results)[i];
+    written[i] = writes[i].table;
     if (writes[i].check_only || (!result.old_item && !result.new_item)) continue;
     changes.push_back(add_write(*writes[i].table, keys[i], result, &batch));
+    if (changes.back().table) written[i] = changes.back().table.get();
+    try {
+      admit_indexes(*written[i], result, metering);
+    } catch (...) {
+      (*failures)[i] = std::current_exception();
+      ok = false;
+    }
   }
+  if (!ok) return false;
   if (!batch.empty()) commit(batch, changes);
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    charge_write(*written[i], keys[i], (*results)[i], metering);
+  }
   return true;
 }
 
-std::vector<std::optional<Item>> Engine::transact_get(const std::vector<TransactGet>& gets,
-                                                      std::size_t max_bytes) const {
+std::vector<std::optional<Item>> Engine::transact_get(
+    const std::vector<TransactGet>& gets, std::size_t max_bytes, const Metering& metering,
+    std::vector<std::exception_ptr>* failures) const {
+  std::vector<std::string> keys;
+  for (const auto& g : gets) keys.push_back(item_key(*g.table, g.key));
+  // Every read is admitted before anything is read (transactional reads are strongly
+  // consistent).
+  if (failures) failures->assign(gets.size(), nullptr);
+  bool refused = false;
+  for (std::size_t i = 0; i < gets.size(); ++i) {
+    try {
+      admit(meter(*gets[i].table, 0, metering), *gets[i].table, nullptr, keys[i],
+            capacity::Dir::kRead, capacity::Milli{1000} * metering.factor, metering);
+    } catch (...) {
+      if (!failures) throw;
+      (*failures)[i] = std::current_exception();
+      refused = true;
+    }
+  }
+  if (refused) return {};
   auto snapshot = storage_->snapshot();
   std::vector<std::optional<Item>> items;
   std::size_t total = 0;
-  for (const auto& g : gets) {
-    items.push_back(read_current(*g.table, item_key(*g.table, g.key), snapshot.get()));
-    if (items.back()) total += item_size(*items.back());
+  for (std::size_t i = 0; i < gets.size(); ++i) {
+    items.push_back(read_current(*gets[i].table, keys[i], snapshot.get()));
+    const std::size_t size = items.back() ? item_size(*items.back()) : 0;
+    charge_item_read(meter(*gets[i].table, 0, metering), *gets[i].table, keys[i], size, true,
+                     metering);
+    total += size;
     if (total > max_bytes) break;
   }
   return items;
@@ -324,7 +403,6 @@ void Engine::update_indexes(const TableDefinition& table, WriteResult& result,
       } else {
         units = write_capacity_units(old_key ? old_size : new_size);
       }
-      if (units > 0) result.index_units.push_back({index.name, index.global, units});
       // A changed index key moves the entry: delete the old one, put the new one.
       if (old_key && old_key != new_key) batch->del(*old_key);
       if (new_key && (!old_key || units > 0))
@@ -334,22 +412,40 @@ void Engine::update_indexes(const TableDefinition& table, WriteResult& result,
           static_cast<std::int64_t>(new_size) - static_cast<std::int64_t>(old_size);
       if (count_delta) batch->add_counter(index_counter_key(table, index.id, "count"), count_delta);
       if (size_delta) batch->add_counter(index_counter_key(table, index.id, "bytes"), size_delta);
+      if (units > 0) {
+        result.index_units.push_back(
+            index_write(index, units, std::move(old_key), old_size, std::move(new_key), new_size));
+      }
     }
   }
 }
 
-WriteResult Engine::put_item(const TableDefinition& table, Item item) {
-  return write_item(table, item_key(table, item),
-                    [&](const std::optional<Item>&) { return std::move(item); });
+WriteResult Engine::put_item(const TableDefinition& table, Item item, const Metering& metering) {
+  return write_item(
+      table, item_key(table, item), [&](const std::optional<Item>&) { return std::move(item); },
+      metering);
 }
 
-std::optional<Item> Engine::get_item(const TableDefinition& table, const Item& key) const {
-  return read_current(table, item_key(table, key));
+std::optional<Item> Engine::get_item(const TableDefinition& table, const Item& key, bool consistent,
+                                     const Metering& metering) const {
+  const std::string storage_key = item_key(table, key);
+  capacity::ResourceMeter* resource = meter(table, 0, metering);
+  admit(resource, table, nullptr, storage_key, capacity::Dir::kRead,
+        capacity::Milli{consistent ? 1000 : 500} * metering.factor, metering);
+  std::size_t size = 0;
+  std::optional<Item> item;
+  if (std::optional<std::string> stored = storage_->get(storage_key)) {
+    item = decode_stored(table, *stored, &size);
+  }
+  charge_item_read(resource, table, storage_key, size, consistent, metering);
+  return item;
 }
 
-WriteResult Engine::delete_item(const TableDefinition& table, const Item& key) {
-  return write_item(table, item_key(table, key),
-                    [](const std::optional<Item>&) { return std::nullopt; });
+WriteResult Engine::delete_item(const TableDefinition& table, const Item& key,
+                                const Metering& metering) {
+  return write_item(
+      table, item_key(table, key), [](const std::optional<Item>&) { return std::nullopt; },
+      metering);
 }
 
 std::int64_t Engine::item_count(const TableDefinition& table) const {

@@ -2,6 +2,7 @@
 // storage with per-item atomicity. Receives validated data; knows nothing of JSON or HTTP.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -9,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -29,6 +31,39 @@
 
 namespace kumo::engine {
 
+// How an engine read or write is metered (docs/capacity.md): the operation it serves
+// (kNone: not metered at all), the factor its units are multiplied by (2 in a transaction),
+// and whether Contributor Insights sees its keys (not for PartiQL).
+struct Metering {
+  capacity::Operation op = capacity::Operation::kNone;
+  int factor = 1;
+  bool insights = true;
+  // The factor of index write units when it differs (ExecuteTransaction doubles only the
+  // table's); 0: `factor`.
+  int index_factor = 0;
+};
+
+// Where part of an index write went: the entry's storage key (its token at
+// index_token_offset()), its write units, and the change of its partition's bytes (overhead
+// included).
+struct IndexWritePart {
+  std::string key;
+  double units = 0;
+  std::int64_t bytes = 0;
+};
+
+// The tables whose meters the calling thread's current request used, so that the request's
+// outcome (throttled, latency, errors) can be recorded on each once it is answered. Up to
+// kMax tables are kept; a request touching more records on the first kMax.
+class RequestScope {
+ public:
+  static constexpr std::size_t kMax = 8;
+  // Starts a request: forgets the tables of the previous one.
+  static void clear();
+  static void touch(const std::shared_ptr<capacity::TableMeters>& meters);
+  static std::span<const std::shared_ptr<capacity::TableMeters>> tables();
+};
+
 // Outcome of a single-item write.
 struct WriteResult {
   std::optional<Item> old_item;  // the item before the write, when there was one
@@ -40,9 +75,23 @@ struct WriteResult {
     std::string name;
     bool global = true;
     double units = 0;
+    // The index's id, and where its units and bytes went: parts[0] the old entry (removed,
+    // or deleted because its key changed), parts[1] the new entry (added or rewritten).
+    // `key` is the entry's storage key (its token at index_token_offset()), empty when the
+    // part is unused.
+    std::uint32_t id = 0;
+    using Part = IndexWritePart;
+    std::array<Part, 2> parts{};
   };
   std::vector<IndexUnits> index_units;
 };
+
+// An index's write units for one base write, split over the entry it removes (`old_key`,
+// nullopt when none) and the one it puts (`new_key`): a moved entry is a delete plus a put,
+// a rewritten one a put of its new size; `units` is their sum.
+WriteResult::IndexUnits index_write(const IndexDefinition& index, double units,
+                                    std::optional<std::string> old_key, std::size_t old_size,
+                                    std::optional<std::string> new_key, std::size_t new_size);
 
 // Decides, under the item's lock, what a write does to the current item (nullopt when
 // absent): returns the item to store, or nullopt to delete it. It may throw (a failed
@@ -67,6 +116,8 @@ struct PageOptions {
   std::size_t max_bytes = 1 << 20;
   // Resume strictly after this key (the table's key attributes), if given.
   std::optional<Item> exclusive_start_key;
+  // A strongly consistent read (capacity: 1 unit per 4 KB instead of 0.5).
+  bool consistent = false;
 };
 
 // An item (or index entry) as storage holds it, with its size. It can be read without
@@ -94,6 +145,8 @@ struct Page {
   std::vector<StoredItem> items;
   std::size_t bytes_read = 0;  // Σ item sizes, for capacity
   std::optional<Item> last_evaluated_key;
+  // Bytes read per partition key token, in reading order (metered reads only).
+  std::vector<capacity::TokenBytes> by_partition;
 };
 
 // One item of a multi-item write (TransactWriteItems).
@@ -154,6 +207,12 @@ class Engine {
   // happened when it returns. Returns the clock's new time in epoch seconds. Throws
   // std::logic_error when the clock is not manual.
   double advance_clock(double seconds);
+  // Splits a partition as the per-second tick planned it: at `plan.at`, or where the
+  // partition's bytes reach half (a walk of its range). Stores the new map and the split
+  // log in the catalog, then hands the definition to the capacity manager. Does nothing
+  // when the partition is gone, cannot split (one partition key) or the resource has the
+  // most partitions allowed.
+  void split_partition(const capacity::SplitPlan& plan);
 
   // Table lifecycle, as Catalog::create/update/remove, keeping the change streams and the
   // TTL schedule in step: enabling a stream opens a new one, disabling it or deleting the
@@ -172,32 +231,51 @@ class Engine {
   // Reads the item whose storage key is `storage_key` (item_key of the item or its key),
   // applies `mutation` and stores its outcome, atomically with respect to every other
   // write of that item.
+  // Metered (docs/capacity.md): admitted before the item's lock is taken, each GSI the
+  // write changes admitted under it before anything is written (a refusal throws the
+  // throttling ApiError), charged after the commit. A failed condition charges what
+  // DynamoDB charges for it: the current item's write units, 1 when absent.
   WriteResult write_item(const TableDefinition& table, const std::string& storage_key,
-                         const ItemMutation& mutation);
+                         const ItemMutation& mutation, const Metering& metering = {});
   // All or nothing: locks every item (in a global order, so no deadlock), runs every check
   // and mutation on the current items, and commits all changes in one batch when none
   // threw. Otherwise writes nothing and returns false with `failures[i]` holding what
   // write i threw (null for those that passed). Results are in request order.
+  // A throttle refusing an action is that action's failure.
   bool transact_write(const std::vector<TransactWrite>& writes, std::vector<WriteResult>* results,
-                      std::vector<std::exception_ptr>* failures);
+                      std::vector<std::exception_ptr>* failures, const Metering& metering = {});
   // The items with these keys, read from one snapshot (nullopt where absent). Reading stops
   // at the item that takes their total size (item_size) past `max_bytes`: that item is the
   // last one returned.
-  std::vector<std::optional<Item>> transact_get(const std::vector<TransactGet>& gets,
-                                                std::size_t max_bytes) const;
+  // Metered: every get is admitted before anything is read; when one is refused nothing
+  // is read, `failures` (when given) holds the refusal at its position (null elsewhere)
+  // and the result is empty.
+  std::vector<std::optional<Item>> transact_get(
+      const std::vector<TransactGet>& gets, std::size_t max_bytes, const Metering& metering = {},
+      std::vector<std::exception_ptr>* failures = nullptr) const;
 
   // The identity of the item whose key attributes `item_or_key` carries, within the whole
   // store: two writes address the same item exactly when their keys are equal.
   std::string item_key(const TableDefinition& table, const Item& item_or_key) const;
 
   // Replaces (or creates) the item whose key attributes `item` carries.
-  WriteResult put_item(const TableDefinition& table, Item item);
-  // The item with `key` (exactly the table's key attributes), or nullopt.
-  std::optional<Item> get_item(const TableDefinition& table, const Item& key) const;
+  WriteResult put_item(const TableDefinition& table, Item item, const Metering& metering = {});
+  // The item with `key` (exactly the table's key attributes), or nullopt. Metered reads
+  // are admitted before storage is read and charged after.
+  std::optional<Item> get_item(const TableDefinition& table, const Item& key,
+                               bool consistent = false, const Metering& metering = {}) const;
   // The same, as stored: for a response, which needs it written rather than built.
-  std::optional<StoredItem> get_stored(const TableDefinition& table, const Item& key) const;
+  std::optional<StoredItem> get_stored(const TableDefinition& table, const Item& key,
+                                       bool consistent = false,
+                                       const Metering& metering = {}) const;
   // Deletes the item with `key`; deleting an absent item succeeds.
-  WriteResult delete_item(const TableDefinition& table, const Item& key);
+  WriteResult delete_item(const TableDefinition& table, const Item& key,
+                          const Metering& metering = {});
+  // Charges the table for `bytes` of items a Query or Scan of a local secondary index
+  // fetched from the table for attributes the index does not project (read units of the
+  // sum), on the partition the page read.
+  void charge_read(const TableDefinition& table, const Page& page, std::size_t bytes,
+                   bool consistent, const Metering& metering) const;
 
   // The entries of one index partition: equality on every HASH component (`hash`, in
   // schema order), equality on the first `range_equal.size()` RANGE components, then `sort`
@@ -206,10 +284,11 @@ class Engine {
   Page query_index(const TableDefinition& table, const IndexDefinition& index,
                    const std::vector<AttributeValue>& hash,
                    const std::vector<AttributeValue>& range_equal, const SortCondition& sort,
-                   const PageOptions& options) const;
+                   const PageOptions& options, const Metering& metering = {}) const;
   // Segment `segment` of `total_segments` of an index, in token order.
   Page scan_index(const TableDefinition& table, const IndexDefinition& index, std::uint32_t segment,
-                  std::uint32_t total_segments, const PageOptions& options) const;
+                  std::uint32_t total_segments, const PageOptions& options,
+                  const Metering& metering = {}) const;
   // Starts writing, in the background, the entries of a newly added index for every item
   // already in the table; marks the index ACTIVE (backfilling false) when done. Writes to
   // the table meanwhile maintain the index themselves.
@@ -218,12 +297,15 @@ class Engine {
   void drop_index(const TableDefinition& table, std::uint32_t index_id);
 
   // The items of one partition whose sort key satisfies `sort`, in sort-key order.
+  // Query and Scan pages are metered as reads of the table (or of the GSI) admitted at the
+  // partition they start in, charged by the bytes read in each partition.
   Page query(const TableDefinition& table, const AttributeValue& partition,
-             const SortCondition& sort, const PageOptions& options) const;
+             const SortCondition& sort, const PageOptions& options,
+             const Metering& metering = {}) const;
   // Segment `segment` of `total_segments` of the table, in token order (the whole table
   // for 0 of 1). Segments are token ranges, so each item lies in exactly one.
   Page scan(const TableDefinition& table, std::uint32_t segment, std::uint32_t total_segments,
-            const PageOptions& options) const;
+            const PageOptions& options, const Metering& metering = {}) const;
   // The segment (of `total_segments`) that holds the item with this key.
   std::uint32_t segment_of(const TableDefinition& table, const Item& key,
                            std::uint32_t total_segments,
@@ -242,7 +324,53 @@ class Engine {
   // Reads [lower, upper) of the table's items (index null) or of an index's entries from
   // a snapshot, in the requested direction, into a page.
   Page read_range(const TableDefinition& table, const IndexDefinition* index, std::string lower,
-                  std::string upper, const PageOptions& options) const;
+                  std::string upper, const PageOptions& options, const Metering& metering) const;
+
+  // Capacity (metering.cpp, partitions.cpp). The resource a metered access of the table
+  // (index_id 0, or an LSI) or of a GSI goes to; null when unmetered.
+  capacity::ResourceMeter* meter(const TableDefinition& table, std::uint32_t index_id,
+                                 const Metering& metering) const;
+  // Check 1 of a read or write of `key` (an item's storage key, or a GSI entry's when
+  // `index` is given): throws the throttle when refused.
+  void admit(capacity::ResourceMeter* resource, const TableDefinition& table,
+             const IndexDefinition* index, std::string_view key, capacity::Dir dir,
+             capacity::Milli min, const Metering& metering) const;
+  // Check 2 of a base write: each GSI whose entry the write adds, removes or rewrites.
+  void admit_indexes(const TableDefinition& table, const WriteResult& result,
+                     const Metering& metering) const;
+  // Charges a committed write (its base, LSI and GSI units) and moves partition bytes;
+  // `table` is the definition the write's index changes were computed with.
+  void charge_write(const TableDefinition& table, const std::string& storage_key,
+                    const WriteResult& result, const Metering& metering) const;
+  // Charges the write units of a failed condition on `current` (1 when absent).
+  void charge_failed_condition(const TableDefinition& table, const std::string& storage_key,
+                               std::size_t current_size, const Metering& metering) const;
+  // Charges a single-item read of `bytes`.
+  void charge_item_read(capacity::ResourceMeter* resource, const TableDefinition& table,
+                        std::string_view storage_key, std::size_t bytes, bool consistent,
+                        const Metering& metering) const;
+  // Charges a page's read units over the partitions it read.
+  void charge_page(capacity::ResourceMeter* resource, const Page& page, std::size_t bytes,
+                   bool consistent, const Metering& metering) const;
+  // The partition maps a table and its GSIs need at creation (and when loaded without).
+  void initial_partitions(TableDefinition& table) const;
+  // After UpdateTable: maps for new GSIs, doubling where raised throughput needs more.
+  void grow_partitions(TableDefinition& table) const;
+  // Meters for a table being created or loaded; nothing when capacity is off.
+  void attach_meters(TableDefinition& table) const;
+  // Hands a changed definition to the capacity manager; returns it.
+  TablePtr configure_meters(TablePtr table) const;
+  // Feeds the capacity manager the bytes stored in each partition of every table.
+  void walk_partition_sizes();
+  // What the last tick decided: splits, and on-demand peak raises to store.
+  void run_capacity_plans();
+  // The kumo-capacity thread: ticks each whole second of the wall clock.
+  void run_capacity_clock();
+  // Walks [first, end) of the table's (index_id 0) or GSI's tokens, appending the bytes of
+  // each token (sizes + 100 per item or entry) to `runs`; returns the total.
+  std::uint64_t partition_walk(const TableDefinition& table, std::uint32_t index_id,
+                               std::uint64_t first, std::optional<std::uint64_t> end,
+                               std::vector<capacity::TokenBytes>* runs) const;
   // Writes every existing item's entry of the index; false if stopped or the table/index
   // went away first.
   bool backfill(const std::string& table_name, std::uint32_t index_id);
@@ -352,6 +480,8 @@ class Engine {
   CondVar maintenance_wake_;
   std::once_flag maintenance_started_;
   std::thread maintenance_;
+  // Ticks the capacity manager each second of the wall clock (capacity on, clock not manual).
+  std::thread capacity_thread_;
 };
 
 }  // namespace kumo::engine

@@ -106,7 +106,10 @@ TablePtr Engine::create_table(TableDefinition definition) {
     definition.latest_stream_label =
         streams_.free_label(guard, definition.name, definition.latest_stream_label);
   }
-  TablePtr table = catalog_.create(std::move(definition));
+  TablePtr table = catalog_.create(std::move(definition), [this](TableDefinition& t) {
+    initial_partitions(t);
+    attach_meters(t);
+  });
   if (table->stream && table->stream->enabled) {
     streams_.open(guard, *table, table->creation_date_time);
     start_maintenance();
@@ -124,6 +127,7 @@ TablePtr Engine::update_table(std::string_view name,
       const bool was_enabled = t.stream && t.stream->enabled;
       const std::string old_label = t.latest_stream_label;
       change(t);
+      grow_partitions(t);
       if (t.stream && t.stream->enabled && (!was_enabled || t.latest_stream_label != old_label)) {
         t.latest_stream_label = streams_.free_label(guard, t.name, t.latest_stream_label);
       }
@@ -137,6 +141,7 @@ TablePtr Engine::update_table(std::string_view name,
       streams_.open(guard, *after, now_seconds());
     }
   }
+  configure_meters(after);
   if (after->ttl_enabled || (after->stream && after->stream->enabled)) start_maintenance();
   const bool ttl_was = before && before->ttl_enabled;
   if (after->ttl_enabled && !ttl_was) {
@@ -157,6 +162,7 @@ TablePtr Engine::delete_table(std::string_view name) {
     if (!table) return nullptr;
     streams_.close(guard, table->id, now_seconds());
   }
+  if (capacity() && table->meters) capacity()->detach(*table->meters);
   catalog_.drop_data(*table);
   reset_ttl_progress(table->id);
   return table;
@@ -181,9 +187,9 @@ void Engine::start_ttl_scheduling(const std::string& table_name) {
                        return true;
                      });
       if (!done) return;
-      catalog_.update(table_name, [&](TableDefinition& t) {
+      configure_meters(catalog_.update(table_name, [&](TableDefinition& t) {
         if (t.id == table->id && t.ttl_attribute == attribute) t.ttl_scheduling = false;
-      });
+      }));
     } catch (const std::exception& e) {
       // The table was deleted meanwhile, or storage failed: scheduling resumes at the next
       // start.
@@ -213,6 +219,8 @@ bool Engine::expire_item(const TableDefinition& table, const Item& key, const st
   Change change = add_write(*latest, storage_key, result, &batch);
   change.by_service = true;
   commit(batch, {change});
+  // A TTL deletion is not charged, but frees its partitions' bytes.
+  charge_write(change.table ? *change.table : *latest, storage_key, result, Metering{});
   return true;
 }
 

@@ -45,6 +45,9 @@ std::string begins_with_prefix(const AttributeValue& value) {
   return enc;
 }
 
+// An item's storage key: [table id (4 bytes)][space (1 byte)][token (8 bytes)][enc(pk)]...
+constexpr std::size_t kItemTokenOffset = 5;
+
 Item key_of_item(const TableDefinition& table, const Item& item) {
   Item key;
   key.emplace(table.key.hash.name, item.find(table.key.hash.name)->second);
@@ -54,16 +57,25 @@ Item key_of_item(const TableDefinition& table, const Item& item) {
 
 }  // namespace
 
-std::optional<StoredItem> Engine::get_stored(const TableDefinition& table, const Item& key) const {
-  std::optional<std::string> bytes = storage_->get(item_key(table, key));
-  if (!bytes) return std::nullopt;
-  std::optional<StoredItem> item = StoredItem::from_bytes(*bytes);
-  if (!item) throw storage::StorageError("corrupt item in table " + table.name);
+std::optional<StoredItem> Engine::get_stored(const TableDefinition& table, const Item& key,
+                                             bool consistent, const Metering& metering) const {
+  const std::string storage_key = item_key(table, key);
+  capacity::ResourceMeter* resource = meter(table, 0, metering);
+  admit(resource, table, nullptr, storage_key, capacity::Dir::kRead,
+        capacity::Milli{consistent ? 1000 : 500} * metering.factor, metering);
+  std::optional<std::string> bytes = storage_->get(storage_key);
+  std::optional<StoredItem> item;
+  if (bytes) {
+    item = StoredItem::from_bytes(*bytes);
+    if (!item) throw storage::StorageError("corrupt item in table " + table.name);
+  }
+  charge_item_read(resource, table, storage_key, item ? item->size() : 0, consistent, metering);
   return item;
 }
 
 Page Engine::read_range(const TableDefinition& table, const IndexDefinition* index,
-                        std::string lower, std::string upper, const PageOptions& options) const {
+                        std::string lower, std::string upper, const PageOptions& options,
+                        const Metering& metering) const {
   if (options.exclusive_start_key) {
     std::string start;
     if (index) {
@@ -82,15 +94,41 @@ Page Engine::read_range(const TableDefinition& table, const IndexDefinition* ind
     }
   }
   Page page;
-  if (!upper.empty() && lower >= upper) return page;
+  // A GSI is its own resource; an LSI's reads are the table's. The page is admitted at the
+  // partition it starts in (a Query's partition key).
+  const IndexDefinition* gsi = index && index->global ? index : nullptr;
+  capacity::ResourceMeter* resource = meter(table, gsi ? gsi->id : 0, metering);
+  const std::size_t space = index ? index_token_offset() : kItemTokenOffset;
+  if (resource) {
+    const std::string_view start = std::string_view(lower).substr(0, space + 8);
+    admit(resource, table, gsi, start, capacity::Dir::kRead,
+          (options.consistent ? 1000 : 500) * metering.factor, metering);
+    // Reading nothing is charged to the partition the page starts in.
+    page.by_partition.push_back(
+        {start.size() == space + 8 ? codec::read_u64(start.substr(space)) : 0, 0});
+  }
+  if (!upper.empty() && lower >= upper) {
+    charge_page(resource, page, 0, options.consistent, metering);
+    return page;
+  }
   // Items are copied out as stored and measured without being built: a response renders
   // them from their binary form.
   bool corrupt = false, stopped = false;
-  auto add = [&](std::string_view, std::string_view value) {
+  auto add = [&](std::string_view key, std::string_view value) {
     std::optional<StoredItem> item = StoredItem::from_bytes(value);
     if (!item) {
       corrupt = true;
       return false;
+    }
+    if (resource && key.size() >= space + 8) {
+      const std::uint64_t token = codec::read_u64(key.substr(space));
+      capacity::TokenBytes& last = page.by_partition.back();
+      if (last.bytes == 0) {
+        last.token = token;  // the start's placeholder
+      } else if (last.token != token) {
+        page.by_partition.push_back({token, 0});
+      }
+      page.by_partition.back().bytes += item->size();
     }
     page.bytes_read += item->size();
     page.items.push_back(std::move(*item));
@@ -100,6 +138,7 @@ Page Engine::read_range(const TableDefinition& table, const IndexDefinition* ind
   };
   storage_->visit_range(std::move(lower), std::move(upper), options.forward, add);
   if (corrupt) throw storage::StorageError("corrupt item in table " + table.name);
+  charge_page(resource, page, page.bytes_read, options.consistent, metering);
   if (stopped) {
     const Item last = page.items.back().decode();
     page.last_evaluated_key =
@@ -156,17 +195,18 @@ std::pair<std::string, std::string> sort_range(const std::string& prefix,
 }  // namespace
 
 Page Engine::query(const TableDefinition& table, const AttributeValue& partition,
-                   const SortCondition& sort, const PageOptions& options) const {
+                   const SortCondition& sort, const PageOptions& options,
+                   const Metering& metering) const {
   auto [lower, upper] = sort_range(codec::item_key(table.id, partition, nullptr), sort);
-  return read_range(table, nullptr, std::move(lower), std::move(upper), options);
+  return read_range(table, nullptr, std::move(lower), std::move(upper), options, metering);
 }
 
 Page Engine::query_index(const TableDefinition& table, const IndexDefinition& index,
                          const std::vector<AttributeValue>& hash,
                          const std::vector<AttributeValue>& range_equal, const SortCondition& sort,
-                         const PageOptions& options) const {
+                         const PageOptions& options, const Metering& metering) const {
   auto [lower, upper] = sort_range(index_partition_prefix(table, index, hash, range_equal), sort);
-  return read_range(table, &index, std::move(lower), std::move(upper), options);
+  return read_range(table, &index, std::move(lower), std::move(upper), options, metering);
 }
 
 namespace {
@@ -192,17 +232,17 @@ std::pair<std::string, std::string> segment_range(const std::string& space, std:
 }  // namespace
 
 Page Engine::scan(const TableDefinition& table, std::uint32_t segment, std::uint32_t total_segments,
-                  const PageOptions& options) const {
+                  const PageOptions& options, const Metering& metering) const {
   auto [lower, upper] =
       segment_range(codec::space_prefix(table.id, codec::Space::kItems), segment, total_segments);
-  return read_range(table, nullptr, std::move(lower), std::move(upper), options);
+  return read_range(table, nullptr, std::move(lower), std::move(upper), options, metering);
 }
 
 Page Engine::scan_index(const TableDefinition& table, const IndexDefinition& index,
                         std::uint32_t segment, std::uint32_t total_segments,
-                        const PageOptions& options) const {
+                        const PageOptions& options, const Metering& metering) const {
   auto [lower, upper] = segment_range(index_prefix(table, index.id), segment, total_segments);
-  return read_range(table, &index, std::move(lower), std::move(upper), options);
+  return read_range(table, &index, std::move(lower), std::move(upper), options, metering);
 }
 
 std::uint32_t Engine::segment_of(const TableDefinition& table, const Item& key,
@@ -269,6 +309,11 @@ bool Engine::backfill(const std::string& table_name, std::uint32_t index_id) {
                                         static_cast<std::int64_t>(size));
                       batch.put(*entry, codec::encode_stored_item(projected, size));
                       storage_->write(batch);
+                      // The backfill charges nothing, but fills the index's partitions.
+                      WriteResult added;
+                      added.index_units.push_back(
+                          index_write(*index, 0, std::nullopt, 0, std::move(*entry), size));
+                      charge_write(t, {}, added, Metering{});
                       return true;
                     });
 }
