@@ -101,7 +101,7 @@ Page Engine::read_range(const TableDefinition& table, const IndexDefinition* ind
   const std::size_t space = index ? index_token_offset() : kItemTokenOffset;
   if (resource) {
     const std::string_view start = std::string_view(lower).substr(0, space + 8);
-    admit(resource, table, gsi, start, capacity::Dir::kRead,
+    admit(resource, table, index, start, capacity::Dir::kRead,
           (options.consistent ? 1000 : 500) * metering.factor, metering);
     // Reading nothing is charged to the partition the page starts in.
     page.by_partition.push_back(
