@@ -76,21 +76,19 @@ std::optional<StoredItem> Engine::get_stored(const TableDefinition& table, const
 Page Engine::read_range(const TableDefinition& table, const IndexDefinition* index,
                         std::string lower, std::string upper, const PageOptions& options,
                         const Metering& metering) const {
+  std::optional<std::string> start;
   if (options.exclusive_start_key) {
-    std::string start;
-    if (index) {
-      std::optional<std::string> entry =
-          index_entry_key(table, *index, *options.exclusive_start_key);
-      if (!entry) return {};
-      start = std::move(*entry);
-    } else {
-      start = item_key(table, *options.exclusive_start_key);
-    }
+    start = index ? index_entry_key(table, *index, *options.exclusive_start_key)
+                  : item_key(table, *options.exclusive_start_key);
+    // A position no entry can have: nothing follows it.
+    if (!start) upper = lower;
+  }
+  if (start) {
     if (options.forward) {
-      std::string next = after(start);
+      std::string next = after(*start);
       if (next > lower) lower = std::move(next);
-    } else if (upper.empty() || start < upper) {
-      upper = std::move(start);
+    } else if (upper.empty() || *start < upper) {
+      upper = std::move(*start);
     }
   }
   Page page;
