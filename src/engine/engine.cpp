@@ -49,6 +49,11 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
   }
   if (ttl || streams) start_maintenance();
   if (!capacity()) return;
+  capacity()->set_item_count_source([this](std::uint32_t id) -> std::optional<std::int64_t> {
+    TablePtr table = catalog_.find_id(id);
+    if (!table) return std::nullopt;
+    return item_count(*table);
+  });
   if (clock_->manual()) {
     walk_partition_sizes();
   } else {
@@ -74,6 +79,7 @@ Engine::~Engine() {
   maintenance_wake_.notify_all();
   if (maintenance_.joinable()) maintenance_.join();
   if (capacity_thread_.joinable()) capacity_thread_.join();
+  if (capacity()) capacity()->set_item_count_source({});
   MutexLock lock(workers_mutex_);
   for (auto& worker : workers_) worker.thread.join();
 }

@@ -132,6 +132,15 @@ TEST_F(MeteringTest, AGsiWithoutCapacityRefusesTheBaseWriteAndNothingIsWritten) 
   EXPECT_DOUBLE_EQ(consumed("write", "by_g"), 1);
 }
 
+TEST_F(MeteringTest, TheManagerAsksTheEngineForItemCounts) {
+  engine_.put_item(*table_, {{"pk", str("a")}}, kPut);
+  engine_.put_item(*table_, {{"pk", str("b")}}, kPut);
+  rapidjson::Document doc;
+  doc.Parse(manager_.admin_get("/tables/t", "").body.c_str());
+  ASSERT_TRUE(doc.HasMember("item_count"));
+  EXPECT_EQ(doc["item_count"].GetInt64(), 2);
+}
+
 TEST_F(MeteringTest, ChargesAreWhatConsumedCapacityReports) {
   // A 2.5 KB item: 3 write units; its GSI entry the same.
   Item item{{"pk", str("a")}, {"g", str("x")}, {"pad", str(std::string(2500, 'x'))}};
