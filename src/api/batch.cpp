@@ -308,6 +308,7 @@ std::string batch_get_item(const Context& ctx, const JsonObject& request) {
       const std::size_t size = item ? item_size(*item) : 0;
       units += read_capacity_units(size, read.consistent);
       if (!item) continue;
+      engine::RequestScope::returned(1);
       response_bytes += size;
       write_item(w, read.expressions->projects() ? read.expressions->project(*item) : *item);
     }

@@ -131,6 +131,7 @@ std::string get_item(const Context& ctx, const JsonObject& request) {
   JsonWriter w(out);
   w.StartObject();
   if (item) {
+    engine::RequestScope::returned(1);
     write_key(w, "Item");
     if (expressions.projects()) {
       write_item(w, expressions.project(item->decode()));

@@ -377,12 +377,14 @@ class SelectRun {
 
   void emit(JsonWriter& w, const engine::StoredItem& stored) {
     if (!filter_ && st_.select_all) {
+      engine::RequestScope::returned(1);
       write_item(w, stored);
       return;
     }
     Item item = stored.decode();
     if (fetch_) item = fetched(item);
     if (filter_ && !partiql::matches(st_, st_.where, s_.parameters, item)) return;
+    engine::RequestScope::returned(1);
     write_item(w, select_row(st_, item));
   }
 

@@ -345,6 +345,7 @@ std::string page_response(const ReadRequest& r, const RequestExpressions& expres
     }
   }
   if (!count_only) w.EndArray();
+  engine::RequestScope::returned(count);
   write_key(w, "Count");
   w.Uint64(count);
   write_key(w, "ScannedCount");

@@ -105,6 +105,7 @@ Response Service::handle(std::string_view target, std::string_view body,
     if (manager) {
       capacity::RequestOutcome outcome{.op = metered_operation(target)};
       outcome.latency_seconds = static_cast<double>(engine_.clock().now_ns() - start_ns) / 1e9;
+      outcome.returned_items = engine::RequestScope::returned_items();
       record_outcome(*manager, outcome);
     }
     return response;

@@ -62,6 +62,9 @@ class RequestScope {
   static void clear();
   static void touch(const std::shared_ptr<capacity::TableMeters>& meters);
   static std::span<const std::shared_ptr<capacity::TableMeters>> tables();
+  // Items the request returned (CloudWatch's ReturnedItemCount).
+  static void returned(std::size_t items);
+  static std::size_t returned_items();
 };
 
 // Outcome of a single-item write.

@@ -89,12 +89,22 @@ Milli milli(double units, int factor) {
 
 thread_local std::array<std::shared_ptr<capacity::TableMeters>, RequestScope::kMax> scope_tables;
 thread_local std::size_t scope_count = 0;
+thread_local std::size_t scope_returned = 0;
 
 }  // namespace
 
 void RequestScope::clear() {
   for (std::size_t i = 0; i < scope_count; ++i) scope_tables[i].reset();
   scope_count = 0;
+  scope_returned = 0;
+}
+
+void RequestScope::returned(std::size_t items) {
+  scope_returned += items;
+}
+
+std::size_t RequestScope::returned_items() {
+  return scope_returned;
 }
 
 void RequestScope::touch(const std::shared_ptr<capacity::TableMeters>& meters) {

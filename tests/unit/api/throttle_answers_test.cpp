@@ -158,5 +158,22 @@ TEST_F(ThrottleAnswersTest, BatchExecuteStatementGivesARefusedStatementItsError)
             std::string("ProvisionedThroughputExceeded"));
 }
 
+TEST_F(ThrottleAnswersTest, EachRequestIsRecordedOnTheTablesItUsed) {
+  create("tbl", 1, 5);
+  ASSERT_EQ(call("PutItem", R"({"TableName":"tbl","Item":{"pk":{"S":"a"}}})").status, 200);
+  const std::string get = R"({"TableName":"tbl","Key":{"pk":{"S":"a"}},"ConsistentRead":true})";
+  EXPECT_EQ(call("GetItem", get).status, 200);
+  EXPECT_EQ(call("GetItem", get).status, 400);
+  const std::string text = manager_.metrics_text();
+  EXPECT_NE(
+      text.find(R"(dynamodb_returned_item_count_total{table_name="tbl",operation="GetItem"} 1)"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find(R"(dynamodb_throttled_requests_total{table_name="tbl",operation="GetItem"} 1)"),
+      std::string::npos)
+      << text;
+}
+
 }  // namespace
 }  // namespace kumo::api
