@@ -250,5 +250,19 @@ TEST_F(PartitionsTest, TheManualClockTicksAndRunsWhatFallsDue) {
   EXPECT_DOUBLE_EQ(engine_.advance_clock(7200), start + 7202.5);
 }
 
+TEST(CapacityThreadTest, TicksOnTheWallClockAndStopsWithTheEngine) {
+  SystemClock clock;
+  capacity::CapacityManager manager(capacity::CapacityOptions{}, clock);
+  EngineOptions o;
+  o.background_maintenance = false;
+  o.clock = &clock;
+  o.capacity = &manager;
+  auto engine = std::make_unique<Engine>(storage::open_memory(), o);
+  TablePtr t = engine->create_table(table_def("t", BillingMode::PAY_PER_REQUEST));
+  engine->put_item(*t, {{"pk", str("a")}}, {.op = capacity::Operation::kPutItem});
+  EXPECT_THROW(engine->advance_clock(1), std::logic_error);
+  engine.reset();  // joins the kumo-capacity thread at once
+}
+
 }  // namespace
 }  // namespace kumo::engine
