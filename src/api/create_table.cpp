@@ -10,6 +10,7 @@
 #include "api/table_names.h"
 #include "api/table_requests.h"
 #include "api/tags.h"
+#include "api/throughput_settings.h"
 #include "engine/change_stream.h"
 #include "model/api_error.h"
 #include "model/clock.h"
@@ -23,6 +24,7 @@ struct CreateTableRequest {
   std::vector<RawAttribute> keys;
   std::optional<std::string_view> billing_mode;
   std::optional<ThroughputRequest> throughput;
+  std::optional<UnitsRequest> on_demand, warm;
   std::optional<StreamRequest> stream;
   std::optional<std::string_view> table_class;
   std::optional<bool> deletion_protection;
@@ -42,14 +44,6 @@ std::string render_key_schema_element(const RawAttribute& key) {
 // JSON type still gets its SerializationException.
 void read_unused_members(const JsonObject& request, const std::optional<JsonObject>& sse) {
   request.string("ResourcePolicy");
-  if (auto on_demand = request.object("OnDemandThroughput")) {
-    on_demand->integer("MaxReadRequestUnits", "Long");
-    on_demand->integer("MaxWriteRequestUnits", "Long");
-  }
-  if (auto warm = request.object("WarmThroughput")) {
-    warm->integer("ReadUnitsPerSecond", "Long");
-    warm->integer("WriteUnitsPerSecond", "Long");
-  }
   if (sse) {
     sse->string("SSEType");
     sse->string("KMSMasterKeyId");
@@ -65,6 +59,8 @@ CreateTableRequest decode_create_table(const JsonObject& request) {
   auto key_schema = request.array("KeySchema");
   r.billing_mode = request.string("BillingMode");
   r.throughput = read_throughput(request, coral);
+  r.on_demand = read_on_demand(request);
+  r.warm = read_warm(request);
   r.stream = read_stream(request, coral);
   r.table_class = request.string("TableClass");
   r.deletion_protection = request.boolean("DeletionProtectionEnabled");
@@ -101,8 +97,9 @@ CreateTableRequest decode_create_table(const JsonObject& request) {
   return r;
 }
 
-// PAY_PER_REQUEST takes no throughput, PROVISIONED needs it, within bounds.
-void check_billing(const CreateTableRequest& r) {
+// PAY_PER_REQUEST takes no throughput, PROVISIONED needs it, within bounds and the quota;
+// then OnDemandThroughput and WarmThroughput.
+void check_billing(const CreateTableRequest& r, const ServiceOptions& options) {
   const bool pay_per_request = r.billing_mode == "PAY_PER_REQUEST";
   if (pay_per_request && r.throughput) {
     throw ApiError::validation(std::string(kInvalidParameters) +
@@ -114,7 +111,15 @@ void check_billing(const CreateTableRequest& r) {
                                "ReadCapacityUnits and WriteCapacityUnits must both be "
                                "specified when BillingMode is PROVISIONED");
   }
-  if (r.throughput) check_throughput_bounds(*r.throughput);
+  if (r.throughput) check_provisioned_quota(*r.throughput->read, *r.throughput->write, {}, options);
+  const BillingMode mode =
+      pay_per_request ? BillingMode::PAY_PER_REQUEST : BillingMode::PROVISIONED;
+  if (r.on_demand) check_on_demand(*r.on_demand, {}, SettingsCall::kCreate, mode, options);
+  if (r.warm) {
+    ProvisionedThroughput provisioned;
+    if (r.throughput) provisioned = {*r.throughput->read, *r.throughput->write};
+    check_warm(*r.warm, {}, SettingsCall::kCreate, mode, provisioned, CapacitySettings{}, options);
+  }
 }
 
 // The key schema against the attribute definitions: every key defined, a HASH key first
@@ -188,14 +193,14 @@ void check_stream(const std::optional<StreamRequest>& stream) {
 
 // The table the request describes, validated in DynamoDB's order. Throws
 // ValidationException or LimitExceededException.
-TableDefinition validate_create_table(CreateTableRequest& r) {
-  check_billing(r);
+TableDefinition validate_create_table(CreateTableRequest& r, const ServiceOptions& options) {
+  check_billing(r, options);
   const bool pay_per_request = r.billing_mode == "PAY_PER_REQUEST";
   TableDefinition def;
   def.name = std::string(*r.table_name);
   build_key(r, def);
   if (r.has_indexes) {
-    build_indexes(r.lsis, r.gsis, def.attribute_definitions, pay_per_request, def);
+    build_indexes(r.lsis, r.gsis, def.attribute_definitions, pay_per_request, options, def);
   } else if (r.definitions.size() != r.keys.size()) {
     throw ApiError::validation(std::string(kInvalidParameters) +
                                "Number of attributes in KeySchema does not exactly match "
@@ -211,6 +216,7 @@ TableDefinition validate_create_table(CreateTableRequest& r) {
     def.throughput.read_capacity_units = *r.throughput->read;
     def.throughput.write_capacity_units = *r.throughput->write;
   }
+  init_capacity(def.capacity, r.on_demand, r.warm, def.billing_mode, def.throughput, options);
   def.creation_date_time = now_seconds();
   if (r.stream && *r.stream->enabled) {
     def.stream = StreamSpecification{true, std::string(*r.stream->view_type)};
@@ -230,9 +236,11 @@ TableDefinition validate_create_table(CreateTableRequest& r) {
 
 std::string create_table(const Context& ctx, const JsonObject& request) {
   CreateTableRequest r = decode_create_table(request);
-  TableDefinition def = validate_create_table(r);
+  TableDefinition def = validate_create_table(r, ctx.options);
   engine::TablePtr created = ctx.engine.create_table(std::move(def));
-  return table_description_response(ctx, *created, "TableDescription", "ACTIVE");
+  // The answer shows the table's warm throughput only when the request set it.
+  return table_description_response(ctx, *created, "TableDescription", "ACTIVE",
+                                    r.warm ? WarmShown::kTable : WarmShown::kNone);
 }
 
 }  // namespace kumo::api

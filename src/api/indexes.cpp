@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -173,7 +174,58 @@ void check_global_shape(const IndexRequest& index, const std::vector<AttributeDe
   }
 }
 
-void check_global_throughput(const IndexRequest& index, bool pay_per_request) {
+BillingMode billing_mode(bool pay_per_request) {
+  return pay_per_request ? BillingMode::PAY_PER_REQUEST : BillingMode::PROVISIONED;
+}
+
+// A new GSI's provisioned throughput within the quota, its OnDemandThroughput and its
+// WarmThroughput.
+void check_index_settings(const IndexRequest& index, bool pay_per_request,
+                          const ServiceOptions& options) {
+  const Resource resource{*index.name};
+  const BillingMode mode = billing_mode(pay_per_request);
+  if (index.has_throughput) check_provisioned_quota(index.read, index.write, resource, options);
+  if (index.on_demand) {
+    check_on_demand(*index.on_demand, resource, SettingsCall::kCreate, mode, options);
+  }
+  if (index.warm) {
+    check_warm(*index.warm, resource, SettingsCall::kCreate, mode, {index.read, index.write},
+               CapacitySettings{}, options);
+  }
+}
+
+// A GSI definition with its capacity settings.
+IndexDefinition to_global_definition(const IndexRequest& request,
+                                     const std::vector<AttributeDefinition>& defs,
+                                     bool pay_per_request, const ServiceOptions& options,
+                                     const TableDefinition& table) {
+  IndexDefinition index = to_definition(request, true, defs, table);
+  init_capacity(index.capacity, request.on_demand, request.warm, billing_mode(pay_per_request),
+                index.throughput, options);
+  return index;
+}
+
+// The ProvisionedThroughput of an index or of an Update action, {read, write}.
+std::pair<std::int64_t, std::int64_t> read_index_throughput(const JsonObject& throughput,
+                                                            const std::string& path,
+                                                            CoralErrors& coral) {
+  auto read = throughput.integer("ReadCapacityUnits", "Long");
+  auto write = throughput.integer("WriteCapacityUnits", "Long");
+  coral.require(read.has_value(), path + ".provisionedThroughput.readCapacityUnits");
+  coral.require(write.has_value(), path + ".provisionedThroughput.writeCapacityUnits");
+  if (read && *read < 1) {
+    coral.add(std::to_string(*read), path + ".provisionedThroughput.readCapacityUnits",
+              "Member must have value greater than or equal to 1");
+  }
+  if (write && *write < 1) {
+    coral.add(std::to_string(*write), path + ".provisionedThroughput.writeCapacityUnits",
+              "Member must have value greater than or equal to 1");
+  }
+  return {read.value_or(0), write.value_or(0)};
+}
+
+void check_global_throughput(const IndexRequest& index, bool pay_per_request,
+                             const ServiceOptions& options) {
   if (pay_per_request && index.has_throughput) {
     invalid(fmt::format(
         "ProvisionedThroughput should not be specified for index: {} when BillingMode is "
@@ -183,6 +235,7 @@ void check_global_throughput(const IndexRequest& index, bool pay_per_request) {
   if (!pay_per_request && !index.has_throughput) {
     invalid("ProvisionedThroughput is not specified for index: " + std::string(*index.name));
   }
+  check_index_settings(index, pay_per_request, options);
 }
 
 }  // namespace
@@ -253,20 +306,11 @@ IndexRequest read_index(const JsonObject& json, const std::string& path, bool gl
   }
   if (auto throughput = json.object("ProvisionedThroughput")) {
     index.has_throughput = true;
-    auto read = throughput->integer("ReadCapacityUnits", "Long");
-    auto write = throughput->integer("WriteCapacityUnits", "Long");
-    coral.require(read.has_value(), path + ".provisionedThroughput.readCapacityUnits");
-    coral.require(write.has_value(), path + ".provisionedThroughput.writeCapacityUnits");
-    if (read && *read < 1) {
-      coral.add(std::to_string(*read), path + ".provisionedThroughput.readCapacityUnits",
-                "Member must have value greater than or equal to 1");
-    }
-    if (write && *write < 1) {
-      coral.add(std::to_string(*write), path + ".provisionedThroughput.writeCapacityUnits",
-                "Member must have value greater than or equal to 1");
-    }
-    index.read = read.value_or(0);
-    index.write = write.value_or(0);
+    std::tie(index.read, index.write) = read_index_throughput(*throughput, path, coral);
+  }
+  if (global) {
+    index.on_demand = read_on_demand(json);
+    index.warm = read_warm(json);
   }
   return index;
 }
@@ -286,7 +330,7 @@ std::vector<IndexRequest> read_indexes(const JsonArray& list, std::string_view p
 void build_indexes(const std::optional<std::vector<IndexRequest>>& lsis,
                    const std::optional<std::vector<IndexRequest>>& gsis,
                    const std::vector<AttributeDefinition>& definitions, bool pay_per_request,
-                   TableDefinition& table) {
+                   const ServiceOptions& options, TableDefinition& table) {
   std::set<std::string_view> index_names;
   std::size_t projected = 0;
   if (lsis) {
@@ -312,7 +356,7 @@ void build_indexes(const std::optional<std::vector<IndexRequest>>& lsis,
     for (const auto& index : *gsis) {
       check_global_shape(index, definitions);
       check_projection(index);
-      check_global_throughput(index, pay_per_request);
+      check_global_throughput(index, pay_per_request, options);
       if (!index_names.insert(*index.name).second) {
         invalid("Duplicate index name: " + std::string(*index.name));
       }
@@ -356,7 +400,7 @@ void build_indexes(const std::optional<std::vector<IndexRequest>>& lsis,
   }
   if (gsis) {
     for (const auto& index : *gsis) {
-      IndexDefinition d = to_definition(index, true, definitions, table);
+      IndexDefinition d = to_global_definition(index, definitions, pay_per_request, options, table);
       d.id = table.next_index_id++;
       table.global_indexes.push_back(std::move(d));
     }
@@ -365,7 +409,8 @@ void build_indexes(const std::optional<std::vector<IndexRequest>>& lsis,
 
 IndexDefinition build_global_index(const IndexRequest& request,
                                    const std::vector<AttributeDefinition>& definitions,
-                                   bool pay_per_request, const TableDefinition& table) {
+                                   bool pay_per_request, const ServiceOptions& options,
+                                   const TableDefinition& table) {
   for (const auto& k : request.keys) {
     if (!definition(definitions, *k.first)) {
       invalid("AttributeDefinitions is not specified for index: " + std::string(*request.name));
@@ -382,8 +427,75 @@ IndexDefinition build_global_index(const IndexRequest& request,
         "PAY_PER_REQUEST",
         *request.name));
   }
-  return to_definition(request, true, definitions, table);
+  check_index_settings(request, pay_per_request, options);
+  return to_global_definition(request, definitions, pay_per_request, options, table);
 }
+
+namespace {
+
+// The GSI an Update action names. An unknown name is ResourceNotFoundException, an LSI's
+// ValidationException; DynamoDB fails on a WarmThroughput for an unknown index.
+IndexDefinition& updated_index(const IndexUpdate& update, TableDefinition& table) {
+  const std::string& name = update.name;
+  auto it = std::find_if(table.global_indexes.begin(), table.global_indexes.end(),
+                         [&](const IndexDefinition& i) { return i.name == name; });
+  if (it != table.global_indexes.end()) return *it;
+  if (table.find_index(name)) {
+    throw ApiError::validation("Cannot update an index that is not a GlobalSecondaryIndex: " +
+                               name);
+  }
+  if (update.warm) throw ApiError::internal_failure();
+  throw ApiError::resource_not_found("Requested resource not found: Index: " + name + " not found");
+}
+
+// New provisioned throughput of a GSI: only on a provisioned table, within the quota, and
+// a change; a decrease is counted.
+void apply_index_throughput(const IndexUpdate& update, const ServiceOptions& options,
+                            const TableDefinition& table, IndexDefinition& index) {
+  const auto [read, write] = *update.throughput;
+  if (table.billing_mode == BillingMode::PAY_PER_REQUEST) {
+    throw ApiError::validation(fmt::format(
+        "The only Updates for index: {} when TableThroughputMode is PAY_PER_REQUEST can be to "
+        "OnDemandThroughput, WarmThroughput",
+        update.name));
+  }
+  check_provisioned_quota(read, write, Resource{update.name}, options);
+  ProvisionedThroughput& p = index.throughput;
+  if (read == p.read_capacity_units && write == p.write_capacity_units) {
+    throw ApiError::validation(fmt::format(
+        "The provisioned throughput for the index {} will not change. The requested value "
+        "equals the current value. Current ReadCapacityUnits provisioned for the index: {}. "
+        "Requested ReadCapacityUnits: {}. Current WriteCapacityUnits provisioned for the "
+        "index: {}. Requested WriteCapacityUnits: {}. Refer to the Amazon DynamoDB Developer "
+        "Guide for current limits and how to request higher limits.",
+        update.name, p.read_capacity_units, read, p.write_capacity_units, write));
+  }
+  if (read < p.read_capacity_units || write < p.write_capacity_units) {
+    ++p.number_of_decreases_today;
+  }
+  p.read_capacity_units = read;
+  p.write_capacity_units = write;
+}
+
+// One Update action: its values checked against the index as it is, then applied.
+void apply_index_update(const IndexUpdate& update, const ServiceOptions& options,
+                        TableDefinition& table) {
+  IndexDefinition& index = updated_index(update, table);
+  const Resource resource{update.name};
+  if (update.on_demand) {
+    check_on_demand(*update.on_demand, resource, SettingsCall::kUpdate, table.billing_mode,
+                    options);
+  }
+  if (update.warm) {
+    check_warm(*update.warm, resource, SettingsCall::kUpdate, table.billing_mode, index.throughput,
+               index.capacity, options);
+  }
+  if (update.throughput) apply_index_throughput(update, options, table, index);
+  update_capacity(index.capacity, update.on_demand, update.warm);
+  raise_warm_to(index.capacity, index.throughput);
+}
+
+}  // namespace
 
 GlobalIndexUpdates read_global_index_updates(const JsonArray& updates, CoralErrors& coral) {
   GlobalIndexUpdates out;
@@ -425,18 +537,23 @@ GlobalIndexUpdates read_global_index_updates(const JsonArray& updates, CoralErro
     } else {
       auto name = update->string("IndexName");
       coral.check_table_name(name, path + ".update.indexName");
+      IndexUpdate u{std::string(name.value_or("")), std::nullopt, read_on_demand(*update),
+                    read_warm(*update)};
       auto throughput = update->object("ProvisionedThroughput");
-      coral.require(throughput.has_value(), path + ".update.provisionedThroughput");
-      std::int64_t read = 0, write = 0;
-      if (throughput) {
-        read = throughput->integer("ReadCapacityUnits", "Long").value_or(0);
-        write = throughput->integer("WriteCapacityUnits", "Long").value_or(0);
-      }
-      out.throughput.push_back({std::string(name.value_or("")), {read, write}});
-      actions.push_back({"update", std::string(name.value_or(""))});
+      // An update changes the provisioned throughput, OnDemandThroughput or WarmThroughput.
+      coral.require(throughput || u.on_demand || u.warm, path + ".update.provisionedThroughput");
+      if (throughput) u.throughput = read_index_throughput(*throughput, path + ".update", coral);
+      actions.push_back({"update", u.name});
+      out.updates.push_back(std::move(u));
     }
   }
   coral.throw_if_any();
+  // DynamoDB fails on an empty OnDemandThroughput or WarmThroughput of an update.
+  for (const auto& u : out.updates) {
+    if ((u.on_demand && u.on_demand->empty()) || (u.warm && u.warm->empty())) {
+      throw ApiError::internal_failure();
+    }
+  }
   std::set<std::string_view> names;
   std::size_t online = 0;
   for (const auto& a : actions) {
@@ -455,7 +572,8 @@ GlobalIndexUpdates read_global_index_updates(const JsonArray& updates, CoralErro
   return out;
 }
 
-std::uint32_t apply_global_index_updates(const GlobalIndexUpdates& updates, TableDefinition& table,
+std::uint32_t apply_global_index_updates(const GlobalIndexUpdates& updates,
+                                         const ServiceOptions& options, TableDefinition& table,
                                          std::uint32_t* dropped) {
   *dropped = 0;
   // An attribute keeps its type while a key of the table or of an index uses it.
@@ -468,39 +586,8 @@ std::uint32_t apply_global_index_updates(const GlobalIndexUpdates& updates, Tabl
     }
   }
   const bool pay_per_request = table.billing_mode == BillingMode::PAY_PER_REQUEST;
-  for (const auto& update : updates.throughput) {
-    const std::string& name = update.first;
-    const auto& units = update.second;
-    auto it = std::find_if(table.global_indexes.begin(), table.global_indexes.end(),
-                           [&](const IndexDefinition& i) { return i.name == name; });
-    if (it == table.global_indexes.end()) {
-      if (table.find_index(name)) {
-        throw ApiError::validation("Cannot update an index that is not a GlobalSecondaryIndex: " +
-                                   name);
-      }
-      throw ApiError::resource_not_found("Requested resource not found: Index: " + name +
-                                         " not found");
-    }
-    if (pay_per_request) {
-      invalid(
-          "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode "
-          "is PAY_PER_REQUEST");
-    }
-    ProvisionedThroughput& p = it->throughput;
-    if (units.first == p.read_capacity_units && units.second == p.write_capacity_units) {
-      throw ApiError::validation(fmt::format(
-          "The provisioned throughput for the index {} will not change. The requested value "
-          "equals the current value. Current ReadCapacityUnits provisioned for the index: {}. "
-          "Requested ReadCapacityUnits: {}. Current WriteCapacityUnits provisioned for the "
-          "index: {}. Requested WriteCapacityUnits: {}. Refer to the Amazon DynamoDB Developer "
-          "Guide for current limits and how to request higher limits.",
-          name, p.read_capacity_units, units.first, p.write_capacity_units, units.second));
-    }
-    if (units.first < p.read_capacity_units || units.second < p.write_capacity_units) {
-      ++p.number_of_decreases_today;
-    }
-    p.read_capacity_units = units.first;
-    p.write_capacity_units = units.second;
+  for (const IndexUpdate& update : updates.updates) {
+    apply_index_update(update, options, table);
   }
   if (updates.delete_name) {
     const std::string& name = *updates.delete_name;
@@ -529,7 +616,8 @@ std::uint32_t apply_global_index_updates(const GlobalIndexUpdates& updates, Tabl
     throw ApiError::limit_exceeded(
         "Subscriber limit exceeded: GlobalSecondaryIndex count exceeds the per-table limit of 20");
   }
-  IndexDefinition index = build_global_index(request, updates.definitions, pay_per_request, table);
+  IndexDefinition index =
+      build_global_index(request, updates.definitions, pay_per_request, options, table);
   // The table's definitions are the merged set: add the new components' types.
   for (const auto* components : {&index.hash, &index.range}) {
     for (const auto& d : *components) {
@@ -543,7 +631,8 @@ std::uint32_t apply_global_index_updates(const GlobalIndexUpdates& updates, Tabl
   return table.global_indexes.back().id;
 }
 
-void write_index_descriptions(JsonWriter& w, const Context& ctx, const TableDefinition& table) {
+void write_index_descriptions(JsonWriter& w, const Context& ctx, const TableDefinition& table,
+                              bool warm) {
   auto write_list = [&](std::string_view member, const std::vector<IndexDefinition>& indexes) {
     if (indexes.empty()) return;
     write_key(w, member);
@@ -581,6 +670,14 @@ void write_index_descriptions(JsonWriter& w, const Context& ctx, const TableDefi
       w.Int64(ctx.engine.index_item_count(table, index));
       write_key(w, "IndexArn");
       write_string(w, table_arn(ctx, table.name) + "/index/" + index.name);
+      if (index.global) {
+        write_on_demand(w, index.capacity);
+        if (warm) {
+          write_warm(
+              w, reported_warm(index.capacity, table.billing_mode, index.throughput, ctx.options),
+              "ACTIVE");
+        }
+      }
       w.EndObject();
     }
     w.EndArray();

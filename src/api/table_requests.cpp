@@ -6,15 +6,11 @@
 
 #include "api/indexes.h"
 #include "api/table_names.h"
+#include "api/throughput_settings.h"
 #include "model/api_error.h"
 
 namespace kumo::api {
 namespace {
-
-// DynamoDB's bound on a capacity value in a request.
-constexpr std::int64_t kMaxCapacityValue = 1'000'000'000'000;
-// The default quota of provisioned capacity per table.
-constexpr std::int64_t kTableMaxCapacity = 40'000;
 
 void write_attribute_definitions(JsonWriter& w, const TableDefinition& t) {
   write_key(w, "AttributeDefinitions");
@@ -33,7 +29,7 @@ void write_attribute_definitions(JsonWriter& w, const TableDefinition& t) {
 // The description of a table being deleted leaves out its schema: no
 // AttributeDefinitions, KeySchema, CreationDateTime or index lists.
 void write_description(JsonWriter& w, const Context& ctx, const TableDefinition& t,
-                       std::string_view status) {
+                       std::string_view status, WarmShown warm) {
   const bool schema = status != kDeleting;
   const std::string arn = table_arn(ctx, t.name);
   w.StartObject();
@@ -58,7 +54,7 @@ void write_description(JsonWriter& w, const Context& ctx, const TableDefinition&
   w.Int64(ctx.engine.item_count(t));
   write_key(w, "TableArn");
   write_string(w, arn);
-  if (schema) write_index_descriptions(w, ctx, t);
+  if (schema) write_index_descriptions(w, ctx, t, warm == WarmShown::kAll);
   write_key(w, "TableId");
   write_string(w, t.table_id);
   if (t.billing_mode_given || t.billing_mode == BillingMode::PAY_PER_REQUEST) {
@@ -108,6 +104,10 @@ void write_description(JsonWriter& w, const Context& ctx, const TableDefinition&
   }
   write_key(w, "DeletionProtectionEnabled");
   w.Bool(t.deletion_protection);
+  write_on_demand(w, t.capacity);
+  if (warm != WarmShown::kNone) {
+    write_warm(w, reported_warm(t.capacity, t.billing_mode, t.throughput, ctx.options), status);
+  }
   w.EndObject();
 }
 
@@ -161,23 +161,6 @@ std::optional<ThroughputRequest> read_throughput(const JsonObject& request, Cora
   return t;
 }
 
-void check_throughput_bounds(const ThroughputRequest& t) {
-  if (*t.read > kMaxCapacityValue) {
-    throw ApiError::validation(
-        fmt::format("Given value {} for ReadCapacityUnits is out of bounds", *t.read));
-  }
-  if (*t.write > kMaxCapacityValue) {
-    throw ApiError::validation(
-        fmt::format("Given value {} for WriteCapacityUnits is out of bounds", *t.write));
-  }
-  if (*t.read > kTableMaxCapacity || *t.write > kTableMaxCapacity) {
-    throw ApiError::limit_exceeded(fmt::format(
-        "Subscriber limit exceeded: Provisioned throughput for a table cannot exceed {} "
-        "ReadCapacityUnits and {} WriteCapacityUnits",
-        kTableMaxCapacity, kTableMaxCapacity));
-  }
-}
-
 std::optional<StreamRequest> read_stream(const JsonObject& request, CoralErrors& coral) {
   auto spec = request.object("StreamSpecification");
   if (!spec) return std::nullopt;
@@ -197,12 +180,13 @@ void check_table_class(std::optional<std::string_view> table_class) {
 }
 
 std::string table_description_response(const Context& ctx, const TableDefinition& t,
-                                       std::string_view member, std::string_view status) {
+                                       std::string_view member, std::string_view status,
+                                       WarmShown warm) {
   JsonOut out;
   JsonWriter w(out);
   w.StartObject();
   write_key(w, member);
-  write_description(w, ctx, t, status);
+  write_description(w, ctx, t, status, warm);
   w.EndObject();
   return json_text(out);
 }

@@ -42,8 +42,6 @@ struct ThroughputRequest {
 
 // The ProvisionedThroughput member, with its model constraints added to `coral`.
 std::optional<ThroughputRequest> read_throughput(const JsonObject& request, CoralErrors& coral);
-// Capacity values beyond what DynamoDB accepts at all, then beyond the table quota.
-void check_throughput_bounds(const ThroughputRequest& t);
 
 struct StreamRequest {
   std::optional<bool> enabled;
@@ -59,8 +57,13 @@ void check_table_class(std::optional<std::string_view> table_class);
 // The status of a table DeleteTable answers for.
 inline constexpr std::string_view kDeleting = "DELETING";
 
+// Which WarmThroughput members a description shows: DescribeTable's and UpdateTable's
+// every one; CreateTable's the table's only when the request set it, and no index's.
+enum class WarmShown : std::uint8_t { kAll, kTable, kNone };
+
 // {"<member>": TableDescription} of the table, in status `status`.
 std::string table_description_response(const Context& ctx, const TableDefinition& t,
-                                       std::string_view member, std::string_view status);
+                                       std::string_view member, std::string_view status,
+                                       WarmShown warm = WarmShown::kAll);
 
 }  // namespace kumo::api

@@ -67,9 +67,23 @@ std::string list_tables(const Context& ctx, const JsonObject& request) {
   return json_text(out);
 }
 
-std::string describe_limits(const Context&, const JsonObject&) {
-  return R"({"AccountMaxReadCapacityUnits":80000,"AccountMaxWriteCapacityUnits":80000,)"
-         R"("TableMaxReadCapacityUnits":40000,"TableMaxWriteCapacityUnits":40000})";
+// The quotas: provisioned throughput per account, and per table (and per GSI).
+std::string describe_limits(const Context& ctx, const JsonObject&) {
+  const capacity::CapacityOptions& c = ctx.options.capacity;
+  JsonOut out;
+  JsonWriter w(out);
+  w.StartObject();
+  const std::pair<std::string_view, std::int64_t> limits[] = {
+      {"AccountMaxReadCapacityUnits", c.account_quota_read},
+      {"AccountMaxWriteCapacityUnits", c.account_quota_write},
+      {"TableMaxReadCapacityUnits", c.table_quota_read},
+      {"TableMaxWriteCapacityUnits", c.table_quota_write}};
+  for (const auto& [name, value] : limits) {
+    write_key(w, name);
+    w.Int64(value);
+  }
+  w.EndObject();
+  return json_text(out);
 }
 
 std::string describe_endpoints(const Context& ctx, const JsonObject&) {

@@ -88,6 +88,10 @@ ApiError ApiError::internal(std::string message) {
   return ApiError(Code::kInternal, 500, std::string(kDynamo) + "InternalServerError",
                   std::move(message));
 }
+ApiError ApiError::internal_failure() {
+  return ApiError(Code::kInternal, 500, std::string(kCoralService) + "InternalFailure",
+                  std::nullopt);
+}
 
 ApiError ApiError::transaction_canceled(std::vector<CancellationReason> reasons) {
   std::string codes;

@@ -87,6 +87,9 @@ class ApiError : public std::exception {
   // `item` is the current item when ReturnValuesOnConditionCheckFailure is ALL_OLD.
   static ApiError conditional_check_failed(std::optional<Item> item = std::nullopt);
   static ApiError internal(std::string message = "Internal server error");
+  // com.amazon.coral.service#InternalFailure, HTTP 500, no message: what DynamoDB answers
+  // for some requests it fails to handle (an empty WarmThroughput on UpdateTable).
+  static ApiError internal_failure();
   // TransactionCanceledException: one reason per action, in request order.
   static ApiError transaction_canceled(std::vector<CancellationReason> reasons);
   static ApiError idempotent_parameter_mismatch();
