@@ -240,38 +240,38 @@ def test_create_on_demand_gsis(api, created):
 
 def test_create_provisioned_gsi_warm_is_its_units(api, created):
     desc = created(ProvisionedThroughput=tp(1, 1), **gsi_table(
-        gsi("g", ProvisionedThroughput=tp(30, 20)),
-        gsi("w", ProvisionedThroughput=tp(1, 1), WarmThroughput={"WriteUnitsPerSecond": 900})))
+        gsi("ggg", ProvisionedThroughput=tp(30, 20)),
+        gsi("www", ProvisionedThroughput=tp(1, 1), WarmThroughput={"WriteUnitsPerSecond": 900})))
     table = describe(api, desc["TableName"])
-    assert index_of(table, "g")["WarmThroughput"] == warm(30, 20)
-    assert index_of(table, "w")["WarmThroughput"] == warm(1, 900)
+    assert index_of(table, "ggg")["WarmThroughput"] == warm(30, 20)
+    assert index_of(table, "www")["WarmThroughput"] == warm(1, 900)
 
 
 def test_create_gsi_setting_errors(api):
-    resp = create(api, **gsi_table(gsi("g", OnDemandThroughput={"MaxWriteRequestUnits": 0})))
-    assert_validation(resp, out_of_range("MaxWriteRequestUnits", "index : g"))
-    resp = create(api, **gsi_table(gsi("g", OnDemandThroughput={"MaxReadRequestUnits": 40001})))
+    resp = create(api, **gsi_table(gsi("ggg", OnDemandThroughput={"MaxWriteRequestUnits": 0})))
+    assert_validation(resp, out_of_range("MaxWriteRequestUnits", "index : ggg"))
+    resp = create(api, **gsi_table(gsi("ggg", OnDemandThroughput={"MaxReadRequestUnits": 40001})))
     assert_error(resp, 400, LIMIT,
-                 quota_text("MaxReadRequestUnits", "OnDemandThroughput", "index : g"))
-    resp = create(api, **gsi_table(gsi("g", WarmThroughput={"WriteUnitsPerSecond": 100})))
-    assert_validation(resp, lower_text("WriteUnitsPerSecond", BELOW_INITIAL, "index g"))
-    resp = create(api, **gsi_table(gsi("g", WarmThroughput={"ReadUnitsPerSecond": 40001})))
-    assert_error(resp, 400, LIMIT, quota_text("ReadUnitsPerSecond", "WarmThroughput", "index g"))
+                 quota_text("MaxReadRequestUnits", "OnDemandThroughput", "index : ggg"))
+    resp = create(api, **gsi_table(gsi("ggg", WarmThroughput={"WriteUnitsPerSecond": 100})))
+    assert_validation(resp, lower_text("WriteUnitsPerSecond", BELOW_INITIAL, "index ggg"))
+    resp = create(api, **gsi_table(gsi("ggg", WarmThroughput={"ReadUnitsPerSecond": 40001})))
+    assert_error(resp, 400, LIMIT, quota_text("ReadUnitsPerSecond", "WarmThroughput", "index ggg"))
     resp = create(api, ProvisionedThroughput=tp(1, 1), **gsi_table(
-        gsi("g", ProvisionedThroughput=tp(1, 1), OnDemandThroughput={"MaxReadRequestUnits": 5})))
-    assert_validation(resp, INVALID + "MaxReadRequestUnits for OnDemandThroughput for index : g "
+        gsi("ggg", ProvisionedThroughput=tp(1, 1), OnDemandThroughput={"MaxReadRequestUnits": 5})))
+    assert_validation(resp, INVALID + "MaxReadRequestUnits for OnDemandThroughput for index : ggg "
                                       "cannot be specified when table BillingMode is PROVISIONED.")
     resp = create(api, ProvisionedThroughput=tp(1, 1), **gsi_table(
-        gsi("g", ProvisionedThroughput=tp(5, 5), WarmThroughput={"ReadUnitsPerSecond": 4})))
+        gsi("ggg", ProvisionedThroughput=tp(5, 5), WarmThroughput={"ReadUnitsPerSecond": 4})))
     assert_validation(resp, lower_text("ReadUnitsPerSecond",
-                                       "ReadCapacityUnits of ProvisionedThroughput", "index g"))
+                                       "ReadCapacityUnits of ProvisionedThroughput", "index ggg"))
 
 
 def test_create_gsi_provisioned_above_quota(api):
     resp = create(api, ProvisionedThroughput=tp(1, 1),
-                  **gsi_table(gsi("g", ProvisionedThroughput=tp(1, 40001))))
+                  **gsi_table(gsi("ggg", ProvisionedThroughput=tp(1, 40001))))
     assert_error(resp, 400, LIMIT,
-                 "The requested WriteCapacityUnits for index g, 40001, is above the per index "
+                 "The requested WriteCapacityUnits for index ggg, 40001, is above the per index "
                  f"maximum for the account in {REGION}. Per index maximum: 40000. Refer to the "
                  "Amazon DynamoDB Developer Guide for current limits and how to request higher "
                  "limits.")
@@ -403,24 +403,24 @@ def test_switch_to_on_demand_keeps_highest_units(api, make_table):
 
 
 def test_switch_to_provisioned_removes_maxima(api, make_table):
-    name = make_table(**gsi_table(gsi("g", OnDemandThroughput={"MaxReadRequestUnits": 9}),
-                                  gsi("h")),
+    name = make_table(**gsi_table(gsi("ggg", OnDemandThroughput={"MaxReadRequestUnits": 9}),
+                                  gsi("hhh")),
                       OnDemandThroughput={"MaxWriteRequestUnits": 9})
     resp = update(api, name, BillingMode="PROVISIONED", ProvisionedThroughput=tp(1, 1))
-    assert_validation(resp, INVALID + "ProvisionedThroughput must be specified for index: g,h")
+    assert_validation(resp, INVALID + "ProvisionedThroughput must be specified for index: ggg,hhh")
     resp = update(api, name, BillingMode="PROVISIONED", ProvisionedThroughput=tp(1, 1),
                   OnDemandThroughput={"MaxWriteRequestUnits": 9})
     assert_validation(resp, INVALID + "MaxWriteRequestUnits for OnDemandThroughput cannot be "
                                       "specified when the table BillingMode is PROVISIONED")
     resp = update(api, name, BillingMode="PROVISIONED", ProvisionedThroughput=tp(1, 1),
                   GlobalSecondaryIndexUpdates=[
-                      {"Update": {"IndexName": "g", "ProvisionedThroughput": tp(2, 2)}},
-                      {"Update": {"IndexName": "h", "ProvisionedThroughput": tp(3, 3)}}])
+                      {"Update": {"IndexName": "ggg", "ProvisionedThroughput": tp(2, 2)}},
+                      {"Update": {"IndexName": "hhh", "ProvisionedThroughput": tp(3, 3)}}])
     assert resp.status == 200, resp
     table = describe(api, name)
     assert "OnDemandThroughput" not in table
     assert table["WarmThroughput"] == INITIAL
-    for index, units in [("g", 2), ("h", 3)]:
+    for index, units in [("ggg", 2), ("hhh", 3)]:
         desc = index_of(table, index)
         assert "OnDemandThroughput" not in desc
         assert desc["WarmThroughput"] == INITIAL
@@ -429,9 +429,9 @@ def test_switch_to_provisioned_removes_maxima(api, make_table):
 
 def test_switch_to_on_demand_zeroes_gsi_units(api, make_table):
     name = make_table(ProvisionedThroughput=tp(1, 1),
-                      **gsi_table(gsi("g", ProvisionedThroughput=tp(20000, 5))))
+                      **gsi_table(gsi("ggg", ProvisionedThroughput=tp(20000, 5))))
     assert update(api, name, BillingMode="PAY_PER_REQUEST").status == 200
-    desc = index_of(describe(api, name), "g")
+    desc = index_of(describe(api, name), "ggg")
     assert desc["ProvisionedThroughput"]["ReadCapacityUnits"] == 0
     assert desc["ProvisionedThroughput"]["WriteCapacityUnits"] == 0
     assert desc["WarmThroughput"] == warm(20000, 4000)
@@ -441,62 +441,62 @@ def test_switch_to_on_demand_zeroes_gsi_units(api, make_table):
 
 
 def test_index_on_demand_throughput_updates(api, make_table):
-    name = make_table(**gsi_table(gsi("g")))
-    resp = index_update(api, name, "g", OnDemandThroughput={"MaxReadRequestUnits": 30})
+    name = make_table(**gsi_table(gsi("ggg")))
+    resp = index_update(api, name, "ggg", OnDemandThroughput={"MaxReadRequestUnits": 30})
     assert resp.status == 200, resp
-    assert index_of(describe(api, name), "g")["OnDemandThroughput"] == {"MaxReadRequestUnits": 30}
-    index_update(api, name, "g", OnDemandThroughput={"MaxWriteRequestUnits": 40})
-    assert index_of(describe(api, name), "g")["OnDemandThroughput"] == {
+    assert index_of(describe(api, name), "ggg")["OnDemandThroughput"] == {"MaxReadRequestUnits": 30}
+    index_update(api, name, "ggg", OnDemandThroughput={"MaxWriteRequestUnits": 40})
+    assert index_of(describe(api, name), "ggg")["OnDemandThroughput"] == {
         "MaxReadRequestUnits": 30, "MaxWriteRequestUnits": 40}
-    resp = index_update(api, name, "g", OnDemandThroughput={"MaxReadRequestUnits": -1,
+    resp = index_update(api, name, "ggg", OnDemandThroughput={"MaxReadRequestUnits": -1,
                                                             "MaxWriteRequestUnits": -1})
-    assert index_of(resp.json["TableDescription"], "g")["OnDemandThroughput"] == {
+    assert index_of(resp.json["TableDescription"], "ggg")["OnDemandThroughput"] == {
         "MaxReadRequestUnits": -1, "MaxWriteRequestUnits": -1}
-    assert "OnDemandThroughput" not in index_of(describe(api, name), "g")
-    assert_validation(index_update(api, name, "g", OnDemandThroughput={"MaxReadRequestUnits": 0}),
-                      out_of_range("MaxReadRequestUnits", "index : g"))
-    resp = index_update(api, name, "g", OnDemandThroughput={"MaxReadRequestUnits": 40001})
+    assert "OnDemandThroughput" not in index_of(describe(api, name), "ggg")
+    assert_validation(index_update(api, name, "ggg", OnDemandThroughput={"MaxReadRequestUnits": 0}),
+                      out_of_range("MaxReadRequestUnits", "index : ggg"))
+    resp = index_update(api, name, "ggg", OnDemandThroughput={"MaxReadRequestUnits": 40001})
     assert_error(resp, 400, LIMIT,
-                 quota_text("MaxReadRequestUnits", "OnDemandThroughput", "index : g"))
+                 quota_text("MaxReadRequestUnits", "OnDemandThroughput", "index : ggg"))
 
 
 def test_index_provisioned_update_on_on_demand_table(api, make_table):
-    name = make_table(**gsi_table(gsi("g")))
-    assert_validation(index_update(api, name, "g", ProvisionedThroughput=tp(5, 5)),
-                      "The only Updates for index: g when TableThroughputMode is PAY_PER_REQUEST "
+    name = make_table(**gsi_table(gsi("ggg")))
+    assert_validation(index_update(api, name, "ggg", ProvisionedThroughput=tp(5, 5)),
+                      "The only Updates for index: ggg when TableThroughputMode is PAY_PER_REQUEST "
                       "can be to OnDemandThroughput, WarmThroughput")
 
 
 def test_index_on_demand_throughput_on_provisioned_table(api, make_table):
     name = make_table(ProvisionedThroughput=tp(1, 1),
-                      **gsi_table(gsi("g", ProvisionedThroughput=tp(1, 1))))
-    assert_validation(index_update(api, name, "g", OnDemandThroughput={"MaxWriteRequestUnits": 5}),
-                      INVALID + "MaxWriteRequestUnits for OnDemandThroughput for index : g cannot "
+                      **gsi_table(gsi("ggg", ProvisionedThroughput=tp(1, 1))))
+    assert_validation(index_update(api, name, "ggg", OnDemandThroughput={"MaxWriteRequestUnits": 5}),
+                      INVALID + "MaxWriteRequestUnits for OnDemandThroughput for index : ggg cannot "
                                 "be specified when the table BillingMode is PROVISIONED")
 
 
 def test_index_warm_throughput_updates(api, make_table):
-    name = make_table(**gsi_table(gsi("g")))
-    assert index_update(api, name, "g", WarmThroughput={"WriteUnitsPerSecond": 6000}).status == 200
+    name = make_table(**gsi_table(gsi("ggg")))
+    assert index_update(api, name, "ggg", WarmThroughput={"WriteUnitsPerSecond": 6000}).status == 200
     table = describe(api, name)
-    assert index_of(table, "g")["WarmThroughput"] == warm(12000, 6000)
+    assert index_of(table, "ggg")["WarmThroughput"] == warm(12000, 6000)
     assert table["WarmThroughput"] == INITIAL
-    assert_validation(index_update(api, name, "g", WarmThroughput={"WriteUnitsPerSecond": 5999}),
-                      lower_text("WriteUnitsPerSecond", CURRENT, "index g"))
-    resp = index_update(api, name, "g", WarmThroughput={"ReadUnitsPerSecond": 40001})
-    assert_error(resp, 400, LIMIT, quota_text("ReadUnitsPerSecond", "WarmThroughput", "index g"))
+    assert_validation(index_update(api, name, "ggg", WarmThroughput={"WriteUnitsPerSecond": 5999}),
+                      lower_text("WriteUnitsPerSecond", CURRENT, "index ggg"))
+    resp = index_update(api, name, "ggg", WarmThroughput={"ReadUnitsPerSecond": 40001})
+    assert_error(resp, 400, LIMIT, quota_text("ReadUnitsPerSecond", "WarmThroughput", "index ggg"))
 
 
 def test_index_provisioned_history_is_warm(api, make_table):
     name = make_table(ProvisionedThroughput=tp(1, 1),
-                      **gsi_table(gsi("g", ProvisionedThroughput=tp(13000, 4500))))
-    assert index_update(api, name, "g", ProvisionedThroughput=tp(1, 1)).status == 200
-    desc = index_of(describe(api, name), "g")
+                      **gsi_table(gsi("ggg", ProvisionedThroughput=tp(13000, 4500))))
+    assert index_update(api, name, "ggg", ProvisionedThroughput=tp(1, 1)).status == 200
+    desc = index_of(describe(api, name), "ggg")
     assert desc["WarmThroughput"] == warm(13000, 4500)
     assert desc["ProvisionedThroughput"]["ReadCapacityUnits"] == 1
-    resp = index_update(api, name, "g", ProvisionedThroughput=tp(40001, 1))
+    resp = index_update(api, name, "ggg", ProvisionedThroughput=tp(40001, 1))
     assert_error(resp, 400, LIMIT,
-                 "The requested ReadCapacityUnits for index g, 40001, is above the per index "
+                 "The requested ReadCapacityUnits for index ggg, 40001, is above the per index "
                  f"maximum for the account in {REGION}. Per index maximum: 40000. Refer to the "
                  "Amazon DynamoDB Developer Guide for current limits and how to request higher "
                  "limits.")
@@ -504,22 +504,22 @@ def test_index_provisioned_history_is_warm(api, make_table):
 
 @pytest.mark.parametrize("member", ["OnDemandThroughput", "WarmThroughput"])
 def test_index_empty_struct_fails_internally(api, make_table, member):
-    name = make_table(**gsi_table(gsi("g")))
-    resp = index_update(api, name, "g", **{member: {}})
+    name = make_table(**gsi_table(gsi("ggg")))
+    resp = index_update(api, name, "ggg", **{member: {}})
     assert resp.status == 500, resp
     assert resp.json == {"__type": NS_COR_SERVICE + "InternalFailure"}
 
 
 def test_index_warm_for_unknown_index_fails_internally(api, make_table):
-    name = make_table(**gsi_table(gsi("g")))
+    name = make_table(**gsi_table(gsi("ggg")))
     resp = index_update(api, name, "nope", WarmThroughput={"ReadUnitsPerSecond": 20000})
     assert resp.status == 500, resp
     assert resp.json == {"__type": NS_COR_SERVICE + "InternalFailure"}
 
 
 def test_index_update_needs_a_change(api, make_table):
-    name = make_table(**gsi_table(gsi("g")))
-    assert_validation(update(api, name, GlobalSecondaryIndexUpdates=[{"Update": {"IndexName": "g"}}]),
+    name = make_table(**gsi_table(gsi("ggg")))
+    assert_validation(update(api, name, GlobalSecondaryIndexUpdates=[{"Update": {"IndexName": "ggg"}}]),
                       "1 validation error detected: Value null at "
                       "'globalSecondaryIndexUpdates.1.member.update.provisionedThroughput' failed "
                       "to satisfy constraint: Member must not be null")
@@ -527,26 +527,26 @@ def test_index_update_needs_a_change(api, make_table):
 
 def test_create_index_with_settings(api, make_table):
     name = make_table()
-    resp = update(api, name, AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
+    resp = update(api, name, AttributeDefinitions=[{"AttributeName": "ggg", "AttributeType": "S"}],
                   GlobalSecondaryIndexUpdates=[{"Create": gsi(
-                      "g", OnDemandThroughput={"MaxReadRequestUnits": 3},
+                      "ggg", OnDemandThroughput={"MaxReadRequestUnits": 3},
                       WarmThroughput={"ReadUnitsPerSecond": 14000})}])
     assert resp.status == 200, resp
-    desc = index_of(describe(api, name), "g")
+    desc = index_of(describe(api, name), "ggg")
     assert desc["OnDemandThroughput"] == {"MaxReadRequestUnits": 3}
     assert desc["WarmThroughput"] == warm(14000, 4000)
 
 
 def test_create_index_with_warm_update(api, make_table):
-    name = make_table(**gsi_table(gsi("h")))
-    body = {"AttributeDefinitions": [{"AttributeName": "g", "AttributeType": "S"}]}
+    name = make_table(**gsi_table(gsi("hhh")))
+    body = {"AttributeDefinitions": [{"AttributeName": "ggg", "AttributeType": "S"}]}
     text = "Create global secondary index cannot be specified when updating WarmThroughput"
     resp = update(api, name, WarmThroughput={"ReadUnitsPerSecond": 20000},
-                  GlobalSecondaryIndexUpdates=[{"Create": gsi("g")}], **body)
+                  GlobalSecondaryIndexUpdates=[{"Create": gsi("ggg")}], **body)
     assert_validation(resp, text)
     resp = update(api, name, GlobalSecondaryIndexUpdates=[
-        {"Create": gsi("g")},
-        {"Update": {"IndexName": "h", "WarmThroughput": {"ReadUnitsPerSecond": 20000}}}], **body)
+        {"Create": gsi("ggg")},
+        {"Update": {"IndexName": "hhh", "WarmThroughput": {"ReadUnitsPerSecond": 20000}}}], **body)
     assert_validation(resp, text)
 
 
