@@ -19,6 +19,7 @@
 #include "api/admin.h"
 #include "api/service.h"
 #include "capacity/manager.h"
+#include "cli/report_command.h"
 #include "cli/serve_options.h"
 #include "engine/engine.h"
 #include "net/admin_server.h"
@@ -215,6 +216,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   ServeOptions options;
   CLI::App* serve_command = add_serve_command(app, options);
+  ReportOptions report_options;
+  CLI::App* report_command = add_report_command(app, report_options);
 
   // CLI11 takes a vector in reverse order.
   std::vector<std::string> args =
@@ -232,6 +235,7 @@ int main(int argc, char** argv) {
 
   try {
     if (serve_command->parsed()) return serve(options);
+    if (report_command->parsed()) return run_report(report_options);
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     return 1;
