@@ -267,7 +267,8 @@ def main():
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report.json")
     text = json.dumps(report, indent=1)
     # Lists of numbers on one line each.
-    text = re.sub(r"\[[-0-9.,\s]+\]", lambda m: "[" + ", ".join(m.group(0)[1:-1].split()).replace(",,", ",") + "]", text)
+    text = re.sub(r"\[[-0-9.,\s]+\]",
+                  lambda m: "[" + " ".join(m.group(0)[1:-1].split()) + "]", text)
     with open(path, "w") as out:
         out.write(text + "\n")
 
