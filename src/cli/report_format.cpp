@@ -87,6 +87,27 @@ double partition_peak(const PartitionReport& p, Direction d) {
   return seconds.empty() ? 0 : *std::max_element(seconds.begin(), seconds.end());
 }
 
+std::vector<std::string> partition_row(const Report& report, const ResourceReport& r,
+                                       const PartitionReport& p) {
+  return {std::to_string(p.id),
+          p.first_token + "-" + p.end_token,
+          byte_size(p.bytes),
+          units(partition_average(report, r, p.id, Direction::kRead)),
+          units(partition_peak(p, Direction::kRead)),
+          units(partition_average(report, r, p.id, Direction::kWrite)),
+          units(partition_peak(p, Direction::kWrite)),
+          p.status,
+          reason_list(p.throttle_events)};
+}
+
+std::string hot_key_text(const PartitionReport& p) {
+  if (!p.hot_key) return "";
+  // A partition split on its traffic would leave the key's load whole in one child.
+  const char* outcome = p.status == "split-limit" ? "at the partition limit" : "cannot split";
+  return fmt::format("{}: {:.0f}% of this partition's {}s, {}", p.hot_key->key,
+                     p.hot_key->share * 100, p.hot_key->dir, outcome);
+}
+
 std::optional<Amplification> amplification(const TableReport& table, const ResourceReport& gsi) {
   const ResourceReport& base = table.resources.front();
   const double base_writes = base.write_events.value_or(0);

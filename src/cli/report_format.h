@@ -34,6 +34,15 @@ double partition_average(const Report& report, const ResourceReport& r, std::uin
 // Its busiest second of the last 60.
 double partition_peak(const PartitionReport& p, Direction d);
 
+// A partition's row: part, tokens, size, RCU/s avg, peak, WCU/s avg, peak, status,
+// throttles.
+inline constexpr const char* kPartitionColumns[] = {
+    "part", "tokens", "size", "RCU/s avg", "peak", "WCU/s avg", "peak", "status", "throttles"};
+std::vector<std::string> partition_row(const Report& report, const ResourceReport& r,
+                                       const PartitionReport& p);
+// `status="PENDING": 100% of this partition's writes, cannot split`; empty without a hot key.
+std::string hot_key_text(const PartitionReport& p);
+
 // A GSI's write amplification: its write events per base write and its write units per
 // base write unit; nullopt when the table wrote nothing.
 struct Amplification {

@@ -274,26 +274,23 @@ std::string capacity_svg(const ResourceReport& r, Direction d) {
 // ---- tables ----
 
 std::string partitions_table(const Report& report, const ResourceReport& r) {
-  std::string html =
-      "<table><tr><th>part</th><th>tokens</th><th class=\"n\">size</th>"
-      "<th class=\"n\">RCU/s avg</th><th class=\"n\">peak</th><th class=\"n\">WCU/s avg</th>"
-      "<th class=\"n\">peak</th><th>status</th><th>throttles</th></tr>\n";
+  // Numbers right-aligned: size and the four rates.
+  auto cell = [](std::size_t column, const std::string& text, const char* tag) {
+    const char* align = column >= 2 && column <= 6 ? " class=\"n\"" : "";
+    return fmt::format("<{0}{1}>{2}</{0}>", tag, align, escape(text));
+  };
+  std::string html = "<table><tr>";
+  for (std::size_t c = 0; c < std::size(kPartitionColumns); ++c)
+    html += cell(c, kPartitionColumns[c], "th");
+  html += "</tr>\n";
   for (const PartitionReport& p : r.partitions) {
-    html += fmt::format(
-        "<tr><td>{}</td><td class=\"mono\">{}-{}</td><td class=\"n\">{}</td>"
-        "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-        "<td class=\"n\">{}</td><td>{}</td><td>{}</td></tr>\n",
-        p.id, escape(p.first_token), escape(p.end_token), byte_size(p.bytes),
-        units(partition_average(report, r, p.id, Direction::kRead)),
-        units(partition_peak(p, Direction::kRead)),
-        units(partition_average(report, r, p.id, Direction::kWrite)),
-        units(partition_peak(p, Direction::kWrite)), escape(p.status),
-        escape(reason_list(p.throttle_events)));
+    const std::vector<std::string> row = partition_row(report, r, p);
+    html += "<tr>";
+    for (std::size_t c = 0; c < row.size(); ++c) html += cell(c, row[c], "td");
+    html += "</tr>\n";
     if (p.hot_key)
-      html += fmt::format(
-          "<tr><td></td><td colspan=\"8\">hot key <code>{}</code>: {} of this partition's "
-          "{}s</td></tr>\n",
-          escape(p.hot_key->key), percent(p.hot_key->share), escape(p.hot_key->dir));
+      html += fmt::format("<tr><td></td><td colspan=\"8\">hot key {}</td></tr>\n",
+                          escape(hot_key_text(p)));
   }
   return html + "</table>\n";
 }

@@ -16,26 +16,17 @@ std::string resource_line(const Report& report, const TableReport& table, const 
                      resource_summary(report, table, r));
 }
 
-std::string hot_key_line(const PartitionReport& p) {
-  if (!p.hot_key) return "";
-  const char* outcome = p.status == "split-limit" ? "at the partition limit" : "cannot split";
-  return fmt::format("          hot key {}: {:.0f}% of this partition's {}s, {}\n", p.hot_key->key,
-                     p.hot_key->share * 100, p.hot_key->dir, outcome);
+std::string partition_line(const std::vector<std::string>& cells) {
+  return fmt::format("    {:<5} {:<34} {:>10} {:>10} {:>6} {:>10} {:>6}  {:<12} {}\n", cells[0],
+                     cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7],
+                     cells[8]);
 }
 
 std::string partitions_block(const Report& report, const ResourceReport& r) {
-  std::string text = fmt::format("    {:<5} {:<34} {:>10} {:>10} {:>6} {:>10} {:>6}  {:<12} {}\n",
-                                 "part", "tokens", "size", "RCU/s avg", "peak", "WCU/s avg", "peak",
-                                 "status", "throttles");
+  std::string text = partition_line({std::begin(kPartitionColumns), std::end(kPartitionColumns)});
   for (const PartitionReport& p : r.partitions) {
-    text += fmt::format("    {:<5} {:<34} {:>10} {:>10} {:>6} {:>10} {:>6}  {:<12} {}\n", p.id,
-                        p.first_token + "-" + p.end_token, byte_size(p.bytes),
-                        units(partition_average(report, r, p.id, Direction::kRead)),
-                        units(partition_peak(p, Direction::kRead)),
-                        units(partition_average(report, r, p.id, Direction::kWrite)),
-                        units(partition_peak(p, Direction::kWrite)), p.status,
-                        reason_list(p.throttle_events));
-    text += hot_key_line(p);
+    text += partition_line(partition_row(report, r, p));
+    if (p.hot_key) text += "          hot key " + hot_key_text(p) + "\n";
   }
   return text;
 }
@@ -45,8 +36,8 @@ std::string keys_block(const char* title, const std::vector<TopKey>& keys, const
   std::string text = fmt::format("    {}\n", title);
   for (std::size_t i = 0; i < std::min(keys.size(), kTopKeys); ++i) {
     const TopKey& k = keys[i];
-    text += fmt::format("      {:<32} {:>12} {}  partition {}{}\n", k.key, grouped(k.value), unit,
-                        k.partition, k.estimate ? "  estimate" : "");
+    text += fmt::format("      {:<32} {:>12} {}{}  partition {}{}\n", k.key, grouped(k.value), unit,
+                        k.value == 1 ? "" : "s", k.partition, k.estimate ? "  estimate" : "");
   }
   return text;
 }
@@ -75,8 +66,8 @@ std::string table_block(const Report& report, const TableReport& table) {
   for (const ResourceReport& r : table.resources) {
     text += resource_line(report, table, r);
     text += partitions_block(report, r);
-    text += keys_block("hottest keys (units in the window)", r.accessed, "units");
-    text += keys_block("most throttled keys (events in the window)", r.throttled, "events");
+    text += keys_block("hottest keys (units in the window)", r.accessed, "unit");
+    text += keys_block("most throttled keys (events in the window)", r.throttled, "event");
     text += splits_block(r);
   }
   return text + cost_block(report, table);
