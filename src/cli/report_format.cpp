@@ -13,6 +13,7 @@
 namespace kumo::cli {
 
 std::string grouped(double value) {
+  if (!(std::abs(value) < 1e18)) return fmt::format("{:.3g}", value);
   const long long whole = std::llround(value);
   std::string digits = std::to_string(whole < 0 ? -whole : whole);
   for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
@@ -44,6 +45,7 @@ std::string money(double dollars) {
 }
 
 std::string utc_time(double epoch_seconds) {
+  if (!(std::abs(epoch_seconds) < 1e11)) return "(time out of range)";
   const std::time_t t = static_cast<std::time_t>(std::floor(epoch_seconds));
   std::tm tm{};
   gmtime_r(&t, &tm);

@@ -2,6 +2,7 @@
 // derived from the /report answer (partition averages and peaks, write amplification).
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +10,9 @@
 #include "cli/report_model.h"
 
 namespace kumo::cli {
+
+// The hottest and most throttled keys shown per resource.
+inline constexpr std::size_t kTopKeys = 10;
 
 // 1,234,567 (rounded to a whole number).
 std::string grouped(double value);

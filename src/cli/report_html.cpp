@@ -301,7 +301,7 @@ std::string keys_table(const char* title, const std::vector<TopKey>& keys, const
       "<h4>{}</h4><table><tr><th>key</th><th class=\"n\">{}</th><th>partition</th><th></th>"
       "</tr>\n",
       title, unit);
-  for (std::size_t i = 0; i < std::min<std::size_t>(keys.size(), 10); ++i)
+  for (std::size_t i = 0; i < std::min(keys.size(), kTopKeys); ++i)
     html += fmt::format(
         "<tr><td><code>{}</code></td><td class=\"n\">{}</td><td>{}</td><td>{}</td></tr>\n",
         escape(keys[i].key), grouped(keys[i].value), keys[i].partition,

@@ -50,7 +50,10 @@ Value::ConstArray array(const Value& object, const char* name) {
 }
 
 std::uint32_t id_of(const Value& object, const char* name) {
-  return static_cast<std::uint32_t>(number(object, name));
+  const double id = number(object, name);
+  if (!(id >= 0 && id <= 4294967295.0))
+    throw ReportError(std::string("\"") + name + "\" is not a partition id");
+  return static_cast<std::uint32_t>(id);
 }
 
 ReasonCounts reasons(const Value& object, const char* name) {
@@ -243,8 +246,11 @@ Report parse_report(std::string_view json) {
     report.window_seconds = number(*window, "seconds");
   }
   if (const Value* limits = member(doc, "partition_limits")) {
-    report.partition_read_units = opt_number(*limits, "read").value_or(3000);
-    report.partition_write_units = opt_number(*limits, "write").value_or(1000);
+    // A ceiling of zero would make every share infinite: such a value is ignored.
+    report.partition_read_units =
+        std::max(1.0, opt_number(*limits, "read").value_or(report.partition_read_units));
+    report.partition_write_units =
+        std::max(1.0, opt_number(*limits, "write").value_or(report.partition_write_units));
   }
   if (member(doc, "tables") == nullptr) throw ReportError("no \"tables\"");
   for (const Value& t : array(doc, "tables")) report.tables.push_back(table(t));

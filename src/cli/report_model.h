@@ -1,6 +1,23 @@
 // The answer of the admin listener's GET /report as `kumo report` reads it: per table and
 // per resource (the table, each GSI) the limits, the window's consumption and throttles,
-// the partitions, the split log, the minutes of history and the top keys.
+// the partitions, the split log, the minutes of history and the top keys. The shape is the
+// one docs/capacity.md gives; tests/e2e/data/report.json is an example. As read here:
+// - `GET /report?minutes=N` asks for the last N minutes; without it, all history kept.
+// - Units are capacity units; times epoch seconds of the engine clock; `window.seconds`
+//   the span averages are taken over.
+// - `partition_limits: {"read":3000,"write":1000}`, the partition ceilings, may be absent.
+// - A table's `size_bytes` and a partition's `bytes` count 100 bytes per item or entry, as
+//   TableSizeBytes does; `bytes` is null until counted.
+// - The table resource's `write_events` counts base writes; a GSI's `index_write_events`
+//   its index writes (a key change is two), either null where it does not apply.
+// - `end_token` is the last token a partition holds (inclusive); `hot_key` is null or
+//   {"key": <DynamoDB JSON>, "dir": "read"|"write", "share": 0..1}; `read_per_second` and
+//   `write_per_second` are the last 60 seconds, oldest first.
+// - A history minute's `partitions` maps an id to [read units, write units] and,
+//   optionally, a third number: that minute's throttle events in the partition.
+// - Top keys: {"key", "partition", "units" (accessed) or "events" (throttled), "estimate"}.
+// Members that are missing or null read as absent (zero, empty); a member of the wrong
+// type is an error.
 #pragma once
 
 #include <cstdint>

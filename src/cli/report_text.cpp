@@ -9,8 +9,6 @@
 namespace kumo::cli {
 namespace {
 
-constexpr std::size_t kTopKeys = 10;
-
 std::string resource_line(const Report& report, const TableReport& table, const ResourceReport& r) {
   return fmt::format("  {:<12}{} partitions  {}\n", r.name(), r.partitions.size(),
                      resource_summary(report, table, r));
