@@ -63,6 +63,13 @@ std::string heat_colour(double share) {
   return fmt::format("#{:02x}{:02x}{:02x}", mix(lo.r, hi.r), mix(lo.g, hi.g), mix(lo.b, hi.b));
 }
 
+// The text report's two-space separators as "; ".
+std::string sentence(std::string text) {
+  for (std::size_t at = text.find("  "); at != std::string::npos; at = text.find("  ", at))
+    text.replace(at, 2, "; ");
+  return text;
+}
+
 std::string percent(double share) {
   return fmt::format("{:.0f} %", share * 100);
 }
@@ -276,7 +283,9 @@ std::string capacity_svg(const ResourceReport& r, Direction d) {
 std::string partitions_table(const Report& report, const ResourceReport& r) {
   // Numbers right-aligned: size and the four rates.
   auto cell = [](std::size_t column, const std::string& text, const char* tag) {
-    const char* align = column >= 2 && column <= 6 ? " class=\"n\"" : "";
+    const char* align = column == 1                  ? " class=\"mono\""
+                        : column >= 2 && column <= 6 ? " class=\"n\""
+                                                     : "";
     return fmt::format("<{0}{1}>{2}</{0}>", tag, align, escape(text));
   };
   std::string html = "<table><tr>";
@@ -331,9 +340,10 @@ std::string cost_table(const Report& report, const TableReport& table) {
 
 std::string resource_section(const Report& report, const TableReport& table,
                              const ResourceReport& r) {
-  std::string html = fmt::format("<h3>{}</h3><p class=\"summary\">{} partitions; {}</p>\n",
-                                 r.index ? "GSI " + escape(*r.index) : std::string("table"),
-                                 r.partitions.size(), escape(resource_summary(report, table, r)));
+  std::string html =
+      fmt::format("<h3>{}</h3><p class=\"summary\">{} partitions; {}</p>\n",
+                  r.index ? "GSI " + escape(*r.index) : std::string("table"), r.partitions.size(),
+                  escape(sentence(resource_summary(report, table, r))));
   html += "<h4>Partitions</h4>\n" + heat_svg(report, r) + partitions_table(report, r);
   html += "<h4>Capacity over time</h4>\n";
   if (r.history.empty()) {
