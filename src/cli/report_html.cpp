@@ -74,6 +74,16 @@ std::string percent(double share) {
   return fmt::format("{:.0f} %", share * 100);
 }
 
+// A filled rectangle; `title` (escaped here) is its tooltip; `extra` more attributes.
+std::string rect(double x, double y, double w, double h, const std::string& fill,
+                 const std::string& title = "", const char* extra = "") {
+  std::string svg = fmt::format(
+      "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\"{}", x, y, w,
+      h, fill, extra);
+  return svg +
+         (title.empty() ? "/>\n" : ">" + fmt::format("<title>{}</title></rect>\n", escape(title)));
+}
+
 // ---- the partition heat map ----
 
 struct HeatCell {
@@ -189,21 +199,16 @@ std::string heat_svg(const Report& report, const ResourceReport& r) {
       if (!row.cells[c]) continue;
       const HeatCell& v = *row.cells[c];
       const char* outline = v.refused > 0 ? " stroke=\"#111\" stroke-width=\"2\"" : "";
-      svg += fmt::format(
-          "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.0f}\" fill=\"{}\"{}>"
-          "<title>{}</title></rect>\n",
-          kLabel + cell * static_cast<double>(c) + 1, y + 1, cell - 2, kRow - 2,
-          heat_colour(v.share), outline, escape(heat_tooltip(row, map.columns[c], v, map.unit)));
+      svg += rect(kLabel + cell * static_cast<double>(c) + 1, y + 1, cell - 2, kRow - 2,
+                  heat_colour(v.share), heat_tooltip(row, map.columns[c], v, map.unit), outline);
     }
   }
   // Legend: five shares, and what an outline means.
   const double legend = height - 16;
   for (int i = 0; i <= 4; ++i)
-    svg += fmt::format(
-        "<rect x=\"{0:.0f}\" y=\"{1:.0f}\" width=\"12\" height=\"12\" fill=\"{2}\"/>"
-        "<text x=\"{3:.0f}\" y=\"{4:.0f}\">{5}</text>\n",
-        kLabel + i * 64.0, legend, heat_colour(i / 4.0), kLabel + i * 64.0 + 16, legend + 10,
-        percent(i / 4.0));
+    svg += rect(kLabel + i * 64.0, legend, 12, 12, heat_colour(i / 4.0)) +
+           fmt::format("<text x=\"{:.0f}\" y=\"{:.0f}\">{}</text>\n", kLabel + i * 64.0 + 16,
+                       legend + 10, percent(i / 4.0));
   svg += fmt::format("<text x=\"{:.0f}\" y=\"{:.0f}\">outlined: refused</text>\n",
                      kLabel + 5 * 64.0, legend + 10);
   return svg + "</svg>\n";
@@ -220,60 +225,78 @@ double direction_throttles(const MinuteReport& m, Direction d) {
   return events;
 }
 
-std::string capacity_svg(const ResourceReport& r, Direction d) {
+// One minute of one direction, in units per second.
+struct MinutePoint {
+  double average = 0, peak = 0, limit = 0, refused = 0;
+};
+
+MinutePoint minute_point(const MinuteReport& m, Direction d) {
   const bool read = d == Direction::kRead;
-  const char* name = read ? "read" : "write";
-  constexpr double kWidth = 760, kPlot = 150, kStrip = 36, kLeft = 70;
-  const auto n = static_cast<double>(r.history.size());
-  const double bar = (kWidth - kLeft) / n;
-  double top = 1, most_refused = 0;
+  return MinutePoint{(read ? m.read : m.write) / 60,
+                     read ? m.peak_read_second : m.peak_write_second,
+                     read ? m.read_limit : m.write_limit, direction_throttles(m, d)};
+}
+
+// The chart's geometry: bars of the minutes from kLeft, values up to `top` over kPlot
+// pixels, refusals in a strip below scaled to the most refused minute.
+struct Chart {
+  static constexpr double kWidth = 760, kPlot = 150, kStrip = 36, kLeft = 70, kTop = 14;
+  double bar = 0, top = 1, most_refused = 0;
+  double y(double v) const { return kTop + kPlot - v / top * kPlot; }
+};
+
+std::string minute_marks(const Chart& chart, double x, const MinuteReport& m,
+                         const MinutePoint& p) {
+  const double w = std::max(1.0, chart.bar - 2);
+  const std::string when = utc_time(m.minute);
+  std::string svg = rect(
+      x + 1, chart.y(p.average), w, chart.y(0) - chart.y(p.average), "#6b9bd1",
+      fmt::format("{}: {}/s average, {} in the busiest second, limit {}, {} "
+                  "refused",
+                  when, units(p.average), units(p.peak), grouped(p.limit), grouped(p.refused)));
+  svg += rect(x + 1, chart.y(p.peak) - 1, w, 2, "#1d4f91");
+  if (p.refused > 0)
+    svg += rect(x + 1, Chart::kTop + Chart::kPlot + 4, w,
+                p.refused / chart.most_refused * (Chart::kStrip - 6), "#d7301f",
+                fmt::format("{}: {} refused", when, grouped(p.refused)));
+  return svg;
+}
+
+// Units per second by minute (bars, the busiest second a dark tick) against the limit (a
+// dashed line), refusals as red bars below.
+std::string capacity_svg(const ResourceReport& r, Direction d) {
+  Chart chart;
+  chart.bar = (Chart::kWidth - Chart::kLeft) / static_cast<double>(r.history.size());
   for (const MinuteReport& m : r.history) {
-    top = std::max({top, read ? m.read_limit : m.write_limit,
-                    read ? m.peak_read_second : m.peak_write_second});
-    most_refused = std::max(most_refused, direction_throttles(m, d));
+    const MinutePoint p = minute_point(m, d);
+    chart.top = std::max({chart.top, p.limit, p.peak});
+    chart.most_refused = std::max(chart.most_refused, p.refused);
   }
-  top *= 1.1;
-  auto y = [&](double v) { return 14 + kPlot - v / top * kPlot; };
+  const double highest = chart.top;
+  chart.top *= 1.1;
+  const double bottom = Chart::kTop + Chart::kPlot + Chart::kStrip;
   std::string svg = fmt::format(
       "<svg width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 {0:.0f} {1:.0f}\" role=\"img\">"
       "<title>{2} units per second by minute against the limit</title>\n"
       "<text x=\"0\" y=\"12\">{2} units/s</text><text x=\"0\" y=\"{3:.0f}\">{4}</text>"
       "<text x=\"0\" y=\"{5:.0f}\">0</text><text x=\"0\" y=\"{6:.0f}\">refused</text>\n",
-      kWidth, 14 + kPlot + kStrip + 16, name, y(top / 1.1) + 4, grouped(top / 1.1), y(0) + 4,
-      14 + kPlot + kStrip - 4);
+      Chart::kWidth, bottom + 16, d == Direction::kRead ? "read" : "write", chart.y(highest) + 4,
+      grouped(highest), chart.y(0) + 4, bottom - 4);
   std::string limit;
   const std::size_t label_every = std::max<std::size_t>(1, r.history.size() / 10);
   for (std::size_t i = 0; i < r.history.size(); ++i) {
     const MinuteReport& m = r.history[i];
-    const double x = kLeft + bar * static_cast<double>(i);
-    const double average = (read ? m.read : m.write) / 60;
-    const double peak = read ? m.peak_read_second : m.peak_write_second;
-    const double lim = read ? m.read_limit : m.write_limit;
-    const double refused = direction_throttles(m, d);
-    svg += fmt::format(
-        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#6b9bd1\">"
-        "<title>{}: {}/s average, {} in the busiest second, limit {}, {} refused</title></rect>\n",
-        x + 1, y(average), std::max(1.0, bar - 2), y(0) - y(average), utc_time(m.minute),
-        units(average), units(peak), grouped(lim), grouped(refused));
-    svg += fmt::format(
-        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"2\" "
-        "fill=\"#1d4f91\"/>\n",
-        x + 1, y(peak) - 1, std::max(1.0, bar - 2));
-    if (refused > 0) {
-      const double h = refused / most_refused * (kStrip - 6);
-      svg += fmt::format(
-          "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#d7301f\">"
-          "<title>{}: {} refused</title></rect>\n",
-          x + 1, 14 + kPlot + 4, std::max(1.0, bar - 2), h, utc_time(m.minute), grouped(refused));
-    }
-    limit += fmt::format("{:.1f},{:.1f} {:.1f},{:.1f} ", x, y(lim), x + bar, y(lim));
+    const MinutePoint p = minute_point(m, d);
+    const double x = Chart::kLeft + chart.bar * static_cast<double>(i);
+    svg += minute_marks(chart, x, m, p);
+    limit += fmt::format("{:.1f},{:.1f} {:.1f},{:.1f} ", x, chart.y(p.limit), x + chart.bar,
+                         chart.y(p.limit));
     if (i % label_every == 0)
-      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\">{}</text>\n", x + 1,
-                         14 + kPlot + kStrip + 12, utc_time(m.minute).substr(11, 5));
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\">{}</text>\n", x + 1, bottom + 12,
+                         utc_time(m.minute).substr(11, 5));
   }
   svg += fmt::format(
-      "<polyline points=\"{}\" fill=\"none\" stroke=\"#d7301f\" "
-      "stroke-dasharray=\"4 3\"/>\n",
+      "<polyline points=\"{}\" fill=\"none\" stroke=\"#d7301f\" stroke-dasharray=\"4 3\"/>\n",
       limit);
   return svg + "</svg>\n";
 }
