@@ -163,6 +163,7 @@ AttributeValue capacity_value(const CapacitySettings& c) {
   r["insights_mode"] = str(c.insights.mode);
   r["insights_changed"] = num(c.insights.changed);
   r["insights_suffix"] = num(c.insights.rule_suffix_ms);
+  r["insights_failed"] = flag(c.insights.failed);
   return AttributeValue::map(std::move(r));
 }
 
@@ -200,6 +201,7 @@ CapacitySettings capacity_from(const Item& record) {
   c.insights.mode = get_str(r, "insights_mode");
   c.insights.changed = get_double(r, "insights_changed");
   c.insights.rule_suffix_ms = get_int(r, "insights_suffix");
+  c.insights.failed = get_bool(r, "insights_failed");
   return c;
 }
 

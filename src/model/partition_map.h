@@ -85,6 +85,9 @@ struct InsightsSettings {
   std::string mode;                 // ACCESSED_AND_THROTTLED_KEYS | THROTTLED_KEYS
   double changed = 0;               // epoch seconds (engine clock) of the last change
   std::int64_t rule_suffix_ms = 0;  // the rule names' suffix: epoch ms of the enable
+  // The last ENABLE found no room for its rules under the account's rule quota: its
+  // FailureException is shown while FAILED and, after a DISABLE, until DISABLED.
+  bool failed = false;
   bool operator==(const InsightsSettings&) const = default;
 };
 
