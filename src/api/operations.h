@@ -45,6 +45,10 @@ std::string scan(const Context&, const JsonObject&);
 std::string update_time_to_live(const Context&, const JsonObject&);
 std::string describe_time_to_live(const Context&, const JsonObject&);
 std::string describe_continuous_backups(const Context&, const JsonObject&);
+// Contributor Insights (contributor_insights.cpp).
+std::string update_contributor_insights(const Context&, const JsonObject&);
+std::string describe_contributor_insights(const Context&, const JsonObject&);
+std::string list_contributor_insights(const Context&, const JsonObject&);
 // PartiQL (partiql.cpp).
 std::string execute_statement(const Context&, const JsonObject&);
 std::string batch_execute_statement(const Context&, const JsonObject&);
