@@ -403,6 +403,8 @@ def unknown_member_cases():
         "TransactGetItems": {"TransactItems": [{"Get": {"TableName": MAIN, "Key": SEEDED_KEY}}]},
         "DescribeTable": {"TableName": MAIN},
         "ListTables": {"Limit": 5},
+        "DescribeContributorInsights": {"TableName": MAIN},
+        "ListContributorInsights": {"MaxResults": 5},
     }
     unknowns = [
         ("number", {"Unknown": 1}),

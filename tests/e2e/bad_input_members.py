@@ -214,6 +214,16 @@ MEMBERS = [
         ("OnDemandThroughput", STRUCT), ("OnDemandThroughput.MaxReadRequestUnits", LONG),
         ("WarmThroughput", STRUCT),
     ]),
+    ("UpdateContributorInsights", {"TableName": MAIN, "ContributorInsightsAction": "DISABLE"}, [
+        ("TableName", STR), ("IndexName", STR), ("ContributorInsightsAction", STR),
+        ("ContributorInsightsMode", STR),
+    ]),
+    ("DescribeContributorInsights", {"TableName": MAIN}, [
+        ("TableName", STR), ("IndexName", STR),
+    ]),
+    ("ListContributorInsights", {"TableName": MAIN, "MaxResults": 5}, [
+        ("TableName", STR), ("NextToken", STR), ("MaxResults", INT),
+    ]),
 ]
 
 def set_path(body, path, value):
@@ -309,6 +319,12 @@ def order_cases():
         ("scan-filter-and-filter-expression", "Scan", {
             "TableName": MAIN, "ScanFilter": {"a": LEGACY_COND}, "FilterExpression": ["a"]},
          "Unrecognized collection type class java.lang.String", None),
+        ("insights-coral-and-missing-table", "UpdateContributorInsights", {
+            "TableName": "no-such-table", "IndexName": "ix", "ContributorInsightsAction": "ON",
+            "ContributorInsightsMode": 5}, "NUMBER_VALUE cannot be converted to String", None),
+        ("insights-list-bounds", "ListContributorInsights", {
+            "MaxResults": 1000, "NextToken": True}, "TRUE_VALUE cannot be converted to String",
+         None),
     ]
     return [Case(name, op, body, ser(msg), bug=bug) for name, op, body, msg, bug in cases]
 
