@@ -34,9 +34,9 @@ using namespace kumo;
 // DynamoDB accepts bodies up to 16 MiB, but nothing deeper is reached past a few KiB.
 constexpr std::size_t kMaxBody = 64 << 10;
 
-// The service's operations (api/service.cpp), the Streams API's, then an unknown one and a
-// missing target.
-constexpr std::array<std::string_view, 31> kTargets{
+// The service's operations (api/service.cpp), the Streams API's, an unknown one, the PartiQL
+// and Contributor Insights operations, then a missing target.
+constexpr std::array<std::string_view, 34> kTargets{
     "DynamoDB_20120810.BatchGetItem",
     "DynamoDB_20120810.BatchWriteItem",
     "DynamoDB_20120810.CreateTable",
@@ -67,11 +67,14 @@ constexpr std::array<std::string_view, 31> kTargets{
     "DynamoDB_20120810.ExecuteStatement",
     "DynamoDB_20120810.BatchExecuteStatement",
     "DynamoDB_20120810.ExecuteTransaction",
+    "DynamoDB_20120810.UpdateContributorInsights",
+    "DynamoDB_20120810.DescribeContributorInsights",
+    "DynamoDB_20120810.ListContributorInsights",
     "",
 };
 
 // Requests that build the database every run starts from.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 9> kSetup{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kSetup{{
     {"CreateTable", R"({"TableName":"hash","BillingMode":"PAY_PER_REQUEST",)"
                     R"("AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}],)"
                     R"("KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],)"
@@ -109,6 +112,8 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 9> kSetup{{
                     R"("Tags":[{"Key":"k","Value":"v"}]})"},
     {"UpdateTimeToLive", R"({"TableName":"range",)"
                          R"("TimeToLiveSpecification":{"Enabled":true,"AttributeName":"c"}})"},
+    {"UpdateContributorInsights",
+     R"({"TableName":"range","IndexName":"gsi","ContributorInsightsAction":"ENABLE"})"},
 }};
 
 // The database every run starts from. Writes made through a Recorder are applied to it
