@@ -1,7 +1,8 @@
 # Sourced by the smoke tests: starts `$bin serve --in-memory` on a free port, waits until
 # it answers GET /, and stops it on exit, failing the test if the server crashed (any exit
 # status but 0 or 143). Expects $bin, $python, $smoke (the test's name) and fail().
-# Sets $work (a scratch directory removed on exit) and $endpoint.
+# Sets $work (a scratch directory removed on exit) and $endpoint. Defines start_server and
+# stop_server, to start it again with other flags.
 
 work=$(mktemp -d)
 server_pid=""
@@ -39,26 +40,36 @@ trap cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
-port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-endpoint="http://127.0.0.1:$port"
+free_port() {
+  "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
 
-"$bin" serve --in-memory --port "$port" >"$work/server.log" 2>&1 &
-server_pid=$!
+# start_server [FLAG...]: starts the server with these extra `kumo serve` flags on a new free
+# port and waits until it answers; sets $endpoint.
+start_server() {
+  port=$(free_port)
+  endpoint="http://127.0.0.1:$port"
 
-# Any HTTP answer to GET / means the server is up.
-up=0
-for _ in $(seq 300); do
-  kill -0 "$server_pid" 2>/dev/null || fail "server exited during startup"
-  if "$python" - "$endpoint/" <<'PY' 2>/dev/null; then
+  "$bin" serve --in-memory --port "$port" "$@" >"$work/server.log" 2>&1 &
+  server_pid=$!
+
+  # Any HTTP answer to GET / means the server is up.
+  local up=0
+  for _ in $(seq 300); do
+    kill -0 "$server_pid" 2>/dev/null || fail "server exited during startup"
+    if "$python" - "$endpoint/" <<'PY' 2>/dev/null; then
 import sys, urllib.error, urllib.request
 try:
     urllib.request.urlopen(sys.argv[1], timeout=1).read()
 except urllib.error.HTTPError:
     pass
 PY
-    up=1
-    break
-  fi
-  sleep 0.1
-done
-[ "$up" -eq 1 ] || fail "server did not answer GET / on $endpoint within 30s"
+      up=1
+      break
+    fi
+    sleep 0.1
+  done
+  [ "$up" -eq 1 ] || fail "server did not answer GET / on $endpoint within 30s"
+}
+
+start_server
