@@ -34,6 +34,12 @@ def srv(kumo_bin, tmp_path_factory):
         yield cs
 
 
+NO_CONTROL_PLANE = pytest.mark.xfail(
+    strict=True, reason="OnDemandThroughput not stored or enforced")
+NO_THROTTLED_REQUESTS = pytest.mark.xfail(
+    strict=True, reason="ThrottledRequests not counted for cancelled transactions")
+
+
 def write_refusal(resp, table):
     assert_throttle(resp, PTEE, "TableWriteProvisionedThroughputExceeded", arn(table), T1)
 
@@ -108,6 +114,7 @@ def test_batch_get_returns_unprocessed_keys_as_asked(srv):
     assert meters.consumed("read") == 5.0
 
 
+@NO_CONTROL_PLANE
 def test_an_on_demand_batch_refused_whole_is_a_throttling_exception(srv):
     table = srv.create(OnDemandThroughput={"MaxWriteRequestUnits": 2})
     items = [item(f"k{i}", 100) for i in range(3)]
@@ -125,6 +132,7 @@ def tput(table, it):
     return {"Put": {"TableName": table, "Item": it}}
 
 
+@NO_THROTTLED_REQUESTS
 def test_a_refused_transaction_action_cancels_it(srv):
     small = srv.provisioned(5, 2)  # one transactional 1 KB write a second
     other = srv.provisioned(5, 100)
@@ -167,6 +175,7 @@ def test_a_hot_key_cancels_an_on_demand_transaction(srv):
     assert not srv.exists(other, key("x"))
 
 
+@NO_CONTROL_PLANE
 def test_an_on_demand_maximum_cancels_a_transaction(srv):
     table = srv.create(OnDemandThroughput={"MaxWriteRequestUnits": 2})
     srv.api.ok("TransactWriteItems", {"TransactItems": [tput(table, item("a", 100))]})
@@ -174,6 +183,7 @@ def test_an_on_demand_maximum_cancels_a_transaction(srv):
     assert_cancelled(resp, [("ThrottlingError", T6)])
 
 
+@NO_THROTTLED_REQUESTS
 def test_a_refused_transactional_read_cancels_it(srv):
     small = srv.provisioned(2, 5)  # one transactional read of 4 KB a second
     other = srv.provisioned(5, 5)
@@ -212,11 +222,11 @@ def test_execute_statement_answers_the_operation_s_exception(srv):
     select = statement(f'SELECT * FROM "{table}" WHERE pk = ?', S("a"), ConsistentRead=True)
     assert srv.api.ok("ExecuteStatement", select)["Items"] == [{"pk": S("a")}]
     read_refusal(srv.api("ExecuteStatement", select), table)
-    assert not srv.exists(table, key("b"))
     srv.advance(1)
     meters = Meters(srv.admin, table)
     assert meters.throttled_requests("ExecuteStatement") == 4
     assert meters.throttle_events("write") == 3 and meters.throttle_events("read") == 1
+    assert not srv.exists(table, key("b"))
 
 
 def test_execute_transaction_cancels(srv):
