@@ -76,6 +76,23 @@ async function main() {
   const onDemand = "kumo_throttle_js";
   const provisioned = "kumo_throttle_js_provisioned";
 
+  await step("a provisioned table answers ProvisionedThroughputExceededException", async () => {
+    await plain.send(new CreateTableCommand({
+      TableName: provisioned, ...keySchema,
+      ProvisionedThroughput: { ReadCapacityUnits: 1, WriteCapacityUnits: 1 },
+    }));
+    await plain.send(put(provisioned, "first"));
+    const err = await rejects(plain.send(put(provisioned, "second")));
+    assert.equal(err.name, "ProvisionedThroughputExceededException");
+    assert.equal(err.$metadata.attempts, 3);
+    assert.deepEqual(err.ThrottlingReasons, [{
+      reason: "TableWriteProvisionedThroughputExceeded",
+      resource: `arn:aws:dynamodb:us-east-1:000000000000:table/${provisioned}`,
+    }]);
+    const out = await clockDrivingClient().send(put(provisioned, "second"));
+    assert.equal(out.$metadata.attempts, 2);
+  });
+
   await step("create an on-demand table capped at 1 write unit a second", async () => {
     await plain.send(new CreateTableCommand({
       TableName: onDemand, BillingMode: "PAY_PER_REQUEST", ...keySchema,
@@ -102,23 +119,6 @@ async function main() {
       reason: "TableWriteMaxOnDemandThroughputExceeded",
       resource: `arn:aws:dynamodb:us-east-1:000000000000:table/${onDemand}`,
     }]);
-  });
-
-  await step("a provisioned table answers ProvisionedThroughputExceededException", async () => {
-    await plain.send(new CreateTableCommand({
-      TableName: provisioned, ...keySchema,
-      ProvisionedThroughput: { ReadCapacityUnits: 1, WriteCapacityUnits: 1 },
-    }));
-    await plain.send(put(provisioned, "first"));
-    const err = await rejects(plain.send(put(provisioned, "second")));
-    assert.equal(err.name, "ProvisionedThroughputExceededException");
-    assert.equal(err.$metadata.attempts, 3);
-    assert.deepEqual(err.ThrottlingReasons, [{
-      reason: "TableWriteProvisionedThroughputExceeded",
-      resource: `arn:aws:dynamodb:us-east-1:000000000000:table/${provisioned}`,
-    }]);
-    const out = await clockDrivingClient().send(put(provisioned, "second"));
-    assert.equal(out.$metadata.attempts, 2);
   });
 
   await step("delete the tables", async () => {
