@@ -88,8 +88,8 @@ def create_table(ddb, design):
     ddb.create_table(
         TableName=TABLE, BillingMode="PAY_PER_REQUEST",
         KeySchema=[{"AttributeName": "order_id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"}
-                              for n in ("order_id", "status", "customer_id", "created_at")],
+        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in
+                              ["order_id"] + [k["AttributeName"] for k in index["KeySchema"]]],
         GlobalSecondaryIndexes=[index])
     ddb.get_waiter("table_exists").wait(TableName=TABLE,
                                         WaiterConfig={"Delay": 1, "MaxAttempts": 30})
