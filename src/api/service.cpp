@@ -9,6 +9,18 @@
 namespace kumo::api {
 namespace {
 
+// A transaction cancelled because one of its actions was throttled counts as a throttled
+// request, as the throttle would if it had answered alone.
+bool cancelled_by_throttle(const ApiError& e) {
+  if (e.code() != ApiError::Code::kTransactionCanceled) return false;
+  for (const auto& reason : e.cancellation_reasons()) {
+    if (reason.code == "ProvisionedThroughputExceeded" || reason.code == "ThrottlingError") {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Appends `name` to the ','-separated `list` unless it is there already.
 void add_table(std::string& list, const JsonValue& name) {
   if (!name.IsString()) return;
@@ -114,7 +126,7 @@ Response Service::handle(std::string_view target, std::string_view body,
     response.tables = std::move(tables);
     if (manager) {
       capacity::RequestOutcome outcome{.op = metered_operation(target)};
-      outcome.throttled = e.throttle();
+      outcome.throttled = e.throttle() || cancelled_by_throttle(e);
       outcome.conditional_check_failed = e.code() == ApiError::Code::kConditionalCheckFailed;
       outcome.system_error = response.status >= 500;
       outcome.user_error =

@@ -34,11 +34,6 @@ def srv(kumo_bin, tmp_path_factory):
         yield cs
 
 
-NO_CONTROL_PLANE = pytest.mark.xfail(
-    strict=True, reason="OnDemandThroughput not stored or enforced")
-NO_THROTTLED_REQUESTS = pytest.mark.xfail(
-    strict=True, reason="ThrottledRequests not counted for cancelled transactions")
-
 
 def write_refusal(resp, table):
     assert_throttle(resp, PTEE, "TableWriteProvisionedThroughputExceeded", arn(table), T1)
@@ -114,7 +109,6 @@ def test_batch_get_returns_unprocessed_keys_as_asked(srv):
     assert meters.consumed("read") == 5.0
 
 
-@NO_CONTROL_PLANE
 def test_an_on_demand_batch_refused_whole_is_a_throttling_exception(srv):
     table = srv.create(OnDemandThroughput={"MaxWriteRequestUnits": 2})
     items = [item(f"k{i}", 100) for i in range(3)]
@@ -132,7 +126,6 @@ def tput(table, it):
     return {"Put": {"TableName": table, "Item": it}}
 
 
-@NO_THROTTLED_REQUESTS
 def test_a_refused_transaction_action_cancels_it(srv):
     small = srv.provisioned(5, 2)  # one transactional 1 KB write a second
     other = srv.provisioned(5, 100)
@@ -175,7 +168,6 @@ def test_a_hot_key_cancels_an_on_demand_transaction(srv):
     assert not srv.exists(other, key("x"))
 
 
-@NO_CONTROL_PLANE
 def test_an_on_demand_maximum_cancels_a_transaction(srv):
     table = srv.create(OnDemandThroughput={"MaxWriteRequestUnits": 2})
     srv.api.ok("TransactWriteItems", {"TransactItems": [tput(table, item("a", 100))]})
@@ -183,7 +175,6 @@ def test_an_on_demand_maximum_cancels_a_transaction(srv):
     assert_cancelled(resp, [("ThrottlingError", T6)])
 
 
-@NO_THROTTLED_REQUESTS
 def test_a_refused_transactional_read_cancels_it(srv):
     small = srv.provisioned(2, 5)  # one transactional read of 4 KB a second
     other = srv.provisioned(5, 5)

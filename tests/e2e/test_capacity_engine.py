@@ -114,7 +114,7 @@ def test_a_refused_transaction_action_cancels_it(api, srv):
     assert resp.status == 400
     assert resp.json["CancellationReasons"] == [
         {"Code": "ProvisionedThroughputExceeded", "Message": T1}]
-    assert resp.json["message"] == ("Transaction cancelled, please refer cancellation reasons "
+    assert resp.json["Message"] == ("Transaction cancelled, please refer cancellation reasons "
                                     "for specific reasons [ProvisionedThroughputExceeded]")
     assert "Item" not in api.ok("GetItem", {"TableName": table, "Key": {"pk": S("a")}})
 

@@ -26,11 +26,6 @@ from capacity_helpers import (
 )
 from kumo_testlib import VALIDATION, S, assert_error, assert_validation, unique_name
 
-# OnDemandThroughput and WarmThroughput are not yet stored, described or enforced: the
-# control plane's part is not in this build.
-NO_CONTROL_PLANE = pytest.mark.xfail(
-    strict=True, reason="OnDemandThroughput/WarmThroughput not stored, described or enforced")
-
 WIDE_PARTITIONS = {"partition-read-units": 100000, "partition-write-units": 100000}
 
 
@@ -70,7 +65,6 @@ def test_a_new_table_takes_4000_write_units_at_once(srv):
     assert srv.put(table, item("k10", KB)).status == 200
 
 
-@NO_CONTROL_PLANE
 def test_new_tables_report_their_initial_warm_throughput(srv):
     table = gsi_table(srv)
     desc = srv.describe(table)
@@ -79,7 +73,6 @@ def test_new_tables_report_their_initial_warm_throughput(srv):
     assert desc["GlobalSecondaryIndexes"][0]["WarmThroughput"] == want
 
 
-@NO_CONTROL_PLANE
 def test_warm_throughput_raises_the_allowance(srv):
     table = srv.create(WarmThroughput={"ReadUnitsPerSecond": 12000,
                                        "WriteUnitsPerSecond": 4400})
@@ -90,7 +83,6 @@ def test_warm_throughput_raises_the_allowance(srv):
     scaling_refusal(srv.put(table, item("x", KB)), table)
 
 
-@NO_CONTROL_PLANE
 def test_an_update_of_warm_throughput_applies_at_once(srv):
     table = srv.create()
     srv.api.ok("UpdateTable", {"TableName": table, "WarmThroughput": {
@@ -102,7 +94,6 @@ def test_an_update_of_warm_throughput_applies_at_once(srv):
     scaling_refusal(srv.put(table, item("x", KB)), table)
 
 
-@NO_CONTROL_PLANE
 def test_max_write_request_units_cap_the_table(srv):
     table = srv.create(OnDemandThroughput={"MaxWriteRequestUnits": 10})
     assert srv.describe(table)["OnDemandThroughput"] == {"MaxWriteRequestUnits": 10}
@@ -118,7 +109,6 @@ def test_max_write_request_units_cap_the_table(srv):
     assert srv.put(table, item("k10", KB)).status == 200
 
 
-@NO_CONTROL_PLANE
 def test_max_read_request_units_cap_the_table(srv):
     """2 read units a second: four eventually consistent reads of half a unit each."""
     table = srv.create(OnDemandThroughput={"MaxReadRequestUnits": 2})
@@ -131,7 +121,6 @@ def test_max_read_request_units_cap_the_table(srv):
     assert_throttle(resp, THROTTLING, "TableReadMaxOnDemandThroughputExceeded", arn(table), T6)
 
 
-@NO_CONTROL_PLANE
 def test_an_updated_maximum_applies_at_once(srv):
     table = srv.create(OnDemandThroughput={"MaxWriteRequestUnits": 2})
     for i in range(2):
@@ -152,7 +141,6 @@ def test_an_updated_maximum_applies_at_once(srv):
         assert srv.put(table, item(f"n{i}", KB)).status == 200
 
 
-@NO_CONTROL_PLANE
 def test_max_write_request_units_of_a_gsi_hold_back_base_writes(srv):
     table = gsi_table(srv, OnDemandThroughput={"MaxWriteRequestUnits": 10})
     for i in range(10):
@@ -172,7 +160,6 @@ def test_max_write_request_units_of_a_gsi_hold_back_base_writes(srv):
     assert meters.throttled_requests("PutItem") == 1
 
 
-@NO_CONTROL_PLANE
 def test_max_read_request_units_of_a_gsi_cap_its_queries(srv):
     table = gsi_table(srv, OnDemandThroughput={"MaxReadRequestUnits": 1})
     srv.put(table, item("a", 100, g=S("v")))
@@ -193,7 +180,6 @@ def test_max_read_request_units_of_a_gsi_cap_its_queries(srv):
 INVALID = "One or more parameter values were invalid: "
 
 
-@NO_CONTROL_PLANE
 @pytest.mark.parametrize("value", [0, -2, -1])
 def test_create_rejects_maxima_outside_the_range(srv, value):
     resp = srv.api("CreateTable", {
@@ -205,7 +191,6 @@ def test_create_rejects_maxima_outside_the_range(srv, value):
                       "for table is outside of valid range")
 
 
-@NO_CONTROL_PLANE
 def test_a_provisioned_table_takes_no_maximum(srv):
     resp = srv.api("CreateTable", {
         "TableName": unique_name("never"), "ProvisionedThroughput": {"ReadCapacityUnits": 1,
@@ -217,7 +202,6 @@ def test_a_provisioned_table_takes_no_maximum(srv):
                       "specified when table BillingMode is PROVISIONED.")
 
 
-@NO_CONTROL_PLANE
 def test_a_maximum_above_the_quota_is_a_limit_error(srv):
     table = srv.create()
     resp = srv.api("UpdateTable", {"TableName": table,
@@ -228,7 +212,6 @@ def test_a_maximum_above_the_quota_is_a_limit_error(srv):
                  "account in region us-east-1")
 
 
-@NO_CONTROL_PLANE
 def test_warm_throughput_cannot_decrease(srv):
     table = srv.create(WarmThroughput={"ReadUnitsPerSecond": 13000})
     resp = srv.api("UpdateTable", {"TableName": table,
@@ -238,7 +221,6 @@ def test_warm_throughput_cannot_decrease(srv):
                       "is not supported")
 
 
-@NO_CONTROL_PLANE
 def test_on_demand_warm_throughput_starts_at_the_initial_throughput(srv):
     resp = srv.api("CreateTable", {
         "TableName": unique_name("never"), "BillingMode": "PAY_PER_REQUEST",
@@ -255,7 +237,6 @@ def test_on_demand_warm_throughput_starts_at_the_initial_throughput(srv):
 # --------------------------------------------------------------------------- the previous peak
 
 
-@NO_CONTROL_PLANE
 def test_a_sustained_peak_doubles_the_allowance_after_30_minutes(kumo_bin, tmp_path_factory):
     """With 120:40 initial units: 40 write units a second for 60 s, 30 minutes after the
     table's creation, become the previous peak; the allowance and the warm throughput become

@@ -56,8 +56,6 @@ def throughput(rcu, wcu):
     return {"ProvisionedThroughput": {"ReadCapacityUnits": rcu, "WriteCapacityUnits": wcu}}
 
 
-NO_WARM = pytest.mark.xfail(strict=True, reason="WarmThroughput not stored: no partitions for it")
-
 
 @pytest.mark.parametrize("settings, count", [
     (throughput(5, 5), 1),
@@ -65,12 +63,10 @@ NO_WARM = pytest.mark.xfail(strict=True, reason="WarmThroughput not stored: no p
     (throughput(1000, 1000), 2),
     (throughput(5000, 2000), 4),
     ({"BillingMode": "PAY_PER_REQUEST"}, 4),
-    pytest.param({"BillingMode": "PAY_PER_REQUEST",
-                  "WarmThroughput": {"ReadUnitsPerSecond": 30000, "WriteUnitsPerSecond": 10000}},
-                 10, marks=NO_WARM),
-    pytest.param(dict(throughput(10, 10),
-                      WarmThroughput={"ReadUnitsPerSecond": 6000, "WriteUnitsPerSecond": 1000}),
-                 2, marks=NO_WARM),
+    ({"BillingMode": "PAY_PER_REQUEST",
+      "WarmThroughput": {"ReadUnitsPerSecond": 30000, "WriteUnitsPerSecond": 10000}}, 10),
+    (dict(throughput(10, 10),
+          WarmThroughput={"ReadUnitsPerSecond": 6000, "WriteUnitsPerSecond": 1000}), 2),
 ], ids=["5/5", "1000/500", "1000/1000", "5000/2000", "on-demand", "on-demand-warm",
         "provisioned-warm"])
 def test_initial_partition_count(srv, settings, count):
