@@ -30,7 +30,7 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
   // Tables stored before partitions were kept get their initial maps, stored with their
   // next change.
   catalog_.amend_loaded([this](TableDefinition& t) {
-    initial_partitions(t);
+    fit_partitions(t, false);
     attach_meters(t);
   });
   bool more = false, ttl = false;

@@ -355,10 +355,10 @@ class Engine {
   // Charges a page's read units over the partitions it read.
   void charge_page(capacity::ResourceMeter* resource, const Page& page, std::size_t bytes,
                    bool consistent, const Metering& metering) const;
-  // The partition maps a table and its GSIs need at creation (and when loaded without).
-  void initial_partitions(TableDefinition& table) const;
-  // After UpdateTable: maps for new GSIs, doubling where raised throughput needs more.
-  void grow_partitions(TableDefinition& table) const;
+  // Gives the table and each GSI the partitions they need: at creation (and when loaded
+  // without a map) a fresh map; with `grow`, after UpdateTable, maps for new GSIs and
+  // doubling where raised throughput needs more.
+  void fit_partitions(TableDefinition& table, bool grow) const;
   // Meters for a table being created or loaded; nothing when capacity is off.
   void attach_meters(TableDefinition& table) const;
   // Hands a changed definition to the capacity manager; returns it.

@@ -107,7 +107,7 @@ TablePtr Engine::create_table(TableDefinition definition) {
         streams_.free_label(guard, definition.name, definition.latest_stream_label);
   }
   TablePtr table = catalog_.create(std::move(definition), [this](TableDefinition& t) {
-    initial_partitions(t);
+    fit_partitions(t, false);
     attach_meters(t);
   });
   if (table->stream && table->stream->enabled) {
@@ -127,7 +127,7 @@ TablePtr Engine::update_table(std::string_view name,
       const bool was_enabled = t.stream && t.stream->enabled;
       const std::string old_label = t.latest_stream_label;
       change(t);
-      grow_partitions(t);
+      fit_partitions(t, true);
       if (t.stream && t.stream->enabled && (!was_enabled || t.latest_stream_label != old_label)) {
         t.latest_stream_label = streams_.free_label(guard, t.name, t.latest_stream_label);
       }

@@ -91,27 +91,15 @@ std::optional<std::uint64_t> half_token(const std::vector<capacity::TokenBytes>&
 
 }  // namespace
 
-void Engine::initial_partitions(TableDefinition& table) const {
+void Engine::fit_partitions(TableDefinition& table, bool grow) const {
   const capacity::CapacityOptions& options = capacity() ? capacity()->options() : default_options();
   const bool provisioned = table.billing_mode == BillingMode::PROVISIONED;
   const double now = clock_->now();
   fit(table.capacity, needed_partitions(provisioned, table.throughput, table.capacity, options),
-      false, now, &table.next_partition_id, options.max_partitions);
+      grow, now, &table.next_partition_id, options.max_partitions);
   for (auto& index : table.global_indexes) {
     fit(index.capacity, needed_partitions(provisioned, index.throughput, index.capacity, options),
-        false, now, &table.next_partition_id, options.max_partitions);
-  }
-}
-
-void Engine::grow_partitions(TableDefinition& table) const {
-  const capacity::CapacityOptions& options = capacity() ? capacity()->options() : default_options();
-  const bool provisioned = table.billing_mode == BillingMode::PROVISIONED;
-  const double now = clock_->now();
-  fit(table.capacity, needed_partitions(provisioned, table.throughput, table.capacity, options),
-      true, now, &table.next_partition_id, options.max_partitions);
-  for (auto& index : table.global_indexes) {
-    fit(index.capacity, needed_partitions(provisioned, index.throughput, index.capacity, options),
-        true, now, &table.next_partition_id, options.max_partitions);
+        grow, now, &table.next_partition_id, options.max_partitions);
   }
 }
 
