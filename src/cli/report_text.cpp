@@ -10,7 +10,7 @@ namespace kumo::cli {
 namespace {
 
 std::string resource_line(const Report& report, const TableReport& table, const ResourceReport& r) {
-  return fmt::format("  {:<12}{} partitions  {}\n", r.name(), r.partitions.size(),
+  return fmt::format("  {:<11} {} partitions  {}\n", r.name(), r.partitions.size(),
                      resource_summary(report, table, r));
 }
 
