@@ -29,17 +29,19 @@ std::atomic<std::uint64_t> next_log_id{1};
 }  // namespace
 
 void KeyRing::copy_in(std::uint64_t at, const void* data, std::size_t n) {
+  if (n == 0) return;  // an empty key: `data` may be null, which memcpy never accepts
   const std::size_t offset = at % kBytes;
   const std::size_t first = std::min(n, kBytes - offset);
   std::memcpy(buffer_.get() + offset, data, first);
-  std::memcpy(buffer_.get(), static_cast<const char*>(data) + first, n - first);
+  if (n > first) std::memcpy(buffer_.get(), static_cast<const char*>(data) + first, n - first);
 }
 
 void KeyRing::copy_out(std::uint64_t at, void* data, std::size_t n) const {
+  if (n == 0) return;
   const std::size_t offset = at % kBytes;
   const std::size_t first = std::min(n, kBytes - offset);
   std::memcpy(data, buffer_.get() + offset, first);
-  std::memcpy(static_cast<char*>(data) + first, buffer_.get(), n - first);
+  if (n > first) std::memcpy(static_cast<char*>(data) + first, buffer_.get(), n - first);
 }
 
 bool KeyRing::push(const KeyEvent& e) {
