@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "api/attribute_json.h"
+#include "capacity/messages.h"
 
 namespace kumo::api {
 namespace {
@@ -25,26 +26,10 @@ AdminResponse error(int status, std::string_view message, std::string_view allow
   return {status, std::string(kJson), json_text(out), std::string(allow)};
 }
 
-// `path` as it can be shown in a message: bytes outside printable ASCII percent-encoded.
-std::string shown(std::string_view path) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const char c : path) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20 && byte < 0x7f) {
-      out.push_back(c);
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[byte >> 4]);
-      out.push_back(kHex[byte & 15]);
-    }
-  }
-  return out;
-}
-
 AdminResponse not_allowed(std::string_view method, std::string_view path, std::string_view allow) {
   return error(405,
-               shown(method) + " is not allowed on " + shown(path) + "; use " + std::string(allow),
+               capacity::shown_path(method) + " is not allowed on " + capacity::shown_path(path) +
+                   "; use " + std::string(allow),
                allow);
 }
 
@@ -141,7 +126,7 @@ AdminResponse Admin::handle(const AdminRequest& request) const {
   if (path == "/metrics") return get ? metrics() : not_allowed(method, path, "GET");
   if (starts_path(path, "/tables") || path == "/report")
     return get ? capacity(path, request.query) : not_allowed(method, path, "GET");
-  return error(404, "no such path: " + shown(path));
+  return error(404, "no such path: " + capacity::shown_path(path));
 }
 
 AdminResponse Admin::clock() const {

@@ -77,4 +77,21 @@ ApiError throttle_error(Reason reason, bool provisioned, std::string resource_ar
   return te(kKeyRange);
 }
 
+// `path` as it can be shown in a message: bytes outside printable ASCII percent-encoded.
+std::string shown_path(std::string_view path) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : path) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out.push_back(c);
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[byte >> 4]);
+      out.push_back(kHex[byte & 15]);
+    }
+  }
+  return out;
+}
+
 }  // namespace kumo::capacity

@@ -19,4 +19,7 @@ ApiError throttle_error(Reason reason, bool provisioned, std::string resource_ar
 std::string resource_arn(const CapacityOptions& options, std::string_view table,
                          std::string_view index = {});
 
+// `path` as it can be shown in a message: bytes outside printable ASCII percent-encoded.
+std::string shown_path(std::string_view path);
+
 }  // namespace kumo::capacity

@@ -8,6 +8,7 @@
 #include "capacity/key_json.h"
 #include "capacity/manager.h"
 #include "capacity/manager_state.h"
+#include "capacity/messages.h"
 
 namespace kumo::capacity {
 namespace {
@@ -279,7 +280,7 @@ Result Views::route(std::string_view path, const Params& params) {
   constexpr std::string_view kTables = "/tables";
   if (path.substr(0, kTables.size()) != kTables ||
       (path.size() > kTables.size() && path[kTables.size()] != '/')) {
-    return error(404, "Not found: " + std::string(path));
+    return error(404, "Not found: " + shown_path(path));
   }
   if (o_.mode == Mode::kOff) return error(409, "Capacity metering is off (--capacity off)");
   set_window(std::nullopt);
@@ -291,7 +292,7 @@ Result Views::route(std::string_view path, const Params& params) {
   const std::string_view view = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
   if (view != "" && view != "partitions" && view != "top-keys" && view != "history" &&
       view != "insights") {
-    return error(404, "Not found: " + std::string(path));
+    return error(404, "Not found: " + shown_path(path));
   }
   Target t = target(name, params);
   if (t.error) return *t.error;
