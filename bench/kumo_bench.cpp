@@ -101,9 +101,9 @@ void ensure_table(const Endpoint& endpoint, const WorkloadConfig& config, const 
   op.body = dataset.create_table(config);
   if (config.warm_throughput > 0 && !op.body.empty() && op.body.back() == '}') {
     op.body.pop_back();
-    op.body += fmt::format(
-        R"(,"WarmThroughput":{{"ReadUnitsPerSecond":{0},"WriteUnitsPerSecond":{0}}}}})",
-        config.warm_throughput);
+    op.body +=
+        fmt::format(R"(,"WarmThroughput":{{"ReadUnitsPerSecond":{0},"WriteUnitsPerSecond":{0}}}}})",
+                    config.warm_throughput);
   }
   const auto created = client.send(op, signer, std::chrono::seconds(30));
   if (!created) throw std::runtime_error("CreateTable: no answer from " + endpoint.authority);
