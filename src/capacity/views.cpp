@@ -258,7 +258,7 @@ Views::Target Views::target(std::string_view name, const Params& params) const {
   Target t;
   t.table = s_.find_table(name);
   if (t.table == nullptr) {
-    t.error = error(404, "Table not found: " + std::string(name));
+    t.error = error(404, "Table not found: " + shown_path(name));
     return t;
   }
   const std::string* index = param(params, "index");
@@ -270,7 +270,8 @@ Views::Target Views::target(std::string_view name, const Params& params) const {
     if (r->gsi && r->index_name == *index) t.resource = r;
   }
   if (t.resource == nullptr) {
-    t.error = error(404, "Index not found: " + *index + " for table: " + std::string(name));
+    t.error =
+        error(404, "Index not found: " + shown_path(*index) + " for table: " + shown_path(name));
   }
   return t;
 }
@@ -755,7 +756,7 @@ Result Views::report(const Params& params) {
   for (const auto& [k, v] : params) {
     if (k != "table") continue;
     const TableMeters* t = s_.find_table(v);
-    if (t == nullptr) return error(404, "Table not found: " + v);
+    if (t == nullptr) return error(404, "Table not found: " + shown_path(v));
     chosen.push_back(t);
   }
   if (chosen.empty()) chosen = sorted_tables(s_);

@@ -98,6 +98,12 @@ TEST_F(Views, PartitionsTopKeysHistoryAndErrors) {
   get("/tables/orders/insights", "minutes=-1", 400);
   get("/report", "minutes=abc", 400);
   get("/report", "table=nope", 404);
+  // Names from the path or the query are shown percent-encoded past printable ASCII, so an
+  // error stays valid UTF-8 JSON whatever bytes were asked for.
+  EXPECT_STREQ(get("/tables/or\xa1\n", "", 404)["error"].GetString(), "Table not found: or%A1%0A");
+  EXPECT_STREQ(get("/tables/orders/partitions", "index=b\xff", 404)["error"].GetString(),
+               "Index not found: b%FF for table: orders");
+  EXPECT_STREQ(get("/report", "table=\xc3", 404)["error"].GetString(), "Table not found: %C3");
   auto k = get("/tables/orders/top-keys", "index=by_status&kind=throttled&seconds=10");
   EXPECT_STREQ(k["kind"].GetString(), "throttled");
   EXPECT_EQ(k["seconds"].GetInt(), 10);
