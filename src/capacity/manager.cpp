@@ -223,6 +223,7 @@ void CapacityManager::install(ResourceMeter& r, const PartitionMap& map) {
       fresh.push_back(p);
     }
     live->parts.push_back(p);
+    live->firsts.push_back(range.first_token);
   }
   if (old != nullptr) {
     inherit_bytes(*old, *live, fresh);
@@ -278,7 +279,7 @@ void CapacityManager::refuse(ResourceMeter& r, PartitionMeter* p, const Access& 
 
 void CapacityManager::log_key(ResourceMeter& r, PartitionMeter* p, const Access& access,
                               Milli units, bool refused, bool insights) {
-  if (access.partition_key.empty() || p == nullptr) return;
+  if (p == nullptr || (access.partition_key.empty() && access.key.empty())) return;
   std::uint8_t flags = refused ? KeyEvent::kRefused : 0;
   // A base write held back by a GSI counts against no key in Contributor Insights.
   const bool backpressure = refused && r.gsi && access.dir == Dir::kWrite;
@@ -288,8 +289,13 @@ void CapacityManager::log_key(ResourceMeter& r, PartitionMeter* p, const Access&
     if (!sampled(options_.key_sample)) return;
     flags |= KeyEvent::kSampled;
   }
+  std::string_view partition_key = access.partition_key, sort_key = access.sort_key;
+  if (partition_key.empty() && access.cut != nullptr) {
+    access.cut(access.shape, access.key, &partition_key, &sort_key);
+  }
+  if (partition_key.empty()) return;
   state_->keys.push({r.table->serial, r.index_id, p->range.id, access.token, units, access.dir,
-                     flags, access.partition_key, access.sort_key});
+                     flags, partition_key, sort_key});
 }
 
 void CapacityManager::charge(const Access& access, Milli units, Operation, bool insights) {

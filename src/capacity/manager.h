@@ -38,6 +38,14 @@ struct Access {
   Milli min = 1000;
   // The encoded partition and sort key, for the key statistics; may be empty.
   std::string_view partition_key, sort_key;
+  // Or, left for the key statistics to cut only when they keep this access: the encoded key
+  // after its token, and the function that cuts it into partition_key and sort_key
+  // (`shape` describes the key: the table's or the index's).
+  using Cut = void (*)(const void* shape, std::string_view key, std::string_view* partition_key,
+                       std::string_view* sort_key);
+  std::string_view key;
+  Cut cut = nullptr;
+  const void* shape = nullptr;
 };
 
 // Bytes a page read from the partition holding `token`.

@@ -3,6 +3,7 @@
 // the tick's and the admin's, under the manager's lock.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -94,8 +95,14 @@ class PartitionMeter {
 struct LiveMap {
   PartitionMap map;
   std::vector<PartitionMeter*> parts;
+  // The partitions' first tokens, in order: what the request path searches (a few cache
+  // lines, where the ranges themselves are much larger).
+  std::vector<std::uint64_t> firsts;
   PartitionMeter* find(std::uint64_t token) const {
-    return parts.empty() ? nullptr : parts[map.find(token)];
+    if (parts.size() <= 1) return parts.empty() ? nullptr : parts[0];
+    // The last partition whose first token is <= token.
+    const auto it = std::upper_bound(firsts.begin() + 1, firsts.end(), token);
+    return parts[static_cast<std::size_t>(it - firsts.begin()) - 1];
   }
 };
 

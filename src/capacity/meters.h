@@ -12,7 +12,9 @@ namespace kumo::capacity {
 // meters in Milli are exact.
 using Milli = std::int64_t;
 inline Milli to_milli(double units) {
-  return static_cast<Milli>(std::llround(units * 1000));
+  // Rounds half away from zero, as llround does, without its call on the request path.
+  const double m = units * 1000;
+  return static_cast<Milli>(m < 0 ? m - 0.5 : m + 0.5);
 }
 inline double to_units(Milli milli) {
   return static_cast<double>(milli) / 1000.0;

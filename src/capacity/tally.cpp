@@ -1,7 +1,6 @@
 #include "capacity/tally.h"
 
 #include <array>
-#include <atomic>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -9,25 +8,17 @@
 namespace kumo::capacity::tally {
 namespace {
 
-constexpr unsigned kChunkBits = 12;
-constexpr std::size_t kChunkCells = std::size_t{1} << kChunkBits;
+using detail::Cell;
+using detail::kChunkBits;
+using detail::kChunkCells;
 constexpr std::size_t kMaxChunks = 4096;  // 16 M slots
 constexpr std::size_t kMaxSlots = kChunkCells * kMaxChunks;
 
-using Cell = std::atomic<std::int64_t>;
-
 // One thread's cells, in chunks allocated on first use.
 struct Slab {
-  std::array<std::atomic<Cell*>, kMaxChunks> chunks{};
+  std::array<detail::Chunks, kMaxChunks> chunks{};
   ~Slab() {
     for (auto& c : chunks) delete[] c.load(std::memory_order_relaxed);
-  }
-  Cell* chunk(std::size_t i) {
-    Cell* c = chunks[i].load(std::memory_order_acquire);
-    if (c != nullptr) return c;
-    c = new Cell[kChunkCells]();
-    chunks[i].store(c, std::memory_order_release);
-    return c;
   }
 };
 
@@ -43,29 +34,33 @@ Registry& registry() {
   return *r;
 }
 
-Slab* own_slab() {
-  thread_local Slab* slab = nullptr;
-  if (slab == nullptr) {
+}  // namespace
+
+namespace detail {
+
+Chunks* own_chunks() {
+  if (chunks == nullptr) {
     Registry& r = registry();
     std::lock_guard lock(r.mu);
     r.slabs.push_back(std::make_unique<Slab>());
-    slab = r.slabs.back().get();
+    chunks = r.slabs.back()->chunks.data();
   }
-  return slab;
+  return chunks;
 }
 
-}  // namespace
+Cell* make_chunk(Chunks* slab, std::size_t i) {
+  Cell* c = new Cell[kChunkCells]();
+  slab[i].store(c, std::memory_order_release);
+  return c;
+}
+
+}  // namespace detail
 
 Slot allocate(std::size_t count) {
   std::size_t first = registry().next.fetch_add(count, std::memory_order_relaxed);
   // Past the last slot, counters wrap onto earlier ones: wrong counts, never a crash.
   if (first + count > kMaxSlots) first %= (kMaxSlots - count);
   return static_cast<Slot>(first);
-}
-
-void add(Slot slot, std::int64_t delta) {
-  Cell& cell = own_slab()->chunk(slot >> kChunkBits)[slot & (kChunkCells - 1)];
-  cell.store(cell.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
 }
 
 void sum(Slot first, std::size_t count, std::int64_t* out) {

@@ -1,5 +1,7 @@
 #include "codec/key_codec.h"
 
+#include <bit>
+#include <cstring>
 #include <stdexcept>
 
 #include <xxhash.h>
@@ -163,7 +165,8 @@ void append_u64(std::string* out, std::uint64_t v) {
 
 std::uint64_t read_u64(std::string_view in) {
   std::uint64_t v = 0;
-  for (std::size_t i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(in[i]);
+  std::memcpy(&v, in.data(), sizeof v);
+  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap64(v);
   return v;
 }
 

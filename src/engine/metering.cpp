@@ -48,11 +48,33 @@ std::size_t tuple_length(std::string_view in, const std::vector<AttributeDefinit
   return length;
 }
 
-// The access to the partition holding `key`: its token and its encoded partition and sort
-// key (an item's, or a GSI entry's HASH and RANGE tuples).
+// An item's key after its token: the partition key, then the sort key (if the table has one).
+void cut_item(const void* shape, std::string_view rest, std::string_view* partition_key,
+              std::string_view* sort_key) {
+  const auto& key = *static_cast<const KeySchema*>(shape);
+  const std::size_t hash = value_length(rest, key.hash.type);
+  *partition_key = rest.substr(0, hash);
+  if (key.range) *sort_key = rest.substr(hash);
+}
+
+// A GSI entry's key after its token: the HASH tuple, then the RANGE tuple.
+void cut_entry(const void* shape, std::string_view rest, std::string_view* partition_key,
+               std::string_view* sort_key) {
+  const auto& index = *static_cast<const IndexDefinition*>(shape);
+  const std::size_t hash = tuple_length(rest, index.hash);
+  *partition_key = rest.substr(0, hash);
+  *sort_key = rest.substr(hash, tuple_length(rest.substr(hash), index.range));
+}
+
+// The access to the partition holding `key`: its token, and its encoded partition and sort
+// key (an item's, or a GSI entry's HASH and RANGE tuples), cut only if the key statistics
+// keep the access.
 capacity::Access access_of(capacity::ResourceMeter* resource, const TableDefinition& table,
                            const IndexDefinition* index, std::string_view key, Dir dir, Milli min) {
-  capacity::Access access{resource, 0, dir, min, {}, {}};
+  capacity::Access access;
+  access.resource = resource;
+  access.dir = dir;
+  access.min = min;
   const std::size_t offset = index ? index_token_offset() : kItemTokenOffset;
   if (key.size() < offset + 8) {
     // A range bound before any partition key: the resource's first token.
@@ -64,14 +86,13 @@ capacity::Access access_of(capacity::ResourceMeter* resource, const TableDefinit
     return access;
   }
   access.token = codec::read_u64(key.substr(offset));
-  const std::string_view rest = key.substr(offset + 8);
-  const std::size_t hash =
-      index ? tuple_length(rest, index->hash) : value_length(rest, table.key.hash.type);
-  access.partition_key = rest.substr(0, hash);
+  access.key = key.substr(offset + 8);
   if (index) {
-    access.sort_key = rest.substr(hash, tuple_length(rest.substr(hash), index->range));
-  } else if (table.key.range) {
-    access.sort_key = rest.substr(hash);
+    access.cut = cut_entry;
+    access.shape = index;
+  } else {
+    access.cut = cut_item;
+    access.shape = &table.key;
   }
   return access;
 }

@@ -82,7 +82,13 @@ class CapacityTest : public ::testing::Test {
   // An access to the partition of key `key`.
   Access access(ResourceMeter* r, Dir dir, std::string_view key, Milli min = 1000) {
     keys.push_back(encoded(key));
-    return Access{r, codec::token(keys.back()), dir, min, keys.back(), {}};
+    Access a;
+    a.resource = r;
+    a.token = codec::token(keys.back());
+    a.dir = dir;
+    a.min = min;
+    a.partition_key = keys.back();
+    return a;
   }
   // Admits and charges; the reason name of a refusal, or "" when admitted.
   std::string request(const Access& a, Milli units, bool insights = true) {

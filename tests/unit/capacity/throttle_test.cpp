@@ -182,13 +182,12 @@ TEST_F(Throttle, ChargesFromManyThreadsWhileTicking) {
   make(Mode::kReport);
   auto meters = manager->attach(on_demand_table("t"));
   ResourceMeter* table = CapacityManager::resource(*meters, 0);
-  const std::string key = encoded("k");
+  const Access write = access(table, Dir::kWrite, "k");
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 5000; ++i) {
-        manager->charge({table, codec::token(key), Dir::kWrite, 1000, key, {}}, 1000,
-                        Operation::kPutItem, true);
+        manager->charge(write, 1000, Operation::kPutItem, true);
       }
     });
   }
