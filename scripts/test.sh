@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, then builds and runs every test:
 #   1. RelWithDebInfo build in build/: unit tests (ctest), e2e suite, AWS CLI and JS SDK
-#      smoke tests, the benchmark smoke run and the scaling checks;
+#      smoke tests, the benchmark smoke run, the scaling checks and the capacity check;
 #   2. ASan+UBSan build in build-asan/: unit tests and the e2e suite again, where any
 #      sanitizer report fails the run;
 #   3. clang build in build-fuzz/ (with -Wthread-safety): the libFuzzer targets, 20 s each.
@@ -112,6 +112,10 @@ end
 
 begin "scaling checks (server CPU per request that must not grow with the data)"
 timeout --kill-after=30 600 "$root/bench/scaling-check.sh" "$root/build"
+end
+
+begin "capacity check (server CPU of metering and throttling against --capacity off)"
+timeout --kill-after=30 300 "$root/bench/capacity-check.sh" --short "$root/build"
 end
 
 begin "build (ASan+UBSan, build-asan/)"
