@@ -123,6 +123,9 @@ int serve(const ServeOptions& options) {
   engine_options.clock = clock.get();
   engine_options.manual_clock = clock->manual() ? static_cast<ManualClock*>(clock.get()) : nullptr;
   engine_options.capacity = meters ? &*meters : nullptr;
+  engine_options.account_quota_read = capacity_options.account_quota_read;
+  engine_options.account_quota_write = capacity_options.account_quota_write;
+  engine_options.region = capacity_options.region;
   engine::Engine engine(std::move(store), engine_options);
 
   net::ServerOptions server_options;

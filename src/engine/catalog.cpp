@@ -406,6 +406,21 @@ void Catalog::store(const TableDefinition& definition, storage::WriteBatch* batc
              codec::encode_item(to_record(definition)));
 }
 
+void Catalog::set_verify(Verify verify) {
+  WriterLock lock(mutex_);
+  verify_ = std::move(verify);
+}
+
+void Catalog::verify(const TableDefinition* before, const TableDefinition& after) const {
+  if (!verify_) return;
+  std::vector<const TableDefinition*> others;
+  others.reserve(tables_.size());
+  for (const auto& [name, table] : tables_) {
+    if (name != after.name) others.push_back(table.get());
+  }
+  verify_(before, after, others);
+}
+
 TablePtr Catalog::create(TableDefinition definition,
                          const std::function<void(TableDefinition&)>& prepare) {
   WriterLock lock(mutex_);
@@ -419,6 +434,7 @@ TablePtr Catalog::create(TableDefinition definition,
     definition.last_update_to_pay_per_request = definition.creation_date_time;
   }
   if (prepare) prepare(definition);
+  verify(nullptr, definition);
   storage::WriteBatch batch;
   store(definition, &batch);
   batch.add_counter(std::string(kNextIdKey),
@@ -440,6 +456,7 @@ TablePtr Catalog::update(std::string_view name,
   }
   TableDefinition copy = *it->second;
   change(copy);
+  verify(it->second.get(), copy);
   storage::WriteBatch batch;
   store(copy, &batch);
   storage_.write(batch);

@@ -26,8 +26,17 @@ std::vector<KeySchemaElement> key_schema_from(const Item& record);
 
 class Catalog {
  public:
+  // Checks a new definition (`before` null) or a changed one against every other table,
+  // under the catalog's lock so that two requests cannot both pass; throws ApiError to
+  // refuse, and nothing is stored then.
+  using Verify = std::function<void(const TableDefinition* before, const TableDefinition& after,
+                                    const std::vector<const TableDefinition*>& others)>;
+
   // Loads every table stored in `storage` (which must outlive the catalog).
   explicit Catalog(storage::Storage& storage);
+
+  // Called by every create and update from now on.
+  void set_verify(Verify verify);
 
   // The table named `name`, or null.
   TablePtr find(std::string_view name) const;
@@ -63,8 +72,12 @@ class Catalog {
  private:
   void store(const TableDefinition& definition, storage::WriteBatch* batch) const;
 
+  void verify(const TableDefinition* before, const TableDefinition& after) const
+      KUMO_REQUIRES_SHARED(mutex_);
+
   storage::Storage& storage_;
   mutable SharedMutex mutex_;
+  Verify verify_ KUMO_GUARDED_BY(mutex_);
   std::map<std::string, TablePtr, std::less<>> tables_ KUMO_GUARDED_BY(mutex_);
   std::uint32_t next_id_ KUMO_GUARDED_BY(mutex_) = 1;
 };

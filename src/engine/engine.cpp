@@ -27,6 +27,10 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
       clock_(options.clock ? options.clock : own_clock_.get()),
       catalog_(*storage_),
       streams_(*storage_) {
+  catalog_.set_verify([this](const TableDefinition* before, const TableDefinition& after,
+                             const std::vector<const TableDefinition*>& others) {
+    verify_account_quota(before, after, others);
+  });
   // Tables stored before partitions were kept get their initial maps, stored with their
   // next change.
   catalog_.amend_loaded([this](TableDefinition& t) {

@@ -186,6 +186,11 @@ struct EngineOptions {
   ManualClock* manual_clock = nullptr;
   // Meters and throttling; null when capacity is off (kumo serve --capacity off).
   capacity::CapacityManager* capacity = nullptr;
+  // The account's provisioned throughput quota: the read (write) capacity units of every
+  // provisioned table and its GSIs together may not exceed it (DynamoDB: 80,000 each), and
+  // the region its refusal names. 0: no quota.
+  std::int64_t account_quota_read = 80000, account_quota_write = 80000;
+  std::string region = "us-east-1";
 };
 
 class Engine {
@@ -428,6 +433,10 @@ class Engine {
   // Forgets where the reaper stands on a table's schedule (its schedule was dropped, or
   // the table deleted).
   void reset_ttl_progress(std::uint32_t table_id) KUMO_EXCLUDES(ttl_mutex_);
+  // Refuses (LimitExceededException) a new or changed definition that would take the
+  // provisioned throughput of all tables and GSIs past the account's quota.
+  void verify_account_quota(const TableDefinition* before, const TableDefinition& after,
+                            const std::vector<const TableDefinition*>& others) const;
   std::optional<Item> read_current(const TableDefinition& table, const std::string& storage_key,
                                    const storage::Snapshot* snapshot = nullptr) const;
   // Reads the item a write replaces into result.old_item, and its size, as stored with it,

@@ -4,6 +4,7 @@
 // TTL schedule: [table id][kTtl][enc(expiry)][item key] → the item's key attributes, one
 // entry per item whose TTL attribute is a number, written in the item's own batch. The
 // reaper reads the schedule up to now instead of scanning the table.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
 #include "engine/engine.h"
+#include "model/api_error.h"
 #include "model/clock.h"
 
 namespace kumo::engine {
@@ -98,6 +100,52 @@ void Engine::note_ttl_entry(std::uint32_t table_id, std::string_view entry) {
 void Engine::reset_ttl_progress(std::uint32_t table_id) {
   MutexLock lock(ttl_mutex_);
   ttl_progress_.erase(table_id);
+}
+
+namespace {
+
+// The provisioned capacity units a table holds: its own and its GSIs', read and write; none
+// for an on-demand table.
+std::pair<std::int64_t, std::int64_t> reserved_units(const TableDefinition& t) {
+  if (t.billing_mode != BillingMode::PROVISIONED) return {0, 0};
+  std::int64_t read = t.throughput.read_capacity_units;
+  std::int64_t write = t.throughput.write_capacity_units;
+  for (const auto& index : t.global_indexes) {
+    read += index.throughput.read_capacity_units;
+    write += index.throughput.write_capacity_units;
+  }
+  return {read, write};
+}
+
+}  // namespace
+
+void Engine::verify_account_quota(const TableDefinition* before, const TableDefinition& after,
+                                  const std::vector<const TableDefinition*>& others) const {
+  const auto [read, write] = reserved_units(after);
+  const auto [was_read, was_write] =
+      before ? reserved_units(*before) : std::pair<std::int64_t, std::int64_t>{0, 0};
+  std::int64_t others_read = 0, others_write = 0;
+  for (const TableDefinition* t : others) {
+    const auto [r, w] = reserved_units(*t);
+    others_read += r;
+    others_write += w;
+  }
+  // Only what raises the table's reservation is refused: a table may keep, or lower, what
+  // it holds when the quota was lowered after it was provisioned.
+  const struct {
+    std::string_view name;
+    std::int64_t requested, was, others, limit;
+  } units[] = {
+      {"ReadCapacityUnits", read, was_read, others_read, options_.account_quota_read},
+      {"WriteCapacityUnits", write, was_write, others_write, options_.account_quota_write}};
+  for (const auto& u : units) {
+    if (u.limit <= 0 || u.requested <= u.was || u.others + u.requested <= u.limit) continue;
+    throw ApiError::limit_exceeded(fmt::format(
+        "This request would have caused the {} limit to be exceeded for the account in {}. "
+        "Current {} reserved by the account: {}. Limit: {}. Requested: {}. Refer to the Amazon "
+        "DynamoDB Developer Guide for current limits and how to request higher limits.",
+        u.name, options_.region, u.name, u.others + u.was, u.limit, u.requested));
+  }
 }
 
 TablePtr Engine::create_table(TableDefinition definition) {

@@ -15,6 +15,7 @@ from kumo_testlib import (
     create_table_args,
     unique_name,
 )
+from capacity_helpers import capacity_server
 from table_helpers import INVALID
 
 LIMIT = NS_DYNAMODB + "LimitExceededException"
@@ -566,3 +567,46 @@ def test_describe_limits(ddb):
     limits.pop("ResponseMetadata")
     assert limits == {"AccountMaxReadCapacityUnits": 80000, "AccountMaxWriteCapacityUnits": 80000,
                       "TableMaxReadCapacityUnits": 40000, "TableMaxWriteCapacityUnits": 40000}
+
+
+# --------------------------------------------------------------------------- account quota
+
+
+def account_text(member, reserved, limit, requested):
+    return (f"This request would have caused the {member} limit to be exceeded for the account "
+            f"in {REGION}. Current {member} reserved by the account: {reserved}. Limit: {limit}. "
+            f"Requested: {requested}. Refer to the Amazon DynamoDB Developer Guide for current "
+            "limits and how to request higher limits.")
+
+
+@pytest.mark.parametrize("capacity", ["off", "enforce"])
+def test_account_quota_holds_all_provisioned_tables(kumo_bin, tmp_path_factory, capacity):
+    """The provisioned units of every table and its GSIs together stay within --account-quota
+    (whatever the capacity mode); on-demand tables hold none."""
+    flags = {"capacity": capacity, "account-quota": "100:60"}
+    with capacity_server(kumo_bin, tmp_path_factory, flags) as cs:
+        first = cs.provisioned(40, 20, **gsi_table(gsi("gs1", ProvisionedThroughput=tp(10, 10))))
+        cs.create()  # on demand
+        args = create_table_args(unique_name("cap"), ProvisionedThroughput=tp(51, 1))
+        assert_error(cs.api("CreateTable", args), 400, LIMIT,
+                     account_text("ReadCapacityUnits", 50, 100, 51))
+        args["ProvisionedThroughput"] = tp(50, 31)
+        assert_error(cs.api("CreateTable", args), 400, LIMIT,
+                     account_text("WriteCapacityUnits", 30, 60, 31))
+        assert cs.api("ListTables", {}).json["TableNames"].count(args["TableName"]) == 0
+        second = cs.create(name=args["TableName"], ProvisionedThroughput=tp(50, 30))
+        # Raising a table: the others hold 100 reads; the first asks for 41 + 10.
+        assert_error(update(cs.api, first, ProvisionedThroughput=tp(41, 20)), 400, LIMIT,
+                     account_text("ReadCapacityUnits", 100, 100, 51))
+        # A new GSI's units count with its table's.
+        assert_error(update(cs.api, second, AttributeDefinitions=[
+            {"AttributeName": "gs2", "AttributeType": "S"}], GlobalSecondaryIndexUpdates=[
+            {"Create": gsi("gs2", ProvisionedThroughput=tp(1, 1))}]), 400, LIMIT,
+            account_text("ReadCapacityUnits", 100, 100, 51))
+        # Lowering is always allowed, and frees units for another table.
+        assert update(cs.api, second, ProvisionedThroughput=tp(10, 10)).status == 200
+        assert update(cs.api, first, ProvisionedThroughput=tp(80, 20)).status == 200
+        # Switching to on demand frees the table's and its GSIs' units.
+        assert update(cs.api, first, BillingMode="PAY_PER_REQUEST").status == 200
+        assert describe(cs.api, first)["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+        cs.provisioned(90, 50)
