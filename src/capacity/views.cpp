@@ -185,7 +185,10 @@ class Views {
   void splits(JsonWriter& w, const TableMeters& t, const ResourceMeter& r) const;
   void minutes(JsonWriter& w, const ResourceMeter& r) const;
   void minute(JsonWriter& w, const MinuteStats& m) const;
-  void keys(JsonWriter& w, const ResourceMeter& r, bool throttled, std::int64_t seconds) const;
+  // The top keys of the last `seconds`: items (partition and sort key), or partition keys
+  // (`by_partition_key`: each the sum of its items).
+  void keys(JsonWriter& w, const ResourceMeter& r, bool throttled, std::int64_t seconds,
+            bool by_partition_key = false) const;
   void insights_minutes(JsonWriter& w, const ResourceMeter& r, std::size_t count) const;
   void key_list(JsonWriter& w, const ResourceMeter& r,
                 const std::vector<std::pair<std::string, std::int64_t>>& list, bool units) const;
@@ -417,6 +420,14 @@ void Views::resource_object(JsonWriter& w, const TableMeters& t, const ResourceM
   keys(w, r, false, kKeySeconds);
   w.Key("throttled");
   keys(w, r, true, kKeySeconds);
+  if (!r.range.empty()) {
+    // With a sort key, items and partition keys differ: a partition key is as hot as all
+    // of its items together, and only it is bound by the per-partition-key limit.
+    w.Key("accessed_partition_keys");
+    keys(w, r, false, kKeySeconds, true);
+    w.Key("throttled_partition_keys");
+    keys(w, r, true, kKeySeconds, true);
+  }
   w.EndObject();
   w.Key("insights");
   if (r.insights.state == InsightsSettings::State::kNever && r.insights_minutes.empty()) {
@@ -603,14 +614,23 @@ void Views::minutes(JsonWriter& w, const ResourceMeter& r) const {
   w.EndArray();
 }
 
-void Views::keys(JsonWriter& w, const ResourceMeter& r, bool throttled,
-                 std::int64_t seconds) const {
-  KeySummary merged(1024, throttled ? KeySummary::By::kThrottles : KeySummary::By::kUnits);
+void Views::keys(JsonWriter& w, const ResourceMeter& r, bool throttled, std::int64_t seconds,
+                 bool by_partition_key) const {
+  const KeySummary::By by = throttled ? KeySummary::By::kThrottles : KeySummary::By::kUnits;
+  KeySummary merged(1024, by);
   const std::int64_t last = s_.last_second.value_or(0);
   for (const auto& p : r.partitions) {
     for (const SecondKeys& k : p->keys) {
       if (k.second > last - seconds) merged.merge(throttled ? k.throttled : k.accessed);
     }
+  }
+  if (by_partition_key) {
+    // Each partition key carries the sum of its items; an estimate if any of them is.
+    KeySummary grouped(1024, by);
+    for (const auto& [key, c] : merged.entries()) {
+      grouped.add(summary_key(summary_partition_key(key), {}), c);
+    }
+    merged = std::move(grouped);
   }
   w.StartArray();
   for (const auto& [key, c] : merged.top(kTopKeys)) {
@@ -709,6 +729,11 @@ Result Views::top_keys(const TableMeters& t, const ResourceMeter& r, const Param
       int_param(params, "seconds", kKeySeconds, kKeySeconds);
   if (!seconds) return error(400, "seconds must be an integer from 1 to 60");
   const bool throttled = kind != nullptr && *kind == "throttled";
+  const std::string* by = param(params, "by");
+  if (by != nullptr && *by != "item" && *by != "partition-key") {
+    return error(400, "by must be item or partition-key");
+  }
+  const bool by_partition_key = by != nullptr && *by == "partition-key";
   rapidjson::StringBuffer buf;
   JsonWriter w(buf);
   w.StartObject();
@@ -717,8 +742,10 @@ Result Views::top_keys(const TableMeters& t, const ResourceMeter& r, const Param
   str(w, throttled ? "throttled" : "accessed");
   w.Key("seconds");
   w.Int64(*seconds);
+  w.Key("by");
+  str(w, by_partition_key ? "partition-key" : "item");
   w.Key("keys");
-  keys(w, r, throttled, *seconds);
+  keys(w, r, throttled, *seconds, by_partition_key);
   w.EndObject();
   return {200, "application/json", buf.GetString()};
 }

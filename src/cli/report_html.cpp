@@ -375,6 +375,10 @@ std::string resource_section(const Report& report, const TableReport& table,
     if (r.read.consumed > 0 || r.read.provisioned) html += capacity_svg(r, Direction::kRead);
     if (r.write.consumed > 0 || r.write.provisioned) html += capacity_svg(r, Direction::kWrite);
   }
+  html += keys_table("Hottest partition keys (units in the window)", r.accessed_partition_keys,
+                     "units");
+  html += keys_table("Most throttled partition keys (events in the window)",
+                     r.throttled_partition_keys, "events");
   html += keys_table("Hottest keys (units in the window)", r.accessed, "units");
   html += keys_table("Most throttled keys (events in the window)", r.throttled, "events");
   return html + splits_table(r);

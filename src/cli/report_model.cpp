@@ -199,6 +199,8 @@ ResourceReport resource(const Value& v) {
   for (const Value& m : array(v, "history")) r.history.push_back(minute(m));
   r.accessed = top_keys(v, "accessed", "units");
   r.throttled = top_keys(v, "throttled", "events");
+  r.accessed_partition_keys = top_keys(v, "accessed_partition_keys", "units");
+  r.throttled_partition_keys = top_keys(v, "throttled_partition_keys", "events");
   return r;
 }
 

@@ -15,7 +15,9 @@
 //   `write_per_second` are the last 60 seconds, oldest first.
 // - A history minute's `partitions` maps an id to [read units, write units] and,
 //   optionally, a third number: that minute's throttle events in the partition.
-// - Top keys: {"key", "partition", "units" (accessed) or "events" (throttled), "estimate"}.
+// - Top keys: {"key", "partition", "units" (accessed) or "events" (throttled), "estimate"},
+//   under "accessed" and "throttled" (items) and, for a resource with a sort key,
+//   "accessed_partition_keys" and "throttled_partition_keys".
 // Members that are missing or null read as absent (zero, empty); a member of the wrong
 // type is an error.
 #pragma once
@@ -103,7 +105,9 @@ struct ResourceReport {
   std::vector<PartitionReport> partitions;  // in token order
   std::vector<SplitReport> splits;          // oldest first
   std::vector<MinuteReport> history;        // oldest first
-  std::vector<TopKey> accessed, throttled;  // hottest first
+  std::vector<TopKey> accessed, throttled;  // items, hottest first
+  // With a sort key: the same by partition key, each the sum of its items (else empty).
+  std::vector<TopKey> accessed_partition_keys, throttled_partition_keys;
   std::string name() const { return index ? *index : "table"; }
 };
 

@@ -64,6 +64,10 @@ std::string table_block(const Report& report, const TableReport& table) {
   for (const ResourceReport& r : table.resources) {
     text += resource_line(report, table, r);
     text += partitions_block(report, r);
+    text += keys_block("hottest partition keys (units in the window)", r.accessed_partition_keys,
+                       "unit");
+    text += keys_block("most throttled partition keys (events in the window)",
+                       r.throttled_partition_keys, "event");
     text += keys_block("hottest keys (units in the window)", r.accessed, "unit");
     text += keys_block("most throttled keys (events in the window)", r.throttled, "event");
     text += splits_block(r);

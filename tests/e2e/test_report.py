@@ -272,3 +272,31 @@ def test_partial_answers(kumo_bin, tmp_path):
     text, _ = check_html(html)
     # With one minute of history the heat map shows the last 60 seconds.
     assert "second 00:09:59" in text
+
+
+def test_partition_keys_of_a_table_with_a_sort_key(kumo_bin, tmp_path):
+    """A resource with a sort key lists its hottest partition keys (each the sum of its
+    items) before its hottest items, in the text and in the HTML page."""
+    report = json.loads(fixture_bytes())
+    resource = report["tables"][0]["resources"][0]
+    resource["top_keys"]["accessed_partition_keys"] = [
+        {"key": {"order_id": {"S": "o-1"}}, "partition": 3, "units": 5000, "estimate": False},
+        {"key": {"order_id": {"S": "o-2"}}, "partition": 1, "units": 12, "estimate": True}]
+    resource["top_keys"]["throttled_partition_keys"] = [
+        {"key": {"order_id": {"S": "o-1"}}, "partition": 3, "events": 7, "estimate": False}]
+    html = tmp_path / "report.html"
+    with admin(json.dumps(report).encode()) as (port, _):
+        result = kumo_report(kumo_bin, port, "--html", str(html))
+    assert result.returncode == 0, result.stderr
+    orders = blocks(result.stdout)[1]["orders"]
+    lines = orders.splitlines()
+    start = lines.index("    hottest partition keys (units in the window)")
+    assert lines[start + 1].split() == ['order_id="o-1"', "5,000", "units", "partition", "3"]
+    assert lines[start + 2].split() == ['order_id="o-2"', "12", "units", "partition", "1",
+                                        "estimate"]
+    assert lines[start + 3] == "    most throttled partition keys (events in the window)"
+    assert lines[start + 4].split() == ['order_id="o-1"', "7", "events", "partition", "3"]
+    assert lines[start + 5] == "    hottest keys (units in the window)"
+    text, _ = check_html(html)
+    assert text.index("Hottest partition keys") < text.index("Hottest keys")
+    assert "Most throttled partition keys (events in the window)" in text

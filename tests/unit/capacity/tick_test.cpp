@@ -211,6 +211,47 @@ TEST_F(Tick, TopKeysFromWarmPartitionsAndRefusals) {
   EXPECT_EQ(th["keys"][0]["events"].GetInt(), 1);
 }
 
+TEST_F(Tick, TopKeysByPartitionKeySumItems) {
+  options.key_sample = 1;  // every access logs its key
+  make();
+  TableDefinition t = on_demand_table("music");
+  t.key.range = AttributeDefinition{"sk", ScalarType::N};
+  auto meters = manager->attach(t);
+  ResourceMeter* table = CapacityManager::resource(*meters, 0);
+  auto item = [&](std::string_view pk, int sk, Milli units) {
+    Access a = access(table, Dir::kWrite, pk);
+    keys.emplace_back();
+    codec::append_key_value(&keys.back(), AttributeValue::number(Decimal::from_int(sk)));
+    a.sort_key = keys.back();
+    return request(a, units);
+  };
+  // Five items of "band" at 1 unit each; one item of "solo" at 3 units.
+  for (int sk = 0; sk < 5; ++sk) ASSERT_EQ(item("band", sk, 1'000), "");
+  ASSERT_EQ(item("solo", 0, 3'000), "");
+  advance(1);
+  auto items = json(manager->admin_get("/tables/music/top-keys", ""));
+  EXPECT_STREQ(items["by"].GetString(), "item");
+  ASSERT_EQ(items["keys"].Size(), 6u);
+  EXPECT_STREQ(items["keys"][0]["key"]["pk"]["S"].GetString(), "solo");
+  EXPECT_EQ(items["keys"][0]["units"].GetInt(), 3);
+  auto by_pk = json(manager->admin_get("/tables/music/top-keys", "by=partition-key"));
+  EXPECT_STREQ(by_pk["by"].GetString(), "partition-key");
+  ASSERT_EQ(by_pk["keys"].Size(), 2u);
+  EXPECT_STREQ(by_pk["keys"][0]["key"]["pk"]["S"].GetString(), "band");
+  EXPECT_FALSE(by_pk["keys"][0]["key"].HasMember("sk"));
+  EXPECT_EQ(by_pk["keys"][0]["units"].GetInt(), 5);
+  EXPECT_EQ(by_pk["keys"][1]["units"].GetInt(), 3);
+  const auto bad = manager->admin_get("/tables/music/top-keys", "by=table");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.body, R"({"error":"by must be item or partition-key"})");
+  // The table view carries both lists when the table has a sort key.
+  auto view = json(manager->admin_get("/tables/music", ""));
+  const auto& top = view["resources"][0]["top_keys"];
+  ASSERT_EQ(top["accessed_partition_keys"].Size(), 2u);
+  EXPECT_EQ(top["accessed_partition_keys"][0]["units"].GetInt(), 5);
+  EXPECT_EQ(top["throttled_partition_keys"].Size(), 0u);
+}
+
 TEST_F(Tick, InsightsMinutesRankKeys) {
   make();
   TableDefinition t = provisioned_table("music", 3000, 1000);
