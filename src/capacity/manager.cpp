@@ -315,7 +315,7 @@ void CapacityManager::charge(const Access& access, Milli units, Operation, bool 
 }
 
 void CapacityManager::charge_page(ResourceMeter& r, Dir dir, std::span<const TokenBytes> parts,
-                                  Milli units, Operation) {
+                                  Milli units, Operation, bool insights, KeyCutter cutter) {
   if (options_.mode == Mode::kOff) return;
   tally::add(r.consumed(dir), units);
   const bool enforce = enforcing();
@@ -324,12 +324,22 @@ void CapacityManager::charge_page(ResourceMeter& r, Dir dir, std::span<const Tok
   if (enforce) r.dirs[d].bucket.take(units, now);
   const LiveMap* map = r.live_map();
   if (map == nullptr || map->parts.empty()) return;
-  auto debit = [&](std::uint64_t token, Milli share) {
+  auto debit = [&](std::uint64_t token, Milli share, const std::string* key) {
     PartitionMeter* p = map->find(token);
     tally::add(PartitionMeter::consumed(p->slots, dir), share);
     if (enforce) p->buckets[d].take(share, now);
+    if (key != nullptr && !key->empty() && cutter.cut != nullptr) {
+      Access access;
+      access.resource = &r;
+      access.token = token;
+      access.dir = dir;
+      access.key = *key;
+      access.cut = cutter.cut;
+      access.shape = cutter.shape;
+      log_key(r, p, access, share, false, insights);
+    }
   };
-  if (parts.empty()) return debit(0, units);
+  if (parts.empty()) return debit(0, units, nullptr);
   // Shares in proportion to the bytes read, rounded down, the remainder to the last.
   std::size_t total = 0;
   for (const auto& part : parts) total += part.bytes;
@@ -339,10 +349,10 @@ void CapacityManager::charge_page(ResourceMeter& r, Dir dir, std::span<const Tok
         total == 0
             ? 0
             : static_cast<Milli>(static_cast<unsigned __int128>(units) * parts[i].bytes / total);
-    if (share != 0) debit(parts[i].token, share);
+    if (share != 0) debit(parts[i].token, share, &parts[i].key);
     given += share;
   }
-  debit(parts.back().token, units - given);
+  debit(parts.back().token, units - given, &parts.back().key);
 }
 
 void CapacityManager::add_bytes(ResourceMeter& r, std::uint64_t token, std::int64_t delta) {

@@ -48,10 +48,19 @@ struct Access {
   const void* shape = nullptr;
 };
 
-// Bytes a page read from the partition holding `token`.
+// Bytes a page read from the partition key whose token is `token`, and that key: the
+// encoded key after its token of the first entry read there (empty: none), which the
+// page's Access::Cut cuts for the key statistics.
 struct TokenBytes {
   std::uint64_t token = 0;
   std::size_t bytes = 0;
+  std::string key;
+};
+
+// How a page's keys are cut into partition and sort key (see Access).
+struct KeyCutter {
+  Access::Cut cut = nullptr;
+  const void* shape = nullptr;
 };
 
 // What one request did, for the per-operation metrics (CloudWatch's ThrottledRequests,
@@ -112,9 +121,10 @@ class CapacityManager {
   // Records `units` consumed by the access: meters, buckets (debited after the fact, so a
   // level may go below zero), key statistics.
   void charge(const Access& access, Milli units, Operation op, bool insights);
-  // A Query or Scan page over several partitions: `units` spread over them by bytes.
+  // A Query or Scan page over several partitions: `units` spread over them by bytes, and
+  // over the partition keys read for the key statistics (when `cutter` cuts them).
   void charge_page(ResourceMeter& resource, Dir dir, std::span<const TokenBytes> parts, Milli units,
-                   Operation op);
+                   Operation op, bool insights = false, KeyCutter cutter = {});
   // A committed write changed the bytes stored in the partition holding `token`.
   void add_bytes(ResourceMeter& resource, std::uint64_t token, std::int64_t delta);
 

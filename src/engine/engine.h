@@ -357,9 +357,13 @@ class Engine {
   void charge_item_read(capacity::ResourceMeter* resource, const TableDefinition& table,
                         std::string_view storage_key, std::size_t bytes, bool consistent,
                         const Metering& metering) const;
-  // Charges a page's read units over the partitions it read.
+  // Charges a page's read units over the partitions it read; `cutter` cuts the keys it read
+  // for the key statistics (none: not logged).
   void charge_page(capacity::ResourceMeter* resource, const Page& page, std::size_t bytes,
-                   bool consistent, const Metering& metering) const;
+                   bool consistent, const Metering& metering,
+                   capacity::KeyCutter cutter = {}) const;
+  // How the keys of `index` (null: the table's items) are cut for the key statistics.
+  static capacity::KeyCutter key_cutter(const TableDefinition& table, const IndexDefinition* index);
   // Gives the table and each GSI the partitions they need: at creation (and when loaded
   // without a map) a fresh map; with `grow`, after UpdateTable, maps for new GSIs and
   // doubling where raised throughput needs more.

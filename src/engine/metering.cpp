@@ -66,6 +66,14 @@ void cut_entry(const void* shape, std::string_view rest, std::string_view* parti
   *sort_key = rest.substr(hash, tuple_length(rest.substr(hash), index.range));
 }
 
+// An LSI entry's key after its token: only the partition key (the table's), for the
+// table's key statistics.
+void cut_partition_key(const void* shape, std::string_view rest, std::string_view* partition_key,
+                       std::string_view*) {
+  const auto& index = *static_cast<const IndexDefinition*>(shape);
+  *partition_key = rest.substr(0, tuple_length(rest, index.hash));
+}
+
 // The access to the partition holding `key`: its token, and its encoded partition and sort
 // key (an item's, or a GSI entry's HASH and RANGE tuples), cut only if the key statistics
 // keep the access.
@@ -252,11 +260,19 @@ void Engine::charge_item_read(capacity::ResourceMeter* resource, const TableDefi
 }
 
 void Engine::charge_page(capacity::ResourceMeter* resource, const Page& page, std::size_t bytes,
-                         bool consistent, const Metering& metering) const {
+                         bool consistent, const Metering& metering,
+                         capacity::KeyCutter cutter) const {
   if (!resource) return;
   capacity()->charge_page(*resource, Dir::kRead, page.by_partition,
                           milli(read_capacity_units(bytes, consistent), metering.factor),
-                          metering.op);
+                          metering.op, metering.insights, cutter);
+}
+
+capacity::KeyCutter Engine::key_cutter(const TableDefinition& table, const IndexDefinition* index) {
+  if (index == nullptr) return {cut_item, &table.key};
+  // An LSI's reads count against the table's partition keys; its sort key is not the table's.
+  if (!index->global) return {cut_partition_key, index};
+  return {cut_entry, index};
 }
 
 void Engine::charge_read(const TableDefinition& table, const Page& page, std::size_t bytes,

@@ -134,7 +134,7 @@ std::uint64_t Engine::partition_walk(const TableDefinition& table, std::uint32_t
                           if (!runs) return true;
                           const std::uint64_t token = codec::read_u64(key.substr(prefix.size()));
                           if (runs->empty() || runs->back().token != token) {
-                            runs->push_back({token, 0});
+                            runs->push_back({token, 0, {}});
                           }
                           runs->back().bytes += bytes;
                           return true;

@@ -103,7 +103,7 @@ Page Engine::read_range(const TableDefinition& table, const IndexDefinition* ind
           (options.consistent ? 1000 : 500) * metering.factor, metering);
     // Reading nothing is charged to the partition the page starts in.
     page.by_partition.push_back(
-        {start.size() == space + 8 ? codec::read_u64(start.substr(space)) : 0, 0});
+        {start.size() == space + 8 ? codec::read_u64(start.substr(space)) : 0, 0, {}});
   }
   if (!upper.empty() && lower >= upper) {
     charge_page(resource, page, 0, options.consistent, metering);
@@ -123,8 +123,9 @@ Page Engine::read_range(const TableDefinition& table, const IndexDefinition* ind
       capacity::TokenBytes& last = page.by_partition.back();
       if (last.bytes == 0) {
         last.token = token;  // the start's placeholder
+        last.key = key.substr(space + 8);
       } else if (last.token != token) {
-        page.by_partition.push_back({token, 0});
+        page.by_partition.push_back({token, 0, std::string(key.substr(space + 8))});
       }
       page.by_partition.back().bytes += item->size();
     }
@@ -136,7 +137,8 @@ Page Engine::read_range(const TableDefinition& table, const IndexDefinition* ind
   };
   storage_->visit_range(std::move(lower), std::move(upper), options.forward, add);
   if (corrupt) throw storage::StorageError("corrupt item in table " + table.name);
-  charge_page(resource, page, page.bytes_read, options.consistent, metering);
+  charge_page(resource, page, page.bytes_read, options.consistent, metering,
+              key_cutter(table, index));
   if (stopped) {
     const Item last = page.items.back().decode();
     page.last_evaluated_key =

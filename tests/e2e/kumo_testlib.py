@@ -419,7 +419,7 @@ class Admin:
         admin.tables()                            # GET /tables
         admin.table("t")                          # GET /tables/t
         admin.partitions("t", index=None)         # the list of partitions of the table or GSI
-        admin.top_keys("t", index=None, kind="accessed", seconds=60)   # GET …/top-keys
+        admin.top_keys("t", index=None, kind="accessed", seconds=60, by="item")  # …/top-keys
         admin.history("t", index=None)            # GET …/history
         admin.insights("t", index=None, minutes=None)                  # GET …/insights
         admin.report()                            # GET /report
@@ -500,9 +500,9 @@ class Admin:
         body = self.ok(f"/tables/{_quoted(name)}/partitions", index=index)
         return body["partitions"] if isinstance(body, dict) and "partitions" in body else body
 
-    def top_keys(self, name, index=None, kind="accessed", seconds=None):
+    def top_keys(self, name, index=None, kind="accessed", seconds=None, by=None):
         return self.ok(f"/tables/{_quoted(name)}/top-keys", index=index, kind=kind,
-                       seconds=seconds)
+                       seconds=seconds, by=by)
 
     def history(self, name, index=None):
         return self.ok(f"/tables/{_quoted(name)}/history", index=index)
