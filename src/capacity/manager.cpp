@@ -290,8 +290,8 @@ void CapacityManager::log_key(ResourceMeter& r, PartitionMeter* p, const Access&
     flags |= KeyEvent::kSampled;
   }
   std::string_view partition_key = access.partition_key, sort_key = access.sort_key;
-  if (partition_key.empty() && access.cut != nullptr) {
-    access.cut(access.shape, access.key, &partition_key, &sort_key);
+  if (partition_key.empty() && access.cutter.cut != nullptr) {
+    access.cutter.cut(access.cutter.shape, access.key, &partition_key, &sort_key);
   }
   if (partition_key.empty()) return;
   state_->keys.push({r.table->serial, r.index_id, p->range.id, access.token, units, access.dir,
@@ -334,8 +334,7 @@ void CapacityManager::charge_page(ResourceMeter& r, Dir dir, std::span<const Tok
       access.token = token;
       access.dir = dir;
       access.key = *key;
-      access.cut = cutter.cut;
-      access.shape = cutter.shape;
+      access.cutter = cutter;
       log_key(r, p, access, share, false, insights);
     }
   };

@@ -27,6 +27,15 @@ class TableMeters;     // a table's resources: the table itself and each GSI
 class ResourceMeter;   // one table or GSI: its buckets, consumption and partitions
 class PartitionMeter;  // one partition of a resource
 
+// How an encoded key (after its token) is cut into partition key and sort key, for the key
+// statistics: `cut` with `shape`, which describes the key (the table's or an index's).
+struct KeyCutter {
+  using Cut = void (*)(const void* shape, std::string_view key, std::string_view* partition_key,
+                       std::string_view* sort_key);
+  Cut cut = nullptr;
+  const void* shape = nullptr;
+};
+
 // One access to one partition of one resource.
 struct Access {
   ResourceMeter* resource = nullptr;
@@ -39,28 +48,18 @@ struct Access {
   // The encoded partition and sort key, for the key statistics; may be empty.
   std::string_view partition_key, sort_key;
   // Or, left for the key statistics to cut only when they keep this access: the encoded key
-  // after its token, and the function that cuts it into partition_key and sort_key
-  // (`shape` describes the key: the table's or the index's).
-  using Cut = void (*)(const void* shape, std::string_view key, std::string_view* partition_key,
-                       std::string_view* sort_key);
+  // after its token, and how to cut it into partition_key and sort_key.
   std::string_view key;
-  Cut cut = nullptr;
-  const void* shape = nullptr;
+  KeyCutter cutter;
 };
 
 // Bytes a page read from the partition key whose token is `token`, and that key: the
 // encoded key after its token of the first entry read there (empty: none), which the
-// page's Access::Cut cuts for the key statistics.
+// page's KeyCutter cuts for the key statistics.
 struct TokenBytes {
   std::uint64_t token = 0;
   std::size_t bytes = 0;
   std::string key;
-};
-
-// How a page's keys are cut into partition and sort key (see Access).
-struct KeyCutter {
-  Access::Cut cut = nullptr;
-  const void* shape = nullptr;
 };
 
 // What one request did, for the per-operation metrics (CloudWatch's ThrottledRequests,

@@ -74,8 +74,16 @@ void cut_partition_key(const void* shape, std::string_view rest, std::string_vie
   *partition_key = rest.substr(0, tuple_length(rest, index.hash));
 }
 
+// How the keys of `index` (null: the table's items) are cut for the key statistics.
+capacity::KeyCutter cutter_of(const TableDefinition& table, const IndexDefinition* index) {
+  if (index == nullptr) return {cut_item, &table.key};
+  // An LSI's reads count against the table's partition keys; its sort key is not the table's.
+  if (!index->global) return {cut_partition_key, index};
+  return {cut_entry, index};
+}
+
 // The access to the partition holding `key`: its token, and its encoded partition and sort
-// key (an item's, or a GSI entry's HASH and RANGE tuples), cut only if the key statistics
+// key (as key_cutter cuts an item's or an index entry's), cut only if the key statistics
 // keep the access.
 capacity::Access access_of(capacity::ResourceMeter* resource, const TableDefinition& table,
                            const IndexDefinition* index, std::string_view key, Dir dir, Milli min) {
@@ -95,13 +103,7 @@ capacity::Access access_of(capacity::ResourceMeter* resource, const TableDefinit
   }
   access.token = codec::read_u64(key.substr(offset));
   access.key = key.substr(offset + 8);
-  if (index) {
-    access.cut = cut_entry;
-    access.shape = index;
-  } else {
-    access.cut = cut_item;
-    access.shape = &table.key;
-  }
+  access.cutter = cutter_of(table, index);
   return access;
 }
 
@@ -269,10 +271,7 @@ void Engine::charge_page(capacity::ResourceMeter* resource, const Page& page, st
 }
 
 capacity::KeyCutter Engine::key_cutter(const TableDefinition& table, const IndexDefinition* index) {
-  if (index == nullptr) return {cut_item, &table.key};
-  // An LSI's reads count against the table's partition keys; its sort key is not the table's.
-  if (!index->global) return {cut_partition_key, index};
-  return {cut_entry, index};
+  return cutter_of(table, index);
 }
 
 void Engine::charge_read(const TableDefinition& table, const Page& page, std::size_t bytes,
