@@ -11,38 +11,40 @@ constexpr std::string_view kStreamsTargetPrefix = "DynamoDBStreams_20120810.";
 struct Entry {
   std::string_view name;
   Operation operation;
+  capacity::Operation metered = capacity::Operation::kNone;
 };
 
 // Operations Kumo answers; any other target is UnknownOperationException, as DynamoDB
 // answers an operation it does not have.
 constexpr std::array kOperations{
-    Entry{"BatchExecuteStatement", batch_execute_statement},
-    Entry{"BatchGetItem", batch_get_item},
-    Entry{"BatchWriteItem", batch_write_item},
+    Entry{"BatchExecuteStatement", batch_execute_statement,
+          capacity::Operation::kBatchExecuteStatement},
+    Entry{"BatchGetItem", batch_get_item, capacity::Operation::kBatchGetItem},
+    Entry{"BatchWriteItem", batch_write_item, capacity::Operation::kBatchWriteItem},
     Entry{"CreateTable", create_table},
     Entry{"DeleteTable", delete_table},
-    Entry{"DeleteItem", delete_item},
+    Entry{"DeleteItem", delete_item, capacity::Operation::kDeleteItem},
     Entry{"DescribeContinuousBackups", describe_continuous_backups},
     Entry{"DescribeContributorInsights", describe_contributor_insights},
     Entry{"DescribeEndpoints", describe_endpoints},
     Entry{"DescribeLimits", describe_limits},
     Entry{"DescribeTable", describe_table},
     Entry{"DescribeTimeToLive", describe_time_to_live},
-    Entry{"ExecuteStatement", execute_statement},
-    Entry{"ExecuteTransaction", execute_transaction},
-    Entry{"GetItem", get_item},
+    Entry{"ExecuteStatement", execute_statement, capacity::Operation::kExecuteStatement},
+    Entry{"ExecuteTransaction", execute_transaction, capacity::Operation::kExecuteTransaction},
+    Entry{"GetItem", get_item, capacity::Operation::kGetItem},
     Entry{"ListContributorInsights", list_contributor_insights},
     Entry{"ListTables", list_tables},
     Entry{"ListTagsOfResource", list_tags_of_resource},
-    Entry{"PutItem", put_item},
-    Entry{"Query", query},
-    Entry{"Scan", scan},
+    Entry{"PutItem", put_item, capacity::Operation::kPutItem},
+    Entry{"Query", query, capacity::Operation::kQuery},
+    Entry{"Scan", scan, capacity::Operation::kScan},
     Entry{"TagResource", tag_resource},
-    Entry{"TransactGetItems", transact_get_items},
-    Entry{"TransactWriteItems", transact_write_items},
+    Entry{"TransactGetItems", transact_get_items, capacity::Operation::kTransactGetItems},
+    Entry{"TransactWriteItems", transact_write_items, capacity::Operation::kTransactWriteItems},
     Entry{"UntagResource", untag_resource},
     Entry{"UpdateContributorInsights", update_contributor_insights},
-    Entry{"UpdateItem", update_item},
+    Entry{"UpdateItem", update_item, capacity::Operation::kUpdateItem},
     Entry{"UpdateTable", update_table},
     Entry{"UpdateTimeToLive", update_time_to_live},
 };
@@ -56,23 +58,23 @@ constexpr std::array kStreamsOperations{
 };
 
 template <std::size_t N>
-Operation find_in(const std::array<Entry, N>& operations, std::string_view name) {
+Found find_in(const std::array<Entry, N>& operations, std::string_view name) {
   for (const auto& e : operations) {
-    if (e.name == name) return e.operation;
+    if (e.name == name) return {e.operation, e.metered};
   }
-  return nullptr;
+  return {};
 }
 
 }  // namespace
 
-Operation find_operation(std::string_view target) {
+Found find_operation(std::string_view target) {
   if (target.substr(0, kTargetPrefix.size()) == kTargetPrefix) {
     return find_in(kOperations, target.substr(kTargetPrefix.size()));
   }
   if (target.substr(0, kStreamsTargetPrefix.size()) == kStreamsTargetPrefix) {
     return find_in(kStreamsOperations, target.substr(kStreamsTargetPrefix.size()));
   }
-  return nullptr;
+  return {};
 }
 
 }  // namespace kumo::api

@@ -5,11 +5,18 @@
 #include <string_view>
 
 #include "api/operations.h"
+#include "capacity/meters.h"
 
 namespace kumo::api {
 
-// The function that answers `target`; nullptr for an operation Kumo does not have, which
-// DynamoDB answers with UnknownOperationException.
-Operation find_operation(std::string_view target);
+struct Found {
+  // The function that answers the target; nullptr for an operation Kumo does not have,
+  // which DynamoDB answers with UnknownOperationException.
+  Operation answer = nullptr;
+  // The operation CloudWatch's per-operation metrics name it by (kNone for the operations
+  // they do not cover).
+  capacity::Operation metered = capacity::Operation::kNone;
+};
+Found find_operation(std::string_view target);
 
 }  // namespace kumo::api

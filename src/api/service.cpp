@@ -61,17 +61,6 @@ std::string request_tables(const JsonValue& root) {
   return tables;
 }
 
-// The operation CloudWatch's per-operation metrics name a request by (kNone for the
-// operations they do not cover).
-capacity::Operation metered_operation(std::string_view target) {
-  const std::string_view name = target.substr(target.rfind('.') + 1);
-  for (int i = 1; i < static_cast<int>(capacity::Operation::kCount); ++i) {
-    const auto op = static_cast<capacity::Operation>(i);
-    if (capacity::operation_name(op) == name) return op;
-  }
-  return capacity::Operation::kNone;
-}
-
 // Records the request's outcome on every table whose meters it used; an error before any
 // table was used is recorded on none (the account's UserErrors).
 void record_outcome(capacity::CapacityManager& manager, const capacity::RequestOutcome& outcome) {
@@ -91,6 +80,7 @@ Service::Service(engine::Engine& engine, ServiceOptions options)
 Response Service::handle(std::string_view target, std::string_view body,
                          const Authenticator& auth) const {
   std::string tables;
+  const Found found = find_operation(target);
   capacity::CapacityManager* const manager = engine_.capacity();
   std::int64_t start_ns = 0;
   if (manager) {
@@ -104,8 +94,7 @@ Response Service::handle(std::string_view target, std::string_view body,
       ~Release() { document.clear(); }
     } release;
     if (!body.empty() && !document.parse(body)) throw ApiError::serialization();
-    Operation operation = find_operation(target);
-    if (!operation) throw ApiError::unknown_operation();
+    if (!found.answer) throw ApiError::unknown_operation();
     auth.authenticate();
     if (body.empty()) throw ApiError::serialization();
     if (!document.root().IsObject()) {
@@ -113,10 +102,10 @@ Response Service::handle(std::string_view target, std::string_view body,
     }
     if (options_.report_tables) tables = request_tables(document.root());
     Context ctx{engine_, options_};
-    Response response{200, operation(ctx, JsonObject(document.root())), std::move(tables)};
+    Response response{200, found.answer(ctx, JsonObject(document.root())), std::move(tables)};
     if (manager) {
-      capacity::RequestOutcome outcome{.op = metered_operation(target)};
-      outcome.latency_seconds = static_cast<double>(engine_.clock().now_ns() - start_ns) / 1e9;
+      capacity::RequestOutcome outcome{.op = found.metered};
+      outcome.latency_ns = engine_.clock().now_ns() - start_ns;
       outcome.returned_items = engine::RequestScope::returned_items();
       record_outcome(*manager, outcome);
     }
@@ -125,7 +114,7 @@ Response Service::handle(std::string_view target, std::string_view body,
     Response response = error_response(e);
     response.tables = std::move(tables);
     if (manager) {
-      capacity::RequestOutcome outcome{.op = metered_operation(target)};
+      capacity::RequestOutcome outcome{.op = found.metered};
       outcome.throttled = e.throttle() || cancelled_by_throttle(e);
       outcome.conditional_check_failed = e.code() == ApiError::Code::kConditionalCheckFailed;
       outcome.system_error = response.status >= 500;

@@ -376,10 +376,10 @@ void CapacityManager::record_request(TableMeters* meters, const RequestOutcome& 
   count(TableMeters::kReturned, static_cast<std::int64_t>(o.returned_items));
   if (o.throttled || o.conditional_check_failed || o.user_error || o.system_error) return;
   count(TableMeters::kRequests, 1);
-  count(TableMeters::kLatencyNs, static_cast<std::int64_t>(o.latency_seconds * 1e9));
+  count(TableMeters::kLatencyNs, o.latency_ns);
   const auto bound =
-      std::lower_bound(kLatencyBounds.begin(), kLatencyBounds.end(), o.latency_seconds);
-  count(TableMeters::kHistogram + static_cast<int>(bound - kLatencyBounds.begin()), 1);
+      std::lower_bound(kLatencyBoundsNs.begin(), kLatencyBoundsNs.end(), o.latency_ns);
+  count(TableMeters::kHistogram + static_cast<int>(bound - kLatencyBoundsNs.begin()), 1);
 }
 
 std::vector<SplitPlan> CapacityManager::take_split_plans() {

@@ -67,8 +67,8 @@ struct TokenBytes {
 // SystemErrors).
 struct RequestOutcome {
   Operation op = Operation::kNone;
-  double latency_seconds = 0;  // successful requests
-  bool throttled = false;      // the request failed with a throttle (a batch: all refused)
+  std::int64_t latency_ns = 0;  // successful requests
+  bool throttled = false;       // the request failed with a throttle (a batch: all refused)
   bool conditional_check_failed = false;
   bool user_error = false;  // any other 400
   bool system_error = false;

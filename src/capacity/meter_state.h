@@ -220,5 +220,13 @@ class TableMeters {
 // Latency buckets' upper bounds in seconds.
 inline constexpr std::array<double, TableMeters::kLatencyBuckets - 1> kLatencyBounds = {
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5};
+// The same bounds in nanoseconds, for the request path.
+inline constexpr auto kLatencyBoundsNs = [] {
+  std::array<std::int64_t, kLatencyBounds.size()> ns{};
+  for (std::size_t i = 0; i < ns.size(); ++i) {
+    ns[i] = static_cast<std::int64_t>(kLatencyBounds[i] * 1e9 + 0.5);
+  }
+  return ns;
+}();
 
 }  // namespace kumo::capacity

@@ -181,14 +181,18 @@ capacity::ResourceMeter* Engine::meter(const TableDefinition& table, std::uint32
 void Engine::admit(capacity::ResourceMeter* resource, const TableDefinition& table,
                    const IndexDefinition* index, std::string_view key, Dir dir, Milli min,
                    const Metering& metering) const {
-  if (!resource) return;
+  // Only enforce refuses: the other modes skip finding the partition.
+  if (!resource || !capacity()->enforcing()) return;
   capacity()->admit(access_of(resource, table, index, key, dir, min), metering.op,
                     metering.insights);
 }
 
 void Engine::admit_indexes(const TableDefinition& table, const WriteResult& result,
                            const Metering& metering) const {
-  if (metering.op == capacity::Operation::kNone || !table.meters || !capacity()) return;
+  if (metering.op == capacity::Operation::kNone || !table.meters || !capacity() ||
+      !capacity()->enforcing()) {
+    return;
+  }
   const int factor = metering.index_factor ? metering.index_factor : metering.factor;
   // In the order of the table's GSIs: the index's bucket and the partition of its old
   // entry, then of its new one.

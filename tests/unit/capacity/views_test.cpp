@@ -186,7 +186,7 @@ TEST_F(Views, MetricsNamesAndLabels) {
   orders();
   ASSERT_EQ(request(access(gsi, Dir::kWrite, "PENDING"), 1500), "");
   manager->add_bytes(*table, 0, 1234);
-  RequestOutcome ok{Operation::kGetItem, 0.002, false, false, false, false, 1};
+  RequestOutcome ok{Operation::kGetItem, 2000000, false, false, false, false, 1};
   manager->record_request(meters.get(), ok);
   manager->record_request(meters.get(), {Operation::kPutItem, 0, true});
   manager->record_request(nullptr, {Operation::kNone, 0, false, false, true});
