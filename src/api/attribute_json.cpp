@@ -19,8 +19,6 @@ namespace {
 // DynamoDB accepts a scalar wrapped in 31 levels of L/M and rejects 32.
 constexpr int kMaxDepth = 32;
 
-constexpr std::string_view kInvalid = "One or more parameter values were invalid: ";
-
 // What follows the backslash when a byte is written into a JSON string: 0 for a byte
 // written as it is, 'u' for \u00XX.
 constexpr std::array<char, 256> kEscapes = [] {
@@ -132,11 +130,12 @@ AttributeValue decode_set(std::string_view type, const JsonValue& member, Valida
   if (type == "SS") {
     std::vector<std::string> members;
     for (const JsonValue& e : array) members.emplace_back(as_string(e));
-    if (members.empty()) v.fail(std::string(kInvalid) + "An string set  may not be empty");
+    if (members.empty())
+      v.fail(std::string(kInvalidParameters) + "An string set  may not be empty");
     std::vector<std::string> sorted(members);
     std::sort(sorted.begin(), sorted.end());
     if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
-      v.fail(fmt::format("{}Input collection {} contains duplicates.", kInvalid,
+      v.fail(fmt::format("{}Input collection {} contains duplicates.", kInvalidParameters,
                          v.duplicates() == DuplicateWording::kQuoted ? render_repeated(members)
                                                                      : render_list(members)));
     }
@@ -149,12 +148,13 @@ AttributeValue decode_set(std::string_view type, const JsonValue& member, Valida
       v.read_number(as_string(e), &d);
       members.push_back(std::move(d));
     }
-    if (members.empty()) v.fail(std::string(kInvalid) + "An number set  may not be empty");
+    if (members.empty())
+      v.fail(std::string(kInvalidParameters) + "An number set  may not be empty");
     std::vector<Decimal> sorted(members);
     std::sort(sorted.begin(), sorted.end());
     if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
       v.fail(v.duplicates() == DuplicateWording::kQuoted
-                 ? std::string(kInvalid) + "Input collection contains duplicates."
+                 ? std::string(kInvalidParameters) + "Input collection contains duplicates."
                  : "Input collection contains duplicates");
     }
     return AttributeValue::number_set(std::move(members));
@@ -165,11 +165,11 @@ AttributeValue decode_set(std::string_view type, const JsonValue& member, Valida
     texts.emplace_back(text);
     members.push_back(base64_decode(text));
   }
-  if (members.empty()) v.fail(std::string(kInvalid) + "Binary sets should not be empty");
+  if (members.empty()) v.fail(std::string(kInvalidParameters) + "Binary sets should not be empty");
   std::vector<std::string> sorted(members);
   std::sort(sorted.begin(), sorted.end());
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
-    v.fail(fmt::format("{}Input collection {}of type BS contains duplicates.", kInvalid,
+    v.fail(fmt::format("{}Input collection {}of type BS contains duplicates.", kInvalidParameters,
                        render_list(texts)));
   }
   return AttributeValue::binary_set(std::move(members));
@@ -204,7 +204,8 @@ AttributeValue decode_at(const JsonValue& json, Validation& v, int depth) {
       result = AttributeValue::boolean(as_boolean(member));
     } else if (key == "NULL") {
       if (!as_boolean(member))
-        v.fail(std::string(kInvalid) + "Null attribute value types must have the value of true");
+        v.fail(std::string(kInvalidParameters) +
+               "Null attribute value types must have the value of true");
       result = AttributeValue::null();
     } else if (key == "M") {
       if (!member.IsObject()) throw_not_object(member);
@@ -247,7 +248,7 @@ std::string_view attribute_name_error(std::string_view name) {
 
 void check_attribute_name(std::string_view name) {
   const std::string_view error = attribute_name_error(name);
-  if (!error.empty()) throw ApiError::validation(fmt::format("{}{}", kInvalid, error));
+  if (!error.empty()) throw ApiError::validation(fmt::format("{}{}", kInvalidParameters, error));
 }
 
 void Validation::read_number(std::string_view text, Decimal* out) {
@@ -269,7 +270,7 @@ Item decode_item(const JsonValue& json, Validation& validation) {
   for (auto [name, value] : JsonObject(json)) {
     if (value.IsNull()) continue;
     if (const std::string_view error = attribute_name_error(name); !error.empty()) {
-      validation.fail(fmt::format("{}{}", kInvalid, error));
+      validation.fail(fmt::format("{}{}", kInvalidParameters, error));
     }
     item.insert_or_assign(std::string(name), decode_at(value, validation, 0));
   }

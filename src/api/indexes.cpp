@@ -13,7 +13,6 @@
 namespace kumo::api {
 namespace {
 
-constexpr std::string_view kInvalid = "One or more parameter values were invalid: ";
 constexpr std::size_t kMaxLocalIndexes = 5;
 constexpr std::size_t kMaxGlobalIndexes = 20;
 constexpr std::size_t kMaxComponents = 4;
@@ -21,7 +20,7 @@ constexpr std::size_t kMaxProjectedAttributes = 100;
 constexpr std::size_t kMaxNonKeyAttributeLength = 255;
 
 [[noreturn]] void invalid(const std::string& message) {
-  throw ApiError::validation(std::string(kInvalid) + message);
+  throw ApiError::validation(std::string(kInvalidParameters) + message);
 }
 
 std::vector<std::string> names_of(const std::vector<AttributeDefinition>& defs) {

@@ -9,8 +9,6 @@
 namespace kumo::api {
 namespace {
 
-constexpr std::string_view kInvalid = "One or more parameter values were invalid: ";
-
 // The key attributes of `item` (already checked present and typed) are within the limits.
 void check_key_sizes(const TableDefinition& t, const Item& item) {
   check_key_size(KeyType::HASH, key_value_size(item.find(t.key.hash.name)->second));
@@ -23,11 +21,11 @@ void check_key_sizes(const TableDefinition& t, const Item& item) {
 
 void check_key_size(KeyType type, std::size_t bytes) {
   if (type == KeyType::HASH && bytes > kMaxPartitionKeyBytes) {
-    throw ApiError::validation(std::string(kInvalid) +
+    throw ApiError::validation(std::string(kInvalidParameters) +
                                "Size of hashkey has exceeded the maximum size limit of2048 bytes");
   }
   if (type == KeyType::RANGE && bytes > kMaxSortKeyBytes) {
-    throw ApiError::validation(std::string(kInvalid) +
+    throw ApiError::validation(std::string(kInvalidParameters) +
                                "Aggregated size of all range keys has exceeded the size limit "
                                "of 1024 bytes");
   }
@@ -39,14 +37,14 @@ void check_item_key(const TableDefinition& t, const Item& item) {
   for (const auto* k : keys) {
     if (!item.count(k->name)) {
       throw ApiError::validation(
-          fmt::format("{}Missing the key {} in the item", kInvalid, k->name));
+          fmt::format("{}Missing the key {} in the item", kInvalidParameters, k->name));
     }
   }
   for (const auto* k : keys) {
     const AttributeValue& v = item.find(k->name)->second;
     if (v.type() != to_attr_type(k->type)) {
       throw ApiError::validation(fmt::format("{}Type mismatch for key {} expected: {} actual: {}",
-                                             kInvalid, k->name, scalar_type_name(k->type),
+                                             kInvalidParameters, k->name, scalar_type_name(k->type),
                                              type_name(v.type())));
     }
   }
@@ -77,7 +75,7 @@ void check_key_parameter(const TableDefinition& t, const Item& key) {
     if (v.type() != AttrType::N && v.as_string().empty()) {
       throw ApiError::validation(fmt::format(
           "{}The AttributeValue for a key attribute cannot contain an empty {} value. Key: {}",
-          kInvalid, v.type() == AttrType::S ? "string" : "binary", name));
+          kInvalidParameters, v.type() == AttrType::S ? "string" : "binary", name));
     }
   }
   check_key_sizes(t, key);

@@ -9,8 +9,6 @@
 namespace kumo::api {
 namespace {
 
-constexpr std::string_view kInvalid = "One or more parameter values were invalid: ";
-
 struct OperatorRule {
   std::string_view name;
   int min_values;
@@ -122,20 +120,20 @@ std::string comparison(std::string_view member, std::string_view attribute, std:
   }
   const int count = static_cast<int>(operands.size());
   if (count < rule->min_values || (rule->max_values >= 0 && count > rule->max_values)) {
-    throw ApiError::validation(
-        fmt::format("{}Invalid number of argument(s) for the {} ComparisonOperator", kInvalid, op));
+    throw ApiError::validation(fmt::format(
+        "{}Invalid number of argument(s) for the {} ComparisonOperator", kInvalidParameters, op));
   }
   for (const auto& v : operands) {
     if (v.type() != operands[0].type()) {
-      throw ApiError::validation(std::string(kInvalid) +
+      throw ApiError::validation(std::string(kInvalidParameters) +
                                  "AttributeValues inside AttributeValueList must be of same type");
     }
   }
   for (const auto& v : operands) {
     if (std::find(rule->types.begin(), rule->types.end(), v.type()) == rule->types.end()) {
       throw ApiError::validation(
-          fmt::format("{}ComparisonOperator {} is not valid for {} AttributeValue type", kInvalid,
-                      op, type_name(v.type())));
+          fmt::format("{}ComparisonOperator {} is not valid for {} AttributeValue type",
+                      kInvalidParameters, op, type_name(v.type())));
     }
   }
   if (op == "BETWEEN") {
@@ -209,13 +207,13 @@ std::string translate_conditions(const JsonObject& conditions, std::string_view 
     if (value && list) {
       throw ApiError::validation(
           fmt::format("{}Value and AttributeValueList cannot be used together for Attribute: {}",
-                      kInvalid, attribute));
+                      kInvalidParameters, attribute));
     }
     if (op) {
       if (exists) {
         throw ApiError::validation(
             fmt::format("{}Exists and ComparisonOperator cannot be used together for Attribute: {}",
-                        kInvalid, attribute));
+                        kInvalidParameters, attribute));
       }
       std::vector<AttributeValue> operands;
       if (list) operands = value_list(*list);
@@ -225,7 +223,7 @@ std::string translate_conditions(const JsonObject& conditions, std::string_view 
         throw ApiError::validation(fmt::format(
             "{}Value or AttributeValueList must be used with ComparisonOperator: {} for "
             "Attribute: {}",
-            kInvalid, *op, attribute));
+            kInvalidParameters, *op, attribute));
       }
       parts.push_back(comparison(member, attribute, *op, std::move(operands), p));
       return;
@@ -233,21 +231,22 @@ std::string translate_conditions(const JsonObject& conditions, std::string_view 
     if (list) {
       throw ApiError::validation(fmt::format(
           "{}AttributeValueList can only be used with a ComparisonOperator for Attribute: {}",
-          kInvalid, attribute));
+          kInvalidParameters, attribute));
     }
     if (exists.value_or(true)) {
       if (!value) {
         throw ApiError::validation(
-            fmt::format("{}Value must be provided when Exists is {} for Attribute: {}", kInvalid,
-                        exists ? "true" : "null", attribute));
+            fmt::format("{}Value must be provided when Exists is {} for Attribute: {}",
+                        kInvalidParameters, exists ? "true" : "null", attribute));
       }
       std::vector<AttributeValue> operands;
       operands.push_back(decode_checked(*value));
       parts.push_back(comparison(member, attribute, "EQ", std::move(operands), p));
     } else {
       if (value) {
-        throw ApiError::validation(fmt::format(
-            "{}Value cannot be used when Exists is false for Attribute: {}", kInvalid, attribute));
+        throw ApiError::validation(
+            fmt::format("{}Value cannot be used when Exists is false for Attribute: {}",
+                        kInvalidParameters, attribute));
       }
       parts.push_back(comparison(member, attribute, "NULL", {}, p));
     }
@@ -280,7 +279,7 @@ std::string translate_attribute_updates(const JsonObject& updates, expr::Attribu
     auto value_json = update.element("Value");
     if (!value_json) {
       if (action != "DELETE") {
-        throw ApiError::validation(std::string(kInvalid) +
+        throw ApiError::validation(std::string(kInvalidParameters) +
                                    "Only DELETE action is allowed when no attribute value is "
                                    "specified");
       }
@@ -296,8 +295,8 @@ std::string translate_attribute_updates(const JsonObject& updates, expr::Attribu
     } else if (action == "DELETE") {
       if (!is_set) {
         throw ApiError::validation(
-            fmt::format("{}DELETE action with value is not supported for the type {}", kInvalid,
-                        type_name(type)));
+            fmt::format("{}DELETE action with value is not supported for the type {}",
+                        kInvalidParameters, type_name(type)));
       }
       std::string name = p.name(attribute);
       del.push_back(fmt::format("{} {}", name, p.value(std::move(value))));
@@ -312,8 +311,8 @@ std::string translate_attribute_updates(const JsonObject& updates, expr::Attribu
       std::string name = p.name(attribute);
       add.push_back(fmt::format("{} {}", name, p.value(std::move(value))));
     } else {
-      throw ApiError::validation(
-          fmt::format("{}ADD action is not supported for the type {}", kInvalid, type_name(type)));
+      throw ApiError::validation(fmt::format("{}ADD action is not supported for the type {}",
+                                             kInvalidParameters, type_name(type)));
     }
   }
   std::string text;

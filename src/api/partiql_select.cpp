@@ -362,7 +362,8 @@ class SelectRun {
       page = index_ ? ctx_.engine.scan_index(*table_, *index_, 0, 1, options, kMetering)
                     : ctx_.engine.scan(*table_, 0, 1, options, kMetering);
     } else {
-      engine::SortCondition sort = p->sort.value_or(engine::SortCondition{});
+      static const engine::SortCondition kAny;
+      const engine::SortCondition& sort = p->sort ? *p->sort : kAny;
       page = index_ ? ctx_.engine.query_index(*table_, *index_, {p->partition}, {}, sort, options,
                                               kMetering)
                     : ctx_.engine.query(*table_, p->partition, sort, options, kMetering);

@@ -15,9 +15,6 @@
 
 namespace kumo::api {
 
-inline constexpr std::string_view kInvalidParameters =
-    "One or more parameter values were invalid: ";
-
 std::string_view billing_mode_name(BillingMode mode);
 
 // An AttributeDefinitions or KeySchema element as the request wrote it.

@@ -15,7 +15,6 @@
 namespace kumo::api {
 namespace {
 
-constexpr std::string_view kInvalid = "One or more parameter values were invalid: ";
 constexpr std::size_t kMaxTags = 50;
 
 // Tag keys and values allow letters, digits, white space and _ . : / = + - @ (any
@@ -33,7 +32,8 @@ bool tag_text_ok(std::string_view text) {
 // The table a tag operation's ResourceArn designates.
 engine::TablePtr tagged_table(const Context& ctx, std::string_view arn) {
   if (arn.substr(0, 4) != "arn:") {
-    throw ApiError::validation(fmt::format("{}ARNs must start with 'arn:': {}", kInvalid, arn));
+    throw ApiError::validation(
+        fmt::format("{}ARNs must start with 'arn:': {}", kInvalidParameters, arn));
   }
   // arn:partition:service:region:account:resource
   std::vector<std::string_view> parts;
@@ -54,20 +54,20 @@ engine::TablePtr tagged_table(const Context& ctx, std::string_view arn) {
   }
   if (parts[2] != "dynamodb") {
     throw ApiError::validation(
-        fmt::format("{}Provided Arn is not a DynamoDB resource arn: {}", kInvalid, arn));
+        fmt::format("{}Provided Arn is not a DynamoDB resource arn: {}", kInvalidParameters, arn));
   }
   if (resource.substr(0, 6) != "table/" || resource.size() == 6) {
     throw ApiError::validation(
         fmt::format("{}Invalid resource arn provided, only table or stream is accepted. "
                     "Provided resource arn: {}",
-                    kInvalid, arn));
+                    kInvalidParameters, arn));
   }
   std::string_view name = resource.substr(6);
   if (name.find('/') != std::string_view::npos) {
     throw ApiError::validation(
         fmt::format("{}Invalid resource arn provided, only table or stream is accepted. "
                     "Provided resource arn: {}",
-                    kInvalid, arn));
+                    kInvalidParameters, arn));
   }
   // A table of another account is not Kumo's to show: DynamoDB refuses the caller.
   if (parts[4] != ctx.options.account_id) throw ApiError::access_denied();

@@ -74,7 +74,7 @@ void append_number(std::string* out, const Decimal& d) {
   out->push_back(static_cast<char>(kNumberEnd ^ flip));
 }
 
-bool read_number(std::string_view* in, Decimal* out) {
+bool read_key_number(std::string_view* in, Decimal* out) {
   const std::string_view s = *in;
   if (s.empty()) return false;
   const auto marker = static_cast<unsigned char>(s[0]);
@@ -142,7 +142,7 @@ bool read_key_value(std::string_view* in, ScalarType type, AttributeValue* out) 
     case ScalarType::N: {
       Decimal d;
       std::string_view rest = *in;
-      if (!read_number(&rest, &d)) return false;
+      if (!read_key_number(&rest, &d)) return false;
       *out = AttributeValue::number(std::move(d));
       *in = rest;
       return true;

@@ -7,6 +7,7 @@
 
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
+#include "engine/record_fields.h"
 #include "model/api_error.h"
 #include "model/clock.h"
 #include "model/random_seed.h"
@@ -20,9 +21,6 @@ namespace {
 constexpr std::string_view kTablePrefix = "meta/table/";
 constexpr std::string_view kNextIdKey = "meta/next_table_id";
 
-AttributeValue str(std::string s) {
-  return AttributeValue::string(std::move(s));
-}
 AttributeValue num(double v) {
   Decimal d;
   char buf[64];
@@ -40,10 +38,6 @@ AttributeValue flag(bool b) {
 const AttributeValue* field(const Item& m, std::string_view name) {
   auto it = m.find(name);
   return it == m.end() ? nullptr : &it->second;
-}
-std::string get_str(const Item& m, std::string_view name) {
-  const AttributeValue* v = field(m, name);
-  return v && v->type() == AttrType::S ? v->as_string() : std::string();
 }
 double get_double(const Item& m, std::string_view name) {
   const AttributeValue* v = field(m, name);

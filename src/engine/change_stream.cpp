@@ -13,6 +13,7 @@
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
 #include "engine/catalog.h"
+#include "engine/record_fields.h"
 #include "model/clock.h"
 
 namespace kumo::engine {
@@ -87,40 +88,33 @@ std::int64_t now_ms() {
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
-AttributeValue num(std::uint64_t v) {
+AttributeValue unum(std::uint64_t v) {
   return AttributeValue::number(Decimal::from_int(static_cast<long long>(v)));
-}
-AttributeValue str(std::string s) {
-  return AttributeValue::string(std::move(s));
 }
 std::uint64_t get_u64(const Item& m, std::string_view name) {
   auto it = m.find(name);
   if (it == m.end() || it->second.type() != AttrType::N) return 0;
   return std::stoull(it->second.as_number().to_string());
 }
-std::string get_str(const Item& m, std::string_view name) {
-  auto it = m.find(name);
-  return it == m.end() || it->second.type() != AttrType::S ? std::string() : it->second.as_string();
-}
 
-Item to_record(const StreamInfo& s) {
+Item stream_record(const StreamInfo& s) {
   Item r;
   r["table_name"] = str(s.table_name);
-  r["table_id"] = num(s.table_id);
+  r["table_id"] = unum(s.table_id);
   r["label"] = str(s.label);
   r["view_type"] = str(s.view_type);
   r["key_schema"] = key_schema_value(s.key_schema);
-  r["created_ms"] = num(static_cast<std::uint64_t>(epoch_milliseconds(s.created)));
-  r["start"] = num(s.start);
+  r["created_ms"] = unum(static_cast<std::uint64_t>(epoch_milliseconds(s.created)));
+  r["start"] = unum(s.start);
   if (s.end) {
-    r["end"] = num(*s.end);
-    r["closed_ms"] = num(static_cast<std::uint64_t>(epoch_milliseconds(s.closed_at)));
+    r["end"] = unum(*s.end);
+    r["closed_ms"] = unum(static_cast<std::uint64_t>(epoch_milliseconds(s.closed_at)));
   }
-  r["trimmed_before"] = num(s.trimmed_before);
+  r["trimmed_before"] = unum(s.trimmed_before);
   return r;
 }
 
-StreamInfo from_record(const Item& r) {
+StreamInfo stream_of_record(const Item& r) {
   StreamInfo s;
   s.table_name = get_str(r, "table_name");
   s.table_id = static_cast<std::uint32_t>(get_u64(r, "table_id"));
@@ -186,7 +180,7 @@ ChangeStreams::ChangeStreams(storage::Storage& storage) : storage_(storage) {
     if (!codec::decode_item(it->value(), &record)) {
       throw storage::StorageError("corrupt stream record: " + std::string(it->key()));
     }
-    StreamInfo stream = from_record(record);
+    StreamInfo stream = stream_of_record(record);
     const std::string key = meta_key(stream);
     if (stream.open()) open_[stream.table_id] = key;
     streams_.emplace(key, std::move(stream));
@@ -198,7 +192,7 @@ std::string ChangeStreams::meta_key(const StreamInfo& stream) {
 }
 
 void ChangeStreams::store(const StreamInfo& stream, storage::WriteBatch* batch) const {
-  batch->put(meta_key(stream), codec::encode_item(to_record(stream)));
+  batch->put(meta_key(stream), codec::encode_item(stream_record(stream)));
 }
 
 void ChangeStreams::held(const Guard& guard) const {

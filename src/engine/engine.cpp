@@ -13,12 +13,7 @@
 
 namespace kumo::engine {
 
-namespace {
-
-// DynamoDB counts 100 bytes of overhead per item in TableSizeBytes and IndexSizeBytes.
-constexpr std::int64_t kItemOverheadBytes = 100;
-
-}  // namespace
+namespace {}  // namespace
 
 Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
     : storage_(std::move(storage)),

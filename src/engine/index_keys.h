@@ -32,6 +32,14 @@ std::string index_partition_prefix(const TableDefinition& table, const IndexDefi
 // Length of index_prefix(): where an entry key's token begins.
 std::size_t index_token_offset();
 
+// An item's storage key: [table id (4 bytes)][space (1 byte)][token (8 bytes)][enc(pk)]...
+// so its token begins here.
+inline constexpr std::size_t kItemTokenOffset = 5;
+
+// DynamoDB counts 100 bytes of overhead per item or index entry in a partition's size, as in
+// TableSizeBytes and IndexSizeBytes.
+inline constexpr std::int64_t kItemOverheadBytes = 100;
+
 // The attributes of `item` the index stores: its key attributes and the projection.
 Item project_entry(const IndexDefinition& index, const Item& item);
 

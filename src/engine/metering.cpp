@@ -17,11 +17,6 @@ namespace {
 using capacity::Dir;
 using capacity::Milli;
 
-// An item's storage key: [table id (4 bytes)][space (1 byte)][token (8 bytes)][enc(pk)]...
-constexpr std::size_t kItemTokenOffset = 5;
-// DynamoDB counts 100 bytes of overhead per item or index entry in a partition's size.
-constexpr std::int64_t kItemOverheadBytes = 100;
-
 // The length of one encoded key value of `type` at the front of `in` (all of it when it
 // does not end there).
 std::size_t value_length(std::string_view in, ScalarType type) {

@@ -13,9 +13,6 @@
 namespace kumo::engine {
 namespace {
 
-// DynamoDB counts 100 bytes of overhead per item or index entry in a partition's size, as
-// in TableSizeBytes.
-constexpr std::int64_t kItemOverheadBytes = 100;
 constexpr std::int64_t kSecondNs = 1'000'000'000;
 
 const capacity::CapacityOptions& default_options() {

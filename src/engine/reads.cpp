@@ -45,9 +45,6 @@ std::string begins_with_prefix(const AttributeValue& value) {
   return enc;
 }
 
-// An item's storage key: [table id (4 bytes)][space (1 byte)][token (8 bytes)][enc(pk)]...
-constexpr std::size_t kItemTokenOffset = 5;
-
 Item key_of_item(const TableDefinition& table, const Item& item) {
   Item key;
   key.emplace(table.key.hash.name, item.find(table.key.hash.name)->second);

@@ -9,7 +9,7 @@
 namespace kumo::expr {
 namespace {
 
-[[noreturn]] void fail(std::string message) {
+[[noreturn]] void fail_update(std::string message) {
   throw ApiError::validation(std::move(message));
 }
 
@@ -80,13 +80,13 @@ void add_to(AttributeValue& stored, const AttributeValue& operand, const Message
   if (stored.type() == AttrType::N && operand.type() == AttrType::N) {
     Decimal sum;
     if (Decimal::add(stored.as_number(), operand.as_number(), &sum) != Decimal::ParseError::kNone) {
-      fail(msg::update_number_overflow());
+      fail_update(msg::update_number_overflow());
     }
     stored = AttributeValue::number(std::move(sum));
     return;
   }
-  if (!is_set(stored.type()) || !is_set(operand.type())) fail(messages.wrong_type());
-  if (stored.type() != operand.type()) fail(messages.set_mismatch());
+  if (!is_set(stored.type()) || !is_set(operand.type())) fail_update(messages.wrong_type());
+  if (stored.type() != operand.type()) fail_update(messages.set_mismatch());
   switch (stored.type()) {
     case AttrType::SS:
       stored =
@@ -106,8 +106,8 @@ void add_to(AttributeValue& stored, const AttributeValue& operand, const Message
 // DELETE on a stored value: set minus set of the same type. Returns true when the set is
 // left empty: DynamoDB cannot store an empty set, so the attribute goes away.
 bool delete_from(AttributeValue& stored, const AttributeValue& operand, const Messages& messages) {
-  if (!is_set(stored.type())) fail(messages.wrong_type());
-  if (stored.type() != operand.type()) fail(messages.set_mismatch());
+  if (!is_set(stored.type())) fail_update(messages.wrong_type());
+  if (stored.type() != operand.type()) fail_update(messages.set_mismatch());
   switch (stored.type()) {
     case AttrType::SS:
       stored = AttributeValue::string_set(
@@ -181,7 +181,7 @@ class Applier {
     switch (n.type) {
       case NodeType::kPath: {
         const AttributeValue* v = find_path(item, parsed_.paths[n.ref], bindings_);
-        if (v == nullptr) fail(msg::update_missing_operand());
+        if (v == nullptr) fail_update(msg::update_missing_operand());
         return *v;
       }
       case NodeType::kValue:
@@ -191,12 +191,13 @@ class Applier {
         AttributeValue s0, s1;
         const AttributeValue& a = value_of(n.args[0], item, s0);
         const AttributeValue& b = value_of(n.args[1], item, s1);
-        if (a.type() != AttrType::N || b.type() != AttrType::N) fail(msg::update_operand_type());
+        if (a.type() != AttrType::N || b.type() != AttrType::N)
+          fail_update(msg::update_operand_type());
         Decimal result;
         const Decimal::ParseError err =
             n.type == NodeType::kPlus ? Decimal::add(a.as_number(), b.as_number(), &result)
                                       : Decimal::subtract(a.as_number(), b.as_number(), &result);
-        if (err != Decimal::ParseError::kNone) fail(msg::update_number_overflow());
+        if (err != Decimal::ParseError::kNone) fail_update(msg::update_number_overflow());
         scratch = AttributeValue::number(std::move(result));
         return scratch;
       }
@@ -211,7 +212,8 @@ class Applier {
           AttributeValue s0, s1;
           const AttributeValue& a = value_of(n.args[0], item, s0);
           const AttributeValue& b = value_of(n.args[1], item, s1);
-          if (a.type() != AttrType::L || b.type() != AttrType::L) fail(messages_.wrong_type());
+          if (a.type() != AttrType::L || b.type() != AttrType::L)
+            fail_update(messages_.wrong_type());
           AttributeList joined;
           joined.reserve(a.as_list().size() + b.as_list().size());
           joined.insert(joined.end(), a.as_list().begin(), a.as_list().end());
@@ -220,7 +222,7 @@ class Applier {
           return scratch;
         }
       default:
-        fail(msg::update_operand_type());
+        fail_update(msg::update_operand_type());
     }
   }
 
@@ -228,7 +230,7 @@ class Applier {
   // DynamoDB's nesting limit.
   AttributeValue&& set_value(std::size_t leaf) {
     if (depth_ > 1 && depth_ - 1 + nesting_levels(values_[leaf]) > msg::kMaxNestingLevels) {
-      fail(messages_.too_deep());
+      fail_update(messages_.too_deep());
     }
     return std::move(values_[leaf]);
   }
@@ -238,7 +240,7 @@ class Applier {
     auto it = map.find(name);
     if (child.leaf < 0) {
       // Nested paths need their parent: a missing one is an error, not created.
-      if (it == map.end()) fail(msg::update_invalid_path());
+      if (it == map.end()) fail_update(msg::update_invalid_path());
       descend(it->second, child);
     } else {
       const auto leaf = static_cast<std::size_t>(child.leaf);
@@ -273,12 +275,12 @@ class Applier {
 
   void descend(AttributeValue& value, const PathTree::Node& node) {
     if (!node.members.empty()) {
-      if (value.type() != AttrType::M) fail(msg::update_invalid_path());
+      if (value.type() != AttrType::M) fail_update(msg::update_invalid_path());
       for (const auto& [name, index] : node.members) {
         apply_member(value.mutable_map(), name, tree_.node(index));
       }
     } else {
-      if (value.type() != AttrType::L) fail(msg::update_invalid_path());
+      if (value.type() != AttrType::L) fail_update(msg::update_invalid_path());
       apply_elements(value.mutable_list(), node);
     }
   }
@@ -324,7 +326,7 @@ class Applier {
     }
     for (; next != node.elements.end(); ++next) {
       const PathTree::Node& child = tree_.node(next->second);
-      if (child.leaf < 0) fail(msg::update_invalid_path());
+      if (child.leaf < 0) fail_update(msg::update_invalid_path());
       const auto leaf = static_cast<std::size_t>(child.leaf);
       const UpdateAction& action = parsed_.actions[leaf];
       const Depth depth(*this);

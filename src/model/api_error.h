@@ -15,6 +15,10 @@
 
 namespace kumo {
 
+// How DynamoDB's ValidationException messages about a parameter's value begin.
+inline constexpr std::string_view kInvalidParameters =
+    "One or more parameter values were invalid: ";
+
 // Why one action of a cancelled transaction failed: one reason per action, in request
 // order, in TransactionCanceledException's CancellationReasons.
 struct CancellationReason {

@@ -15,6 +15,7 @@
 #include <optional>
 #include <thread>
 
+#include "net/beast_util.h"
 #include "net/endpoint.h"
 
 namespace kumo::net {
@@ -30,16 +31,10 @@ using error_code = boost::system::error_code;
 // arrive), and an answer take to be written.
 constexpr auto kIdleTimeout = std::chrono::seconds(60);
 constexpr auto kWriteTimeout = std::chrono::seconds(60);
-// How long a closing connection waits for the client to stop sending.
-constexpr auto kLingerTimeout = std::chrono::seconds(2);
 // Request line plus headers.
 constexpr std::uint32_t kHeaderLimit = 16u << 10;
 // After a failed accept (typically out of file descriptors), the wait before the next.
 constexpr auto kAcceptRetry = std::chrono::milliseconds(100);
-
-std::string_view sv(beast::string_view s) {
-  return {s.data(), s.size()};
-}
 
 api::AdminResponse error_answer(int status, std::string_view message) {
   return {status, "application/json", R"({"error":")" + std::string(message) + R"("})"};

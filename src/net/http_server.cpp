@@ -22,6 +22,7 @@
 #include <optional>
 #include <thread>
 
+#include "net/beast_util.h"
 #include "net/content_coding.h"
 #include "net/endpoint.h"
 #include "net/http_text.h"
@@ -59,8 +60,6 @@ constexpr std::string_view kTextPlain = "text/plain";
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 // Buffers grown past this by one large request are given back afterwards.
 constexpr std::size_t kRetainedCapacity = 1u << 20;
-// How long a closing connection waits for the client to stop sending before it is cut.
-constexpr auto kLingerTimeout = std::chrono::seconds(2);
 // How often a connection held back by unsent answers (ServerOptions::unsent_limit) looks
 // again.
 constexpr auto kUnsentRetry = std::chrono::milliseconds(10);
@@ -70,10 +69,6 @@ constexpr auto kUnsentRetry = std::chrono::milliseconds(10);
 constexpr auto kFirstAcceptDelay = std::chrono::milliseconds(10);
 constexpr auto kLastAcceptDelay = std::chrono::seconds(1);
 constexpr auto kAcceptReportInterval = std::chrono::seconds(10);
-
-std::string_view sv(beast::string_view s) {
-  return {s.data(), s.size()};
-}
 
 // The error type a response body names, for the access log: the part of a JSON error's
 // __type after '#', or the element name of an XML one ("<UnknownOperationException/>");

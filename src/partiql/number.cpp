@@ -14,7 +14,7 @@ constexpr std::int64_t kMaxMagnitude = 126;
 constexpr std::int64_t kIntMin = std::numeric_limits<std::int32_t>::min();
 constexpr std::int64_t kIntMax = std::numeric_limits<std::int32_t>::max();
 
-bool is_digit(char c) {
+bool is_ascii_digit(char c) {
   return c >= '0' && c <= '9';
 }
 
@@ -31,9 +31,10 @@ std::optional<BigDecimal> read_big_decimal(std::string_view text) {
   std::size_t i = 0;
   if (i < text.size() && (text[i] == '+' || text[i] == '-')) d.negative = text[i++] == '-';
   std::size_t digits = 0, fraction = 0;
-  for (; i < text.size() && is_digit(text[i]); ++i, ++digits) d.unscaled.push_back(text[i]);
+  for (; i < text.size() && is_ascii_digit(text[i]); ++i, ++digits) d.unscaled.push_back(text[i]);
   if (i < text.size() && text[i] == '.') {
-    for (++i; i < text.size() && is_digit(text[i]); ++i, ++fraction) d.unscaled.push_back(text[i]);
+    for (++i; i < text.size() && is_ascii_digit(text[i]); ++i, ++fraction)
+      d.unscaled.push_back(text[i]);
   }
   if (digits + fraction == 0) return std::nullopt;
   std::int64_t exponent = 0;
@@ -42,7 +43,7 @@ std::optional<BigDecimal> read_big_decimal(std::string_view text) {
     bool negative = false;
     if (i < text.size() && (text[i] == '+' || text[i] == '-')) negative = text[i++] == '-';
     const std::size_t start = i;
-    for (; i < text.size() && is_digit(text[i]); ++i) {
+    for (; i < text.size() && is_ascii_digit(text[i]); ++i) {
       // Saturate just outside the 32-bit range: anything beyond is refused alike.
       if (exponent <= kIntMax + 1) exponent = exponent * 10 + (text[i] - '0');
     }

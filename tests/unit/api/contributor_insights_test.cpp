@@ -2,6 +2,7 @@
 // time, the rule quota, and a GSI still backfilling.
 #include <gtest/gtest.h>
 
+#include "api/allow_all.h"
 #include "api/service.h"
 #include "model/clock.h"
 #include "storage/storage.h"
@@ -9,10 +10,7 @@
 namespace kumo::api {
 namespace {
 
-class AllowAll : public Authenticator {
- public:
-  void authenticate() const override {}
-};
+using test::AllowAll;
 
 constexpr std::int64_t kStartNs = 1'767'225'600'000'000'000;  // 2026-01-01T00:00:00Z
 

@@ -2,15 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "api/allow_all.h"
 #include "storage/storage.h"
 
 namespace kumo::api {
 namespace {
 
-class AllowAll : public Authenticator {
- public:
-  void authenticate() const override {}
-};
+using test::AllowAll;
 
 class DenyAll : public Authenticator {
  public:

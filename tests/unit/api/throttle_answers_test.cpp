@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "api/allow_all.h"
 #include "api/service.h"
 #include "capacity/manager.h"
 #include "model/clock.h"
@@ -14,10 +15,7 @@
 namespace kumo::api {
 namespace {
 
-class AllowAll : public Authenticator {
- public:
-  void authenticate() const override {}
-};
+using test::AllowAll;
 
 capacity::CapacityOptions enforce() {
   capacity::CapacityOptions o;

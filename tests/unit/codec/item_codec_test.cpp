@@ -4,25 +4,12 @@
 
 #include <random>
 #include <string>
+#include "values.h"
 
 namespace kumo::codec {
 namespace {
 
-Decimal num(std::string_view text) {
-  Decimal d;
-  EXPECT_EQ(Decimal::parse(text, &d), Decimal::ParseError::kNone) << text;
-  return d;
-}
-
-AttributeValue S(std::string s) {
-  return AttributeValue::string(std::move(s));
-}
-AttributeValue N(std::string_view text) {
-  return AttributeValue::number(num(text));
-}
-AttributeValue B(std::string bytes) {
-  return AttributeValue::binary(std::move(bytes));
-}
+using namespace kumo::test;
 
 // An item using all ten types, nested inside lists and maps.
 Item sample_item() {

@@ -10,16 +10,12 @@
 #include "codec/key_codec.h"
 #include "engine/engine.h"
 #include "model/clock.h"
+#include "values.h"
 
 namespace kumo::engine {
 namespace {
 
-AttributeValue num(long long v) {
-  return AttributeValue::number(Decimal::from_int(v));
-}
-AttributeValue str(std::string s) {
-  return AttributeValue::string(std::move(s));
-}
+using namespace kumo::test;
 
 // A store that remembers where each walk began and every point read, and otherwise is the
 // in-memory store.
@@ -85,16 +81,16 @@ class MaintenancePassesTest : public ::testing::Test {
   }
 
   void put(const std::string& pk, long long expiry) {
-    engine_->put_item(*table_, {{"pk", str(pk)}, {"exp", num(expiry)}});
+    engine_->put_item(*table_, {{"pk", S(pk)}, {"exp", N(expiry)}});
   }
   bool exists(const std::string& pk) {
-    return engine_->get_item(*table_, {{"pk", str(pk)}}).has_value();
+    return engine_->get_item(*table_, {{"pk", S(pk)}}).has_value();
   }
 
   std::string schedule() const { return codec::space_prefix(table_->id, codec::Space::kTtl); }
   std::string schedule_at(long long seconds) const {
     std::string key = schedule();
-    codec::append_key_value(&key, num(seconds));
+    codec::append_key_value(&key, N(seconds));
     return key;
   }
 
@@ -176,7 +172,7 @@ TEST_F(MaintenancePassesTest, TtlDisabledAndEnabledAgainSchedulesFromTheBeginnin
 }
 
 TEST_F(MaintenancePassesTest, ATrimPassStartsAtTheOldestRecordStillKept) {
-  for (int i = 0; i < 2500; ++i) engine_->put_item(*table_, {{"pk", str(std::to_string(i))}});
+  for (int i = 0; i < 2500; ++i) engine_->put_item(*table_, {{"pk", S(std::to_string(i))}});
   const StreamInfo before = engine_->streams().list("events").back();
   spy_->walks_within("");
   const std::string records = codec::space_prefix(table_->id, codec::Space::kStream);
@@ -191,7 +187,7 @@ TEST_F(MaintenancePassesTest, ATrimPassStartsAtTheOldestRecordStillKept) {
   EXPECT_EQ(walks[0], start);
   for (std::size_t i = 1; i < walks.size(); ++i) EXPECT_GT(walks[i], walks[i - 1]);
 
-  engine_->put_item(*table_, {{"pk", str("new")}});
+  engine_->put_item(*table_, {{"pk", S("new")}});
   engine_->streams().trim(now_seconds() - 1000, 5);  // nothing old enough
   walks = spy_->walks_within(records);
   ASSERT_EQ(walks.size(), 1u);

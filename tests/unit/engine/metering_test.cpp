@@ -11,13 +11,12 @@
 #include "model/api_error.h"
 #include "model/capacity.h"
 #include "model/clock.h"
+#include "values.h"
 
 namespace kumo::engine {
 namespace {
 
-AttributeValue str(std::string s) {
-  return AttributeValue::string(std::move(s));
-}
+using namespace kumo::test;
 
 capacity::CapacityOptions enforce() {
   capacity::CapacityOptions o;
@@ -99,42 +98,42 @@ const Metering kPut{.op = capacity::Operation::kPutItem};
 const Metering kGet{.op = capacity::Operation::kGetItem};
 
 TEST_F(MeteringTest, TheSixthStronglyConsistentFourKilobyteReadOfFiveRcuIsRefused) {
-  Item item{{"pk", str("a")}, {"pad", str(std::string(4000, 'x'))}};
+  Item item{{"pk", S("a")}, {"pad", S(std::string(4000, 'x'))}};
   engine_.put_item(*table_, item, kPut);
   engine_.advance_clock(1);
   for (int i = 0; i < 5; ++i) {
-    EXPECT_TRUE(engine_.get_stored(*table_, {{"pk", str("a")}}, true, kGet));
+    EXPECT_TRUE(engine_.get_stored(*table_, {{"pk", S("a")}}, true, kGet));
   }
   EXPECT_EQ(refusal([&] {
-              engine_.get_stored(*table_, {{"pk", str("a")}}, true, kGet);
+              engine_.get_stored(*table_, {{"pk", S("a")}}, true, kGet);
             }),
             "TableReadProvisionedThroughputExceeded");
   engine_.advance_clock(1);
-  EXPECT_TRUE(engine_.get_stored(*table_, {{"pk", str("a")}}, true, kGet));
+  EXPECT_TRUE(engine_.get_stored(*table_, {{"pk", S("a")}}, true, kGet));
   // Unmetered reads (the engine's own) are never refused.
-  for (int i = 0; i < 10; ++i) EXPECT_TRUE(engine_.get_item(*table_, {{"pk", str("a")}}));
+  for (int i = 0; i < 10; ++i) EXPECT_TRUE(engine_.get_item(*table_, {{"pk", S("a")}}));
   EXPECT_DOUBLE_EQ(consumed("read"), 6);
 }
 
 TEST_F(MeteringTest, AGsiWithoutCapacityRefusesTheBaseWriteAndNothingIsWritten) {
-  engine_.put_item(*table_, {{"pk", str("a")}, {"g", str("x")}}, kPut);
+  engine_.put_item(*table_, {{"pk", S("a")}, {"g", S("x")}}, kPut);
   EXPECT_EQ(refusal([&] {
-              engine_.put_item(*table_, {{"pk", str("b")}, {"g", str("y")}}, kPut);
+              engine_.put_item(*table_, {{"pk", S("b")}, {"g", S("y")}}, kPut);
             }),
             "IndexWriteProvisionedThroughputExceeded");
-  EXPECT_FALSE(engine_.get_item(*table_, {{"pk", str("b")}}));
+  EXPECT_FALSE(engine_.get_item(*table_, {{"pk", S("b")}}));
   EXPECT_EQ(engine_.item_count(*table_), 1);
   EXPECT_EQ(engine_.index_item_count(*table_, table_->global_indexes[0]), 1);
   // A write touching no GSI entry is never held back by a GSI.
-  engine_.put_item(*table_, {{"pk", str("c")}}, kPut);
-  EXPECT_TRUE(engine_.get_item(*table_, {{"pk", str("c")}}));
+  engine_.put_item(*table_, {{"pk", S("c")}}, kPut);
+  EXPECT_TRUE(engine_.get_item(*table_, {{"pk", S("c")}}));
   EXPECT_DOUBLE_EQ(consumed("write"), 2);
   EXPECT_DOUBLE_EQ(consumed("write", "by_g"), 1);
 }
 
 TEST_F(MeteringTest, TheManagerAsksTheEngineForItemCounts) {
-  engine_.put_item(*table_, {{"pk", str("a")}}, kPut);
-  engine_.put_item(*table_, {{"pk", str("b")}}, kPut);
+  engine_.put_item(*table_, {{"pk", S("a")}}, kPut);
+  engine_.put_item(*table_, {{"pk", S("b")}}, kPut);
   rapidjson::Document doc;
   doc.Parse(manager_.admin_get("/tables/t", "").body.c_str());
   ASSERT_TRUE(doc.HasMember("item_count"));
@@ -143,24 +142,24 @@ TEST_F(MeteringTest, TheManagerAsksTheEngineForItemCounts) {
 
 TEST_F(MeteringTest, ChargesAreWhatConsumedCapacityReports) {
   // A 2.5 KB item: 3 write units; its GSI entry the same.
-  Item item{{"pk", str("a")}, {"g", str("x")}, {"pad", str(std::string(2500, 'x'))}};
+  Item item{{"pk", S("a")}, {"g", S("x")}, {"pad", S(std::string(2500, 'x'))}};
   const WriteResult put = engine_.put_item(*table_, item, kPut);
   ASSERT_EQ(put.index_units.size(), 1u);
   EXPECT_EQ(put.index_units[0].units, 3);
   engine_.advance_clock(10);  // the GSI's bucket refills
   // Deleting it: the deleted item's units, and its entry's.
-  engine_.delete_item(*table_, {{"pk", str("a")}}, {.op = capacity::Operation::kDeleteItem});
+  engine_.delete_item(*table_, {{"pk", S("a")}}, {.op = capacity::Operation::kDeleteItem});
   // Deleting nothing still costs one unit.
-  engine_.delete_item(*table_, {{"pk", str("a")}}, {.op = capacity::Operation::kDeleteItem});
+  engine_.delete_item(*table_, {{"pk", S("a")}}, {.op = capacity::Operation::kDeleteItem});
   // A failed condition on an absent item: one unit.
-  EXPECT_THROW(engine_.write_item(*table_, engine_.item_key(*table_, {{"pk", str("z")}}),
+  EXPECT_THROW(engine_.write_item(*table_, engine_.item_key(*table_, {{"pk", S("z")}}),
                                   [](const std::optional<Item>&) -> std::optional<Item> {
                                     throw ApiError::conditional_check_failed();
                                   },
                                   {.op = capacity::Operation::kPutItem}),
                ApiError);
   // Reads: 0.5 eventually consistent for nothing read; a Scan page of nothing, 0.5.
-  engine_.get_item(*table_, {{"pk", str("a")}}, false, kGet);
+  engine_.get_item(*table_, {{"pk", S("a")}}, false, kGet);
   engine_.scan(*table_, 0, 1, PageOptions{}, {.op = capacity::Operation::kScan});
   EXPECT_DOUBLE_EQ(consumed("write"), 3 + 3 + 1 + 1);
   EXPECT_DOUBLE_EQ(consumed("write", "by_g"), 3 + 3);
@@ -169,7 +168,7 @@ TEST_F(MeteringTest, ChargesAreWhatConsumedCapacityReports) {
 
 TEST_F(MeteringTest, ATransactionWithARefusedActionWritesNothing) {
   std::vector<TransactWrite> writes(2);
-  Item first{{"pk", str("a")}, {"g", str("x")}}, second{{"pk", str("b")}, {"g", str("y")}};
+  Item first{{"pk", S("a")}, {"g", S("x")}}, second{{"pk", S("b")}, {"g", S("y")}};
   for (int i = 0; i < 2; ++i) {
     const Item& item = i == 0 ? first : second;
     writes[i].table = table_.get();
@@ -189,8 +188,8 @@ TEST_F(MeteringTest, ATransactionWithARefusedActionWritesNothing) {
 }
 
 TEST_F(MeteringTest, ARefusedTransactGetReadsNothing) {
-  engine_.put_item(*table_, {{"pk", str("a")}, {"pad", str(std::string(4000, 'x'))}});
-  std::vector<TransactGet> gets{{table_.get(), {{"pk", str("a")}}}};
+  engine_.put_item(*table_, {{"pk", S("a")}, {"pad", S(std::string(4000, 'x'))}});
+  std::vector<TransactGet> gets{{table_.get(), {{"pk", S("a")}}}};
   std::vector<std::exception_ptr> failures;
   const Metering m{.op = capacity::Operation::kTransactGetItems, .factor = 2};
   EXPECT_EQ(engine_.transact_get(gets, 4 << 20, m, &failures).size(), 1u);

@@ -12,13 +12,12 @@
 #include "engine/engine.h"
 #include "engine/index_keys.h"
 #include "model/clock.h"
+#include "values.h"
 
 namespace kumo::engine {
 namespace {
 
-AttributeValue str(std::string s) {
-  return AttributeValue::string(std::move(s));
-}
+using namespace kumo::test;
 
 // Storage shared by several engines in turn (a restart).
 class SharedStorage : public storage::Storage {
@@ -156,8 +155,7 @@ TEST(PartitionsLoadTest, ATableStoredWithoutPartitionsGetsThemAtLoad) {
 TEST_F(PartitionsTest, SizeSplitWalksToTheHalfAndHeatSplitsAtTheToken) {
   TablePtr t = engine_.create_table(table_def("t", BillingMode::PROVISIONED, 5, 5));
   for (int i = 0; i < 64; ++i) {
-    engine_.put_item(*t,
-                     {{"pk", str("key" + std::to_string(i))}, {"pad", str(std::string(500, 'x'))}});
+    engine_.put_item(*t, {{"pk", S("key" + std::to_string(i))}, {"pad", S(std::string(500, 'x'))}});
   }
   engine_.split_partition({t->id, 0, 1, std::nullopt, SplitCause::kSize});
   t = engine_.catalog().find("t");
@@ -169,7 +167,7 @@ TEST_F(PartitionsTest, SizeSplitWalksToTheHalfAndHeatSplitsAtTheToken) {
   int below = 0;
   for (int i = 0; i < 64; ++i) {
     std::string pk;
-    codec::append_key_value(&pk, str("key" + std::to_string(i)));
+    codec::append_key_value(&pk, S("key" + std::to_string(i)));
     if (codec::token(pk) < at) ++below;
   }
   EXPECT_EQ(below, 32);
@@ -191,7 +189,7 @@ TEST_F(PartitionsTest, APartitionOfOnePartitionKeyCannotSplit) {
   def.key.range = AttributeDefinition{"sk", ScalarType::S};
   TablePtr t = engine_.create_table(def);
   for (int i = 0; i < 10; ++i)
-    engine_.put_item(*t, {{"pk", str("same")}, {"sk", str(std::to_string(i))}});
+    engine_.put_item(*t, {{"pk", S("same")}, {"sk", S(std::to_string(i))}});
   engine_.split_partition({t->id, 0, 1, std::nullopt, SplitCause::kSize});
   EXPECT_EQ(engine_.catalog().find("one")->capacity.partitions.size(), 1u);
 }
@@ -200,7 +198,7 @@ TEST_F(PartitionsTest, IndexWritesNameTheEntriesTheyRemoveAndPut) {
   TableDefinition def = table_def("t", BillingMode::PAY_PER_REQUEST);
   def.global_indexes.push_back(gsi(1));
   TablePtr t = engine_.create_table(def);
-  WriteResult put = engine_.put_item(*t, {{"pk", str("a")}, {"g", str("x")}});
+  WriteResult put = engine_.put_item(*t, {{"pk", S("a")}, {"g", S("x")}});
   ASSERT_EQ(put.index_units.size(), 1u);
   const auto& added = put.index_units[0];
   EXPECT_EQ(added.id, 1u);
@@ -209,7 +207,7 @@ TEST_F(PartitionsTest, IndexWritesNameTheEntriesTheyRemoveAndPut) {
   EXPECT_EQ(added.parts[1].bytes, 100 + 5);  // "pk", "a", "g", "x" and the overhead
 
   // A changed index key: a delete of the old entry and a put of the new one.
-  WriteResult moved = engine_.put_item(*t, {{"pk", str("a")}, {"g", str("y")}});
+  WriteResult moved = engine_.put_item(*t, {{"pk", S("a")}, {"g", S("y")}});
   ASSERT_EQ(moved.index_units.size(), 1u);
   const auto& m = moved.index_units[0];
   EXPECT_EQ(m.units, 2);
@@ -223,22 +221,21 @@ TEST_F(PartitionsTest, IndexWritesNameTheEntriesTheyRemoveAndPut) {
 TEST_F(PartitionsTest, MeteredReadsAndWritesReturnWhatUnmeteredOnesDo) {
   TablePtr t = engine_.create_table(table_def("t", BillingMode::PAY_PER_REQUEST));
   const Metering put{.op = capacity::Operation::kPutItem};
-  engine_.put_item(*t, {{"pk", str("a")}, {"pad", str(std::string(5000, 'x'))}}, put);
+  engine_.put_item(*t, {{"pk", S("a")}, {"pad", S(std::string(5000, 'x'))}}, put);
   EXPECT_TRUE(
-      engine_.get_stored(*t, {{"pk", str("a")}}, true, {.op = capacity::Operation::kGetItem}));
+      engine_.get_stored(*t, {{"pk", S("a")}}, true, {.op = capacity::Operation::kGetItem}));
   EXPECT_FALSE(
-      engine_.get_item(*t, {{"pk", str("b")}}, false, {.op = capacity::Operation::kGetItem}));
+      engine_.get_item(*t, {{"pk", S("b")}}, false, {.op = capacity::Operation::kGetItem}));
   PageOptions options;
   const Page page = engine_.scan(*t, 0, 1, options, {.op = capacity::Operation::kScan});
   ASSERT_EQ(page.items.size(), 1u);
   ASSERT_EQ(page.by_partition.size(), 1u);
   EXPECT_EQ(page.by_partition[0].bytes, page.bytes_read);
-  const Page empty =
-      engine_.query(*t, str("none"), {}, options, {.op = capacity::Operation::kQuery});
+  const Page empty = engine_.query(*t, S("none"), {}, options, {.op = capacity::Operation::kQuery});
   ASSERT_EQ(empty.by_partition.size(), 1u);  // charged to the partition it starts in
   EXPECT_EQ(empty.by_partition[0].bytes, 0u);
   std::string pk;
-  codec::append_key_value(&pk, str("none"));
+  codec::append_key_value(&pk, S("none"));
   EXPECT_EQ(empty.by_partition[0].token, codec::token(pk));
   // Unmetered reads keep no per-partition bytes.
   EXPECT_TRUE(engine_.scan(*t, 0, 1, options).by_partition.empty());
@@ -259,7 +256,7 @@ TEST(CapacityThreadTest, TicksOnTheWallClockAndStopsWithTheEngine) {
   o.capacity = &manager;
   auto engine = std::make_unique<Engine>(storage::open_memory(), o);
   TablePtr t = engine->create_table(table_def("t", BillingMode::PAY_PER_REQUEST));
-  engine->put_item(*t, {{"pk", str("a")}}, {.op = capacity::Operation::kPutItem});
+  engine->put_item(*t, {{"pk", S("a")}}, {.op = capacity::Operation::kPutItem});
   EXPECT_THROW(engine->advance_clock(1), std::logic_error);
   engine.reset();  // joins the kumo-capacity thread at once
 }

@@ -5,18 +5,12 @@
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
 #include "engine/engine.h"
+#include "values.h"
 
 namespace kumo::engine {
 namespace {
 
-AttributeValue num(std::string_view text) {
-  Decimal d;
-  EXPECT_EQ(Decimal::parse(text, &d), Decimal::ParseError::kNone);
-  return AttributeValue::number(d);
-}
-AttributeValue str(std::string s) {
-  return AttributeValue::string(std::move(s));
-}
+using namespace kumo::test;
 
 class ReadsTest : public ::testing::Test {
  protected:
@@ -27,8 +21,8 @@ class ReadsTest : public ::testing::Test {
     def.key = {{"pk", ScalarType::S}, AttributeDefinition{"sk", ScalarType::N}};
     table_ = engine_.create_table(def);
     for (std::string_view sk : kSortKeys) {
-      engine_.put_item(*table_, {{"pk", str("p")}, {"sk", num(sk)}});
-      engine_.put_item(*table_, {{"pk", str("other")}, {"sk", num(sk)}});
+      engine_.put_item(*table_, {{"pk", S("p")}, {"sk", N(sk)}});
+      engine_.put_item(*table_, {{"pk", S("other")}, {"sk", N(sk)}});
     }
   }
 
@@ -42,10 +36,10 @@ class ReadsTest : public ::testing::Test {
 
   std::vector<std::string> query(SortCondition::Op op, std::string_view a, std::string_view b = "0",
                                  bool forward = true) {
-    SortCondition sort{op, num(a), num(b)};
+    SortCondition sort{op, N(a), N(b)};
     PageOptions options;
     options.forward = forward;
-    return sort_keys(engine_.query(*table_, str("p"), sort, options));
+    return sort_keys(engine_.query(*table_, S("p"), sort, options));
   }
 
   static constexpr std::string_view kSortKeys[] = {"-100", "-1.5", "-1", "0",  "0.001",
@@ -81,7 +75,7 @@ TEST_F(ReadsTest, PagesResumeAfterTheLastEvaluatedKey) {
     Keys all;
     for (int pages = 0;; ++pages) {
       ASSERT_LT(pages, 10);
-      Page page = engine_.query(*table_, str("p"), {}, options);
+      Page page = engine_.query(*table_, S("p"), {}, options);
       for (auto& k : sort_keys(page)) all.push_back(k);
       if (!page.last_evaluated_key) break;
       options.exclusive_start_key = page.last_evaluated_key;
@@ -115,9 +109,9 @@ TEST_F(ReadsTest, BeginsWithOnStrings) {
   TablePtr t = engine_.create_table(def);
   for (const std::string& sk :
        std::vector<std::string>{"a", "ab", "abc", "abd", "b", std::string("ab\0z", 4)}) {
-    engine_.put_item(*t, {{"pk", str("p")}, {"sk", str(sk)}});
+    engine_.put_item(*t, {{"pk", S("p")}, {"sk", S(sk)}});
   }
-  Page page = engine_.query(*t, str("p"), {Op::kBeginsWith, str("ab"), {}}, {});
+  Page page = engine_.query(*t, S("p"), {Op::kBeginsWith, S("ab"), {}}, {});
   std::vector<std::string> got;
   for (const auto& stored : page.items) got.push_back(stored.decode().at("sk").as_string());
   EXPECT_EQ(got, (std::vector<std::string>{"ab", std::string("ab\0z", 4), "abc", "abd"}));
@@ -133,9 +127,9 @@ TEST(StoredItems, ItemsWithoutTheirSizeAreStillRead) {
   def.name = "old";
   def.key = {{"pk", ScalarType::S}, AttributeDefinition{"sk", ScalarType::N}};
   TablePtr table = engine.create_table(def);
-  const Item item{{"pk", str("p")}, {"sk", num("1")}, {"text", str(std::string(100, 'x'))}};
+  const Item item{{"pk", S("p")}, {"sk", N("1")}, {"text", S(std::string(100, 'x'))}};
   engine.put_item(*table, item);
-  const std::string key = codec::item_key(table->id, str("p"), &item.at("sk"));
+  const std::string key = codec::item_key(table->id, S("p"), &item.at("sk"));
   const std::optional<std::string> stored = storage.get(key);
   ASSERT_TRUE(stored);
   EXPECT_EQ(codec::split_stored_item(*stored)->size, std::optional(item_size(item)));
@@ -143,12 +137,11 @@ TEST(StoredItems, ItemsWithoutTheirSizeAreStillRead) {
   batch.put(key, codec::encode_item(item));
   storage.write(batch);
 
-  const std::optional<StoredItem> got =
-      engine.get_stored(*table, {{"pk", str("p")}, {"sk", num("1")}});
+  const std::optional<StoredItem> got = engine.get_stored(*table, {{"pk", S("p")}, {"sk", N("1")}});
   ASSERT_TRUE(got);
   EXPECT_EQ(got->size(), item_size(item));
   EXPECT_EQ(got->decode(), item);
-  const Page page = engine.query(*table, str("p"), {}, {});
+  const Page page = engine.query(*table, S("p"), {}, {});
   ASSERT_EQ(page.items.size(), 1u);
   EXPECT_EQ(page.bytes_read, item_size(item));
   const WriteResult rewritten = engine.put_item(*table, item);

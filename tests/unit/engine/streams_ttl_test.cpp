@@ -2,16 +2,12 @@
 
 #include "engine/engine.h"
 #include "model/clock.h"
+#include "values.h"
 
 namespace kumo::engine {
 namespace {
 
-AttributeValue num(long long v) {
-  return AttributeValue::number(Decimal::from_int(v));
-}
-AttributeValue str(std::string s) {
-  return AttributeValue::string(std::move(s));
-}
+using namespace kumo::test;
 
 TEST(SequenceNumbers, FormatIsTwentyOneDigitsAndRoundTrips) {
   EXPECT_EQ(format_sequence(1), "100000000000000000001");
@@ -61,35 +57,35 @@ class StreamsTtlTest : public ::testing::Test {
 };
 
 TEST_F(StreamsTtlTest, EveryChangeIsOneRecordInCommitOrder) {
-  engine_.put_item(*table_, {{"pk", str("a")}, {"v", num(1)}});
-  engine_.put_item(*table_, {{"pk", str("a")}, {"v", num(1)}});  // no change: no record
-  engine_.put_item(*table_, {{"pk", str("a")}, {"v", num(2)}});
-  engine_.delete_item(*table_, {{"pk", str("a")}});
-  engine_.delete_item(*table_, {{"pk", str("a")}});  // nothing to delete: no record
+  engine_.put_item(*table_, {{"pk", S("a")}, {"v", N(1)}});
+  engine_.put_item(*table_, {{"pk", S("a")}, {"v", N(1)}});  // no change: no record
+  engine_.put_item(*table_, {{"pk", S("a")}, {"v", N(2)}});
+  engine_.delete_item(*table_, {{"pk", S("a")}});
+  engine_.delete_item(*table_, {{"pk", S("a")}});  // nothing to delete: no record
   std::vector<StreamRecord> r = records(stream());
   ASSERT_EQ(r.size(), 3u);
   EXPECT_EQ(r[0].event, StreamEvent::kInsert);
   EXPECT_EQ(r[1].event, StreamEvent::kModify);
   EXPECT_EQ(r[2].event, StreamEvent::kRemove);
   EXPECT_FALSE(r[0].old_image.has_value());
-  EXPECT_EQ(r[1].old_image->at("v"), num(1));
-  EXPECT_EQ(r[1].new_image->at("v"), num(2));
+  EXPECT_EQ(r[1].old_image->at("v"), N(1));
+  EXPECT_EQ(r[1].new_image->at("v"), N(2));
   EXPECT_FALSE(r[2].new_image.has_value());
   EXPECT_LT(r[0].sequence, r[1].sequence);
   EXPECT_LT(r[1].sequence, r[2].sequence);
-  EXPECT_EQ(r[2].keys, (Item{{"pk", str("a")}}));
+  EXPECT_EQ(r[2].keys, (Item{{"pk", S("a")}}));
 }
 
 TEST_F(StreamsTtlTest, DisablingClosesTheStreamAndANewOneStartsAfterIt) {
-  engine_.put_item(*table_, {{"pk", str("a")}});
+  engine_.put_item(*table_, {{"pk", S("a")}});
   const StreamInfo first = stream();
   engine_.update_table("events", [](TableDefinition& t) { t.stream->enabled = false; });
-  engine_.put_item(*table_, {{"pk", str("b")}});  // no stream: no record
+  engine_.put_item(*table_, {{"pk", S("b")}});  // no stream: no record
   engine_.update_table("events", [](TableDefinition& t) {
     t.stream = StreamSpecification{true, "KEYS_ONLY"};
     t.latest_stream_label = "2026-11-22T00:00:01.000";
   });
-  engine_.put_item(*table_, {{"pk", str("c")}});
+  engine_.put_item(*table_, {{"pk", S("c")}});
 
   std::vector<StreamInfo> all = engine_.streams().list("events");
   ASSERT_EQ(all.size(), 2u);
@@ -100,10 +96,10 @@ TEST_F(StreamsTtlTest, DisablingClosesTheStreamAndANewOneStartsAfterIt) {
   EXPECT_GT(open.start, *closed.end);
   std::vector<StreamRecord> old_records = records(closed);
   ASSERT_EQ(old_records.size(), 1u);
-  EXPECT_EQ(old_records[0].keys.at("pk"), str("a"));
+  EXPECT_EQ(old_records[0].keys.at("pk"), S("a"));
   std::vector<StreamRecord> new_records = records(open);
   ASSERT_EQ(new_records.size(), 1u);
-  EXPECT_EQ(new_records[0].keys.at("pk"), str("c"));
+  EXPECT_EQ(new_records[0].keys.at("pk"), S("c"));
   EXPECT_FALSE(new_records[0].new_image.has_value());  // KEYS_ONLY
 }
 
@@ -113,7 +109,7 @@ TEST_F(StreamsTtlTest, AStreamClosedWithoutRecordsNeverOverlapsTheNextOne) {
     t.stream = StreamSpecification{true, "NEW_IMAGE"};
     t.latest_stream_label = "2026-11-22T00:00:01.000";
   });
-  engine_.put_item(*table_, {{"pk", str("a")}});
+  engine_.put_item(*table_, {{"pk", S("a")}});
   std::vector<StreamInfo> all = engine_.streams().list("events");
   ASSERT_EQ(all.size(), 2u);
   EXPECT_TRUE(records(all[0]).empty());
@@ -140,8 +136,8 @@ TEST(StreamLabels, AreTheCreationTimeInMilliseconds) {
 }
 
 TEST_F(StreamsTtlTest, TrimDeletesRecordsOlderThanRetention) {
-  engine_.put_item(*table_, {{"pk", str("a")}});
-  engine_.put_item(*table_, {{"pk", str("b")}});
+  engine_.put_item(*table_, {{"pk", S("a")}});
+  engine_.put_item(*table_, {{"pk", S("b")}});
   const double now = now_seconds();
   engine_.streams().trim(now + 10, 5);
   const StreamInfo s = stream();
@@ -155,21 +151,21 @@ TEST_F(StreamsTtlTest, ExpireItemsDeletesOnlyPastNumbersWithinFiveYears) {
     t.ttl_attribute = "exp";
   });
   const auto now = static_cast<long long>(now_seconds());
-  engine_.put_item(*table_, {{"pk", str("past")}, {"exp", num(now - 10)}});
-  engine_.put_item(*table_, {{"pk", str("future")}, {"exp", num(now + 3600)}});
-  engine_.put_item(*table_, {{"pk", str("string")}, {"exp", str("1")}});
-  engine_.put_item(*table_, {{"pk", str("ancient")}, {"exp", num(now - 6LL * 365 * 86400)}});
-  engine_.put_item(*table_, {{"pk", str("none")}});
+  engine_.put_item(*table_, {{"pk", S("past")}, {"exp", N(now - 10)}});
+  engine_.put_item(*table_, {{"pk", S("future")}, {"exp", N(now + 3600)}});
+  engine_.put_item(*table_, {{"pk", S("string")}, {"exp", S("1")}});
+  engine_.put_item(*table_, {{"pk", S("ancient")}, {"exp", N(now - 6LL * 365 * 86400)}});
+  engine_.put_item(*table_, {{"pk", S("none")}});
   EXPECT_EQ(engine_.expire_items(static_cast<double>(now)), 1u);
-  EXPECT_FALSE(engine_.get_item(*table_, {{"pk", str("past")}}).has_value());
+  EXPECT_FALSE(engine_.get_item(*table_, {{"pk", S("past")}}).has_value());
   for (const char* kept : {"future", "string", "ancient", "none"}) {
-    EXPECT_TRUE(engine_.get_item(*table_, {{"pk", str(kept)}}).has_value()) << kept;
+    EXPECT_TRUE(engine_.get_item(*table_, {{"pk", S(kept)}}).has_value()) << kept;
   }
   std::vector<StreamRecord> r = records(stream());
   ASSERT_FALSE(r.empty());
   EXPECT_EQ(r.back().event, StreamEvent::kRemove);
   EXPECT_TRUE(r.back().by_service);
-  EXPECT_EQ(r.back().keys.at("pk"), str("past"));
+  EXPECT_EQ(r.back().keys.at("pk"), S("past"));
 }
 
 TEST_F(StreamsTtlTest, AnUpdateThatMovesTheTtlIsHonoured) {
@@ -178,10 +174,10 @@ TEST_F(StreamsTtlTest, AnUpdateThatMovesTheTtlIsHonoured) {
     t.ttl_attribute = "exp";
   });
   const auto now = static_cast<long long>(now_seconds());
-  engine_.put_item(*table_, {{"pk", str("a")}, {"exp", num(now - 10)}});
-  engine_.put_item(*table_, {{"pk", str("a")}, {"exp", num(now + 3600)}});
+  engine_.put_item(*table_, {{"pk", S("a")}, {"exp", N(now - 10)}});
+  engine_.put_item(*table_, {{"pk", S("a")}, {"exp", N(now + 3600)}});
   EXPECT_EQ(engine_.expire_items(static_cast<double>(now)), 0u);
-  EXPECT_TRUE(engine_.get_item(*table_, {{"pk", str("a")}}).has_value());
+  EXPECT_TRUE(engine_.get_item(*table_, {{"pk", S("a")}}).has_value());
   EXPECT_EQ(engine_.expire_items(static_cast<double>(now + 7200)), 1u);
 }
 

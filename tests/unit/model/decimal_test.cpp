@@ -6,17 +6,14 @@
 #include <random>
 #include <string>
 #include <vector>
+#include "values.h"
 
 namespace kumo {
 namespace {
 
-using PE = Decimal::ParseError;
+using namespace kumo::test;
 
-Decimal num(std::string_view text) {
-  Decimal d;
-  EXPECT_EQ(Decimal::parse(text, &d), PE::kNone) << text;
-  return d;
-}
+using PE = Decimal::ParseError;
 
 PE parse_error(std::string_view text) {
   Decimal d;

@@ -1,25 +1,12 @@
 #include <gtest/gtest.h>
 
 #include "model/attribute_value.h"
+#include "values.h"
 
 namespace kumo {
 namespace {
 
-Decimal num(std::string_view text) {
-  Decimal d;
-  EXPECT_EQ(Decimal::parse(text, &d), Decimal::ParseError::kNone) << text;
-  return d;
-}
-
-AttributeValue S(std::string s) {
-  return AttributeValue::string(std::move(s));
-}
-AttributeValue N(std::string_view text) {
-  return AttributeValue::number(num(text));
-}
-AttributeValue B(std::string bytes) {
-  return AttributeValue::binary(std::move(bytes));
-}
+using namespace kumo::test;
 
 TEST(ValueSize, Scalars) {
   EXPECT_EQ(value_size(S("")), 0u);
