@@ -35,15 +35,19 @@ if ! command -v clang++ >/dev/null 2>&1; then
 fi
 
 # A separate configure: the rest of the tree is built with g++. Only the fuzz targets and
-# the layers they link are built. -O1 keeps the build short and assert()s on.
-generator=()
-if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then
-  generator=(-G Ninja)
+# the layers they link are built. -O1 keeps the build short and assert()s on. A build
+# directory already configured with -DKUMO_FUZZ=ON (scripts/test.sh's build-asan/, which
+# also holds the sanitizer tests) keeps its own configuration.
+if ! grep -qs '^KUMO_FUZZ:BOOL=ON$' "$build/CMakeCache.txt"; then
+  generator=()
+  if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then
+    generator=(-G Ninja)
+  fi
+  cmake -S "$root" -B "$build" "${generator[@]}" \
+    -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+    -DKUMO_FUZZ=ON -DKUMO_TESTS=OFF -DKUMO_BENCH=OFF -DKUMO_WERROR=ON >/dev/null
 fi
-cmake -S "$root" -B "$build" "${generator[@]}" \
-  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
-  -DKUMO_FUZZ=ON -DKUMO_TESTS=OFF -DKUMO_BENCH=OFF -DKUMO_WERROR=ON >/dev/null
 cmake --build "$build" -j"$(nproc)" --target kumo_fuzz
 built=$((SECONDS - started))
 
