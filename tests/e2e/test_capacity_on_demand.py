@@ -305,6 +305,51 @@ def test_the_per_table_quota_caps_each_gsi(quota):
     assert meters.throttle_events("write", "account_limit") == 0
 
 
+@pytest.fixture(scope="module")
+def read_quota(kumo_bin, tmp_path_factory):
+    with capacity_server(kumo_bin, tmp_path_factory, {"table-quota": "100:1000"}) as cs:
+        yield cs
+
+
+def query_g(srv, table, value):
+    return srv.api("Query", {"TableName": table, "IndexName": "by_g",
+                             "KeyConditionExpression": "g = :g",
+                             "ExpressionAttributeValues": {":g": S(value)}})
+
+
+def test_the_per_table_quota_caps_an_on_demand_tables_reads(read_quota):
+    """A strongly consistent read of a 400 KB item is 100 read units: the whole quota."""
+    table = read_quota.create()
+    assert read_quota.put(table, item("a", MAX_ITEM)).status == 200
+    read_quota.advance(1)
+    assert read_quota.get(table, key("a")).status == 200
+    resp = read_quota.get(table, key("a"), consistent=False)
+    assert_throttle(resp, THROTTLING, "TableReadAccountLimitExceeded", arn(table), T7)
+    read_quota.advance(1)
+    meters = Meters(read_quota.admin, table)
+    assert meters.throttle_events("read", "account_limit") == 1
+    assert read_quota.get(table, key("a")).status == 200
+
+
+def test_the_per_table_quota_caps_each_gsis_reads(read_quota):
+    """A GSI read is eventually consistent: a 400 KB entry is 50 units, two take the quota."""
+    table = gsi_table(read_quota)
+    assert read_quota.put(table, item("a", MAX_ITEM, g=S("v"))).status == 200
+    read_quota.advance(1)
+    for _ in range(2):
+        resp = query_g(read_quota, table, "v")
+        assert resp.status == 200, resp
+        assert resp.json["Count"] == 1
+    resp = query_g(read_quota, table, "v")
+    assert_throttle(resp, THROTTLING, "IndexReadAccountLimitExceeded", arn(table, "by_g"), T7)
+    assert read_quota.get(table, key("a")).status == 200  # the table has its own quota
+    read_quota.advance(1)
+    meters = Meters(read_quota.admin, table)
+    assert meters.throttle_events("read", "account_limit", index="by_g") == 1
+    assert meters.throttle_events("read", "account_limit") == 0
+    assert query_g(read_quota, table, "v").status == 200
+
+
 def test_account_limit_as_request_limit_exceeded(kumo_bin, tmp_path_factory):
     flags = {"table-quota": "100:100", "account-limit-exception": "RequestLimitExceeded"}
     with capacity_server(kumo_bin, tmp_path_factory, flags) as srv:

@@ -21,6 +21,7 @@ from capacity_helpers import (
     item,
     key,
 )
+from kumo_testlib import S
 
 TOKENS = 1 << 64
 ITEM_OVERHEAD = 100  # partition sizes count as TableSizeBytes does: item size + 100
@@ -123,6 +124,32 @@ def test_one_key_past_3000_read_units_a_second(srv, mode):
     assert srv.put(table, item("hot", MAX_ITEM)).status == 200  # writes have their own
     srv.advance(1)
     assert srv.get(table, key("hot")).status == 200
+
+
+def test_one_gsi_key_past_3000_read_units_a_second(srv):
+    """A GSI partition serves 3,000 read units a second like a table's: 60 eventually
+    consistent Queries of one 400 KB entry (50 units each) take them all."""
+    table = srv.create(
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                              {"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexes=[{"IndexName": "by_g",
+                                 "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                 "Projection": {"ProjectionType": "ALL"}}])
+    assert srv.put(table, item("a", MAX_ITEM, g=S("hot"))).status == 200
+    srv.advance(1)
+    query = {"TableName": table, "IndexName": "by_g", "KeyConditionExpression": "g = :g",
+             "ExpressionAttributeValues": {":g": S("hot")}}
+    for _ in range(60):
+        assert srv.api("Query", query).status == 200
+    resp = srv.api("Query", query)
+    assert_throttle(resp, THROTTLING, "IndexReadKeyRangeThroughputExceeded",
+                    arn(table, "by_g"), T4)
+    assert srv.get(table, key("a")).status == 200  # the table's partitions are apart
+    srv.advance(1)
+    meters = Meters(srv.admin, table)
+    assert meters.throttle_events("read", "key_range_throughput", index="by_g") == 1
+    assert meters.throttle_events("read", "key_range_throughput") == 0
+    assert srv.api("Query", query).status == 200
 
 
 def test_a_partition_over_the_size_limit_splits_at_half_its_bytes(srv):
