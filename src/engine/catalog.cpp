@@ -493,8 +493,8 @@ void Catalog::drop_data(const TableDefinition& table) {
   // (ChangeStreams::trim removes them).
   const std::string prefix = codec::table_prefix(table.id);
   const std::string stream = codec::space_prefix(table.id, codec::Space::kStream);
-  storage::erase_range(storage_, prefix, stream);
-  storage::erase_range(storage_, codec::prefix_end(stream), codec::prefix_end(prefix));
+  storage_.erase_range(prefix, stream);
+  storage_.erase_range(codec::prefix_end(stream), codec::prefix_end(prefix));
 }
 
 std::vector<std::string> Catalog::list(std::string_view exclusive_start, std::size_t limit,

@@ -287,8 +287,8 @@ void ChangeStreams::add_record(const Guard& guard, const StreamInfo& stream, con
   const std::string& view = stream.view_type;
   if (new_item && (view == "NEW_IMAGE" || view == "NEW_AND_OLD_IMAGES")) r.new_image = *new_item;
   if (old_item && (view == "OLD_IMAGE" || view == "NEW_AND_OLD_IMAGES")) r.old_image = *old_item;
-  batch->put(record_key(stream.table_id, next_sequence_++), encode_record(r));
-  batch->add_counter(std::string(kSequenceKey), 1);
+  batch->maintain_put(record_key(stream.table_id, next_sequence_++), encode_record(r));
+  batch->maintain_add_counter(std::string(kSequenceKey), 1);
 }
 
 std::vector<StreamInfo> ChangeStreams::list(std::optional<std::string_view> table_name) const {

@@ -160,6 +160,7 @@ void Engine::read_old(const TableDefinition& table, const std::string& storage_k
 
 Engine::Change Engine::add_write(const TableDefinition& table, const std::string& storage_key,
                                  WriteResult& result, storage::WriteBatch* batch) const {
+  batch->partition(storage_key);
   if (result.new_item) {
     batch->put(storage_key, codec::encode_stored_item(*result.new_item, result.new_size));
   } else {
@@ -385,6 +386,9 @@ void Engine::update_indexes(const TableDefinition& table, WriteResult& result,
   const std::optional<Item>& old_item = result.old_item;
   const std::optional<Item>& new_item = result.new_item;
   for (const auto* indexes : {&table.local_indexes, &table.global_indexes}) {
+    // An LSI entry changes with its item; a GSI entry lies in the GSI's own partitions and
+    // is maintenance. Both kinds of index counter are kept with the item, as the table's.
+    const bool global = indexes == &table.global_indexes;
     for (const auto& index : *indexes) {
       std::optional<std::string> old_key, new_key;
       if (old_item) old_key = index_entry_key(table, index, *old_item);
@@ -409,9 +413,21 @@ void Engine::update_indexes(const TableDefinition& table, WriteResult& result,
         units = write_capacity_units(old_key ? old_size : new_size);
       }
       // A changed index key moves the entry: delete the old one, put the new one.
-      if (old_key && old_key != new_key) batch->del(*old_key);
-      if (new_key && (!old_key || units > 0))
-        batch->put(*new_key, codec::encode_stored_item(*new_entry, new_size));
+      if (old_key && old_key != new_key) {
+        if (global) {
+          batch->maintain_del(*old_key);
+        } else {
+          batch->del(*old_key);
+        }
+      }
+      if (new_key && (!old_key || units > 0)) {
+        std::string entry = codec::encode_stored_item(*new_entry, new_size);
+        if (global) {
+          batch->maintain_put(*new_key, std::move(entry));
+        } else {
+          batch->put(*new_key, std::move(entry));
+        }
+      }
       const int count_delta = (new_key ? 1 : 0) - (old_key ? 1 : 0);
       const std::int64_t size_delta =
           static_cast<std::int64_t>(new_size) - static_cast<std::int64_t>(old_size);

@@ -65,9 +65,9 @@ std::string Engine::update_ttl_schedule(const TableDefinition& table,
   if (result.old_item) old_entry = expiry_key(table, *result.old_item, storage_key);
   if (result.new_item) new_entry = expiry_key(table, *result.new_item, storage_key);
   if (old_entry == new_entry) return {};
-  if (old_entry) batch->del(*old_entry);
+  if (old_entry) batch->maintain_del(*old_entry);
   if (!new_entry) return {};
-  batch->put(*new_entry, codec::encode_item(key_attributes(table, *result.new_item)));
+  batch->maintain_put(*new_entry, codec::encode_item(key_attributes(table, *result.new_item)));
   return std::move(*new_entry);
 }
 
@@ -196,7 +196,7 @@ TablePtr Engine::update_table(std::string_view name,
     start_ttl_scheduling(after->name);
   } else if (!after->ttl_enabled && ttl_was) {
     const std::string prefix = codec::space_prefix(after->id, codec::Space::kTtl);
-    storage::erase_range(*storage_, prefix, codec::prefix_end(prefix));
+    storage_->erase_range(prefix, codec::prefix_end(prefix));
     reset_ttl_progress(after->id);
   }
   return after;
@@ -229,7 +229,8 @@ void Engine::start_ttl_scheduling(const std::string& table_name) {
                        std::optional<std::string> entry = expiry_key(t, item, key);
                        if (!entry) return true;
                        storage::WriteBatch batch;
-                       batch.put(*entry, codec::encode_item(key_attributes(t, item)));
+                       batch.partition(key);
+                       batch.maintain_put(*entry, codec::encode_item(key_attributes(t, item)));
                        storage_->write(batch);
                        note_ttl_entry(t.id, *entry);
                        return true;
@@ -259,7 +260,8 @@ bool Engine::expire_item(const TableDefinition& table, const Item& key, const st
     // Written again since it was scheduled: its write moved the entry, unless this one is
     // left over from an earlier TTL setting.
     if (!result.old_item || expiry_key(*latest, *result.old_item, storage_key) != entry) {
-      batch.del(entry);
+      batch.partition(storage_key);
+      batch.maintain_del(entry);
       storage_->write(batch);
     }
     return false;

@@ -289,7 +289,7 @@ bool Engine::backfill(const std::string& table_name, std::uint32_t index_id) {
   TablePtr table = catalog_.find(table_name);
   if (!table) return false;
   return walk_items(table_name, table->id,
-                    [&](const TableDefinition& t, const std::string&, const Item& item) {
+                    [&](const TableDefinition& t, const std::string& key, const Item& item) {
                       const IndexDefinition* index = nullptr;
                       for (const auto& i : t.global_indexes) {
                         if (i.id == index_id) index = &i;
@@ -300,11 +300,12 @@ bool Engine::backfill(const std::string& table_name, std::uint32_t index_id) {
                         return true;  // not indexed, or a write put it
                       Item projected = project_entry(*index, item);
                       storage::WriteBatch batch;
+                      batch.partition(key);
                       batch.add_counter(index_counter_key(t, index->id, "count"), 1);
                       const std::size_t size = item_size(projected);
                       batch.add_counter(index_counter_key(t, index->id, "bytes"),
                                         static_cast<std::int64_t>(size));
-                      batch.put(*entry, codec::encode_stored_item(projected, size));
+                      batch.maintain_put(*entry, codec::encode_stored_item(projected, size));
                       storage_->write(batch);
                       // The backfill charges nothing, but fills the index's partitions.
                       WriteResult added;
@@ -323,7 +324,7 @@ void Engine::drop_index(const TableDefinition& table, std::uint32_t index_id) {
     storage_->write(batch);
   }
   const std::string prefix = index_prefix(table, index_id);
-  storage::erase_range(*storage_, prefix, codec::prefix_end(prefix));
+  storage_->erase_range(prefix, codec::prefix_end(prefix));
 }
 
 }  // namespace kumo::engine

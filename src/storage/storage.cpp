@@ -4,18 +4,18 @@
 
 namespace kumo::storage {
 
-void erase_range(Storage& storage, const std::string& lower, const std::string& upper) {
+void Storage::erase_range(const std::string& lower, const std::string& upper) {
   constexpr std::size_t kBatchKeys = 1000;
   for (;;) {
     WriteBatch batch;
     {
-      auto it = storage.iterator(lower, upper);
+      auto it = iterator(lower, upper);
       for (it->seek_to_first(); it->valid() && batch.ops().size() < kBatchKeys; it->next()) {
         batch.del(std::string(it->key()));
       }
     }
     if (batch.empty()) return;
-    storage.write(batch);
+    write(batch);
   }
 }
 

@@ -22,30 +22,65 @@ class StorageError : public std::runtime_error {
 };
 
 // A group of writes applied atomically: all or none, and no reader sees part of it.
+//
+// A batch also says what must be atomic on a back end that cannot apply any set of keys
+// at once (RADOS: one object per partition). A write of one item opens a *partition group*
+// with partition(item key): the item, its LSI entries, its item collection's size and the
+// table's counters change together, in the item's partition. What the write implies
+// elsewhere (GSI entries, the TTL schedule, the stream record) is *maintenance*: such a back
+// end applies it after the partition's change, from a record kept with that change, and may
+// apply it again after a crash; applied in order, maintenance is idempotent. The local back
+// ends apply every op of a batch together and ignore both marks.
 class WriteBatch {
  public:
   enum class OpType : std::uint8_t { kPut, kDelete, kAddCounter };
+  // Op::group of an op outside any partition group.
+  static constexpr std::uint32_t kNoGroup = UINT32_MAX;
   struct Op {
     OpType type;
+    bool maintenance = false;
+    std::uint32_t group = kNoGroup;  // index into groups()
     std::string key;
     std::string value;   // kPut
     std::int64_t delta;  // kAddCounter
   };
 
-  void put(std::string key, std::string value) {
-    ops_.push_back({OpType::kPut, std::move(key), std::move(value), 0});
+  // Opens a partition group for the item stored at `item_key`: the ops that follow, up to
+  // the next partition(), belong to it.
+  void partition(std::string item_key) {
+    group_ = static_cast<std::uint32_t>(groups_.size());
+    groups_.push_back(std::move(item_key));
   }
-  void del(std::string key) { ops_.push_back({OpType::kDelete, std::move(key), {}, 0}); }
+  void put(std::string key, std::string value) {
+    ops_.push_back({OpType::kPut, false, group_, std::move(key), std::move(value), 0});
+  }
+  void del(std::string key) {
+    ops_.push_back({OpType::kDelete, false, group_, std::move(key), {}, 0});
+  }
   // Adds `delta` to the signed 64-bit counter stored at `key` (absent counts as 0). Blind:
   // needs no read. Read it back with Storage::get_counter.
   void add_counter(std::string key, std::int64_t delta) {
-    ops_.push_back({OpType::kAddCounter, std::move(key), {}, delta});
+    ops_.push_back({OpType::kAddCounter, false, group_, std::move(key), {}, delta});
+  }
+  // Maintenance that the current partition group implies (see above).
+  void maintain_put(std::string key, std::string value) {
+    ops_.push_back({OpType::kPut, true, group_, std::move(key), std::move(value), 0});
+  }
+  void maintain_del(std::string key) {
+    ops_.push_back({OpType::kDelete, true, group_, std::move(key), {}, 0});
+  }
+  void maintain_add_counter(std::string key, std::int64_t delta) {
+    ops_.push_back({OpType::kAddCounter, true, group_, std::move(key), {}, delta});
   }
   const std::vector<Op>& ops() const { return ops_; }
+  // The item key of each partition group.
+  const std::vector<std::string>& groups() const { return groups_; }
   bool empty() const { return ops_.empty(); }
 
  private:
   std::vector<Op> ops_;
+  std::vector<std::string> groups_;
+  std::uint32_t group_ = kNoGroup;
 };
 
 // A consistent point-in-time view. Reads through it see every batch committed before it
@@ -110,8 +145,9 @@ class Storage {
   // Reads `key` at `snapshot` (latest when null). Returns nullopt when absent.
   virtual std::optional<std::string> get(std::string_view key,
                                          const Snapshot* snapshot = nullptr) = 0;
-  // Reads the counter written by WriteBatch::add_counter; 0 when absent.
-  std::int64_t get_counter(std::string_view key);
+  // Reads the counter written by WriteBatch::add_counter; 0 when absent. By default, the
+  // value get() finds.
+  virtual std::int64_t get_counter(std::string_view key);
   // Applies the batch atomically and durably (per Options::sync) before returning.
   virtual void write(const WriteBatch& batch) = 0;
   virtual std::unique_ptr<Snapshot> snapshot() = 0;
@@ -126,10 +162,10 @@ class Storage {
   using EntryVisitor = std::function<bool(std::string_view key, std::string_view value)>;
   virtual void visit_range(std::string lower, std::string upper, bool forward,
                            const EntryVisitor& visit, const Snapshot* snapshot = nullptr);
+  // Deletes every key in [lower, upper), counters included, in batches of bounded size (so
+  // not atomically). By default, deletions of the keys an iterator finds.
+  virtual void erase_range(const std::string& lower, const std::string& upper);
 };
-
-// Deletes every key in [lower, upper), in batches of bounded size (so not atomically).
-void erase_range(Storage& storage, const std::string& lower, const std::string& upper);
 
 // Opens (creating if needed) a RocksDB database at options.path.
 std::unique_ptr<Storage> open_rocksdb(const Options& options);

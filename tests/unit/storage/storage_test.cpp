@@ -789,7 +789,7 @@ TEST(MemoryStorage, ManyKeysDeletedAndRewrittenAtOtherSizes) {
     }
   }
   // Every key deleted, then written again.
-  erase_range(*db, "", "");
+  db->erase_range("", "");
   EXPECT_EQ(memory_usage(*db).keys, 0u);
   EXPECT_EQ(db->get("key1"), std::nullopt);
   for (int j = 0; j < kKeys; j += 10) {
