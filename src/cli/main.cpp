@@ -3,13 +3,11 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include <malloc.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <exception>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +23,7 @@
 #include "net/admin_server.h"
 #include "net/http_server.h"
 #include "net/sigv4.h"
+#include "storage/backends.h"
 #include "storage/storage.h"
 
 #ifndef KUMO_VERSION
@@ -78,37 +77,13 @@ int serve(const ServeOptions& options) {
     }
   }
 
+  const storage::BackendChoice choice = cli::backend_choice(options);
+  const storage::Backend& backend = storage::chosen_backend(choice);
   std::unique_ptr<storage::Storage> store;
   try {
-    if (options.in_memory) {
-      store = storage::open_memory();
-    } else {
-      // Resident memory stays within the configured caches only if what RocksDB frees goes
-      // back to the system. glibc gives threads arenas of their own, up to eight per core,
-      // and an arena keeps what its threads freed: RocksDB's flush and compaction threads,
-      // each with its own, left about 12 MiB more resident after a load of 3,000,000 items
-      // than with two. So: one arena per I/O thread, and one for the back end's threads.
-      // And memtables are allocated in blocks of an eighth of --write-buffer-mb; glibc
-      // raises its mmap threshold to the size of the largest block freed, after which the
-      // blocks come from the arenas and stay resident as free space once their memtable is
-      // flushed. A fixed threshold of 1 MiB keeps them mapped and returned whole: the RSS
-      // after that load fell from 143 MiB to 124 MiB.
-      const unsigned io_threads = options.threads != 0
-                                      ? options.threads
-                                      : std::max(1u, std::thread::hardware_concurrency());
-      mallopt(M_ARENA_MAX, static_cast<int>(io_threads + 1));
-      mallopt(M_MMAP_THRESHOLD, 1 << 20);
-      std::filesystem::create_directories(options.data_dir);
-      storage::Options storage_options;
-      storage_options.path = options.data_dir;
-      storage_options.sync = options.sync;
-      storage_options.block_cache_bytes = options.block_cache_mb << 20;
-      storage_options.write_buffer_bytes = options.write_buffer_mb << 20;
-      storage_options.compaction_bytes_per_second = options.compaction_rate_mb << 20;
-      store = storage::open_rocksdb(storage_options);
-    }
+    store = backend.open(choice);
   } catch (const std::exception& e) {
-    spdlog::error("cannot open data directory {}: {}", options.data_dir, e.what());
+    spdlog::error("cannot open {}: {}", backend.what(choice), e.what());
     return 1;
   }
   // The engine's clock and, unless capacity is off, its meters.
@@ -177,9 +152,7 @@ int serve(const ServeOptions& options) {
   // I/O threads run, and they start last, this thread being the first of them, so that
   // start-up work no longer competes with them for the core.
   spdlog::info("kumo {} listening on {}:{} ({}, {} I/O threads)", KUMO_VERSION, server->address(),
-               server->port(),
-               options.in_memory ? std::string("in memory") : "data: " + options.data_dir,
-               server->threads());
+               server->port(), backend.where(choice), server->threads());
   if (admin_server) {
     spdlog::info("admin listening on {}:{} (no authentication; {} clock, capacity {})",
                  admin_server->address(), admin_server->port(), options.clock,

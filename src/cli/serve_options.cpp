@@ -8,6 +8,7 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -52,10 +53,11 @@ class HelpFormatter : public CLI::Formatter {
   std::string make_option_desc(const CLI::Option* option) const override {
     std::string notes;
     if (!option->get_default_str().empty()) notes = "default: " + option->get_default_str();
+    std::string excluded;
     for (const CLI::Option* other : option->get_excludes()) {
-      if (!notes.empty()) notes += "; ";
-      notes += "not with " + other->get_name();
+      excluded += (excluded.empty() ? "not with " : " or ") + other->get_name();
     }
+    if (!excluded.empty()) notes += (notes.empty() ? "" : "; ") + excluded;
     const std::size_t width = kHelpWidth - get_column_width();
     std::string text = wrap(option->get_description(), width);
     if (!notes.empty()) text += "\n" + wrap("(" + notes + ")", width);
@@ -279,6 +281,22 @@ void add_capacity_options(CLI::App* serve, ServeOptions& options) {
 
 }  // namespace
 
+storage::BackendChoice backend_choice(const ServeOptions& options) {
+  storage::BackendChoice choice;
+  choice.data_dir = options.data_dir;
+  choice.in_memory = options.in_memory;
+  choice.rados_pool = options.rados_pool;
+  choice.ceph_conf = options.ceph_conf;
+  choice.rados_namespace = options.rados_namespace;
+  choice.io_threads =
+      options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  choice.options.sync = options.sync;
+  choice.options.block_cache_bytes = options.block_cache_mb << 20;
+  choice.options.write_buffer_bytes = options.write_buffer_mb << 20;
+  choice.options.compaction_bytes_per_second = options.compaction_rate_mb << 20;
+  return choice;
+}
+
 capacity::CapacityOptions capacity_options(const ServeOptions& options) {
   capacity::CapacityOptions c = options.capacity;
   c.mode = options.capacity_mode == "off"       ? capacity::Mode::kOff
@@ -315,8 +333,28 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
       serve->add_option("--data-dir", options.data_dir, "Directory of the on-disk database")
           ->type_name("DIR")
           ->capture_default_str();
-  serve->add_flag("--in-memory", options.in_memory, "Keep everything in memory; write nothing")
-      ->excludes(data_dir);
+  CLI::Option* in_memory =
+      serve->add_flag("--in-memory", options.in_memory, "Keep everything in memory; write nothing")
+          ->excludes(data_dir);
+  CLI::Option* rados =
+      serve
+          ->add_option("--rados", options.rados_pool,
+                       "Keep everything in this pool of a Ceph RADOS cluster (see --ceph-conf)")
+          ->type_name("POOL")
+          ->excludes(data_dir)
+          ->excludes(in_memory);
+  serve
+      ->add_option("--ceph-conf", options.ceph_conf,
+                   "The Ceph cluster's configuration file (monitors, authentication)")
+      ->type_name("FILE")
+      ->needs(rados)
+      ->check(CLI::ExistingFile.description(""));
+  serve
+      ->add_option("--rados-namespace", options.rados_namespace,
+                   "Keep this deployment's objects in RADOS namespaces starting with NS, apart "
+                   "from other deployments in the same pool")
+      ->type_name("NS")
+      ->needs(rados);
   serve
       ->add_option("--credentials", options.credentials_file,
                    "Verify SigV4 signatures against the keys in FILE: one 'ACCESS_KEY_ID "

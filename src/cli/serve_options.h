@@ -12,6 +12,7 @@
 
 #include "capacity/options.h"
 #include "model/clock.h"
+#include "storage/backends.h"
 
 namespace kumo::cli {
 
@@ -26,6 +27,13 @@ struct ServeOptions {
   std::string data_dir = "./kumo-data";
   // Keep everything in memory instead (nothing is written to disk).
   bool in_memory = false;
+  // Keep everything in this pool of a Ceph RADOS cluster instead, whose monitors and
+  // authentication `ceph_conf` names (empty: Ceph's default search).
+  std::string rados_pool;
+  std::string ceph_conf;
+  // Prefix of the RADOS namespaces this deployment's objects go to (several deployments
+  // share a pool with different ones).
+  std::string rados_namespace;
   // File of access keys whose signatures are verified; empty: any well-formed signature.
   std::string credentials_file;
   // Region the server names in ARNs (and in the health check of a request without Host).
@@ -79,6 +87,8 @@ struct ServeOptions {
 
 // The capacity options the flags describe.
 capacity::CapacityOptions capacity_options(const ServeOptions& options);
+// The back end the options choose, and its settings.
+storage::BackendChoice backend_choice(const ServeOptions& options);
 
 // The engine's clock as the flags describe it (a ManualClock when --clock manual).
 std::unique_ptr<Clock> make_clock(const ServeOptions& options);

@@ -180,8 +180,8 @@ def test_serve_help_is_readable(kumo_bin):
     assert rows["--in-memory"].split()[:2] == ["--in-memory", "Keep"]
     assert rows["--port"].split()[:3] == ["--port", "N", "TCP"]
     text = out.stdout
-    assert "(default: ./kumo-data; not with --in-memory)" in text
-    assert "(not with --data-dir)" in text
+    assert "(default: ./kumo-data; not with --in-memory or\n" in text
+    assert "(not with --data-dir or --rados)" in text
     assert "(default: 8000)" in text
     assert "Excludes" not in text
 

@@ -1,0 +1,47 @@
+// The back ends a server can run on, each chosen by one option of `kumo serve`:
+//   --data-dir DIR             RocksDB on this machine (the default, ./kumo-data)
+//   --in-memory                memory only; nothing is written
+//   --rados POOL --ceph-conf F a Ceph RADOS cluster's pool (when built with librados);
+//                              --rados-namespace NS keeps several deployments in one pool
+// main() asks for the chosen one and opens it; adding a back end adds a row here.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+
+#include "storage/storage.h"
+
+namespace kumo::storage {
+
+// What the options say about storage.
+struct BackendChoice {
+  std::string data_dir = "./kumo-data";
+  bool in_memory = false;
+  std::string rados_pool;       // non-empty: the RADOS back end
+  std::string ceph_conf;        // the cluster's ceph.conf (monitors, authentication)
+  std::string rados_namespace;  // prefix of the RADOS namespaces this deployment uses
+  unsigned io_threads = 1;      // the server's I/O threads (RocksDB tunes its allocator by them)
+  Options options;              // RocksDB's tuning; options.path is data_dir
+};
+
+struct Backend {
+  const char* name;  // "rocksdb", "memory", "rados"
+  bool (*chosen)(const BackendChoice& choice);
+  std::unique_ptr<Storage> (*open)(const BackendChoice& choice);
+  // Where the data is, for the start-up log: "data: ./kumo-data", "in memory", ...
+  std::string (*where)(const BackendChoice& choice);
+  // What failed to open, for the error: "data directory ./kumo-data", ...
+  std::string (*what)(const BackendChoice& choice);
+};
+
+std::span<const Backend> backends();
+// The back end the choice names (the first row whose `chosen` holds; RocksDB otherwise).
+const Backend& chosen_backend(const BackendChoice& choice);
+
+// Opens the RADOS back end (storage/rados/), loaded as the module kumo-rados.so from
+// beside the executable; throws StorageError when Kumo was built without librados.
+std::unique_ptr<Storage> open_rados(const std::string& pool, const std::string& ceph_conf,
+                                    const std::string& prefix);
+
+}  // namespace kumo::storage

@@ -1,0 +1,17 @@
+// Back ends whose libraries are large (RocksDB, librados) are built as modules beside the
+// executable and loaded the first time they are opened: a server that never uses one
+// never maps or initialises it (docs/storage.md).
+#pragma once
+
+namespace kumo::storage {
+
+// Loads `file` from the directory of the running executable and returns its `symbol`;
+// throws StorageError naming the file and `what` (the back end) when either is missing.
+// A module is never unloaded: the storages it makes live until the process ends.
+void* load_module_symbol(const char* file, const char* symbol, const char* what);
+
+// Throws StorageError(message). Modules report failures through it: they use the shared
+// C++ runtime and kumo its own, and an exception must be thrown and caught by one runtime.
+[[noreturn]] void throw_storage_error(const char* message);
+
+}  // namespace kumo::storage

@@ -1,0 +1,20 @@
+// The boundary between kumo and its RADOS back end, the module kumo-rados.so
+// (rados_storage.cpp), which storage::open_rados loads (rados_module.cpp). Like the
+// RocksDB module, it reports every failure through `fail` rather than throwing
+// (storage/module_loader.h).
+#pragma once
+
+#include "storage/storage.h"
+
+extern "C" {
+
+using kumo_rados_fail_function = void (*)(const char* message);
+
+// Connects to the cluster that `ceph_conf` describes (Ceph's default search when empty),
+// opens `pool`, and finishes whatever a process that stopped mid-write left (see
+// docs/scale-out.md). Every object goes to a RADOS namespace that starts with `prefix`, so
+// deployments with different prefixes share a pool without seeing each other. The caller
+// owns the result.
+kumo::storage::Storage* kumo_open_rados(const char* pool, const char* ceph_conf, const char* prefix,
+                                        kumo_rados_fail_function fail);
+}
