@@ -7,10 +7,12 @@ packages=(
   build-essential cmake pkg-config git
   libboost-dev libboost-system-dev librocksdb-dev rapidjson-dev
   libssl-dev libdeflate-dev zlib1g-dev libxxhash-dev libcli11-dev libfmt-dev libspdlog-dev libabsl-dev
+  librados-dev libradospp-dev
 )
 if [ "${1:-}" = "--test" ]; then
   packages+=(libgtest-dev libgmock-dev python3 python3-pytest python3-boto3 awscli
-             clang libclang-rt-14-dev)
+             clang libclang-rt-14-dev
+             ceph-mon ceph-osd ceph-mgr ceph-common uuid-runtime)
   command -v node >/dev/null 2>&1 || packages+=(nodejs)
   command -v npm >/dev/null 2>&1 || packages+=(npm)
 fi

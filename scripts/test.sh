@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, then builds and runs every test:
 #   1. RelWithDebInfo build in build/: unit tests (ctest), e2e suite, AWS CLI and JS SDK
-#      smoke tests, the benchmark smoke run, the scaling checks and the capacity check;
+#      smoke tests, the benchmark smoke run, the scaling checks and the capacity check,
+#      and part of the e2e suite again on the RADOS back end (a loopback Ceph cluster);
 #   2. ASan+UBSan build in build-asan/: unit tests and the e2e suite again, where any
 #      sanitizer report fails the run;
 #   3. clang build in build-fuzz/ (with -Wthread-safety): the libFuzzer targets, 20 s each.
@@ -116,6 +117,13 @@ end
 
 begin "capacity check (server CPU of metering and throttling against --capacity off)"
 timeout --kill-after=30 300 "$root/bench/capacity-check.sh" --short "$root/build"
+end
+
+# The RADOS back end on a loopback Ceph cluster (1 monitor, 1 manager, 3 OSDs), which the
+# install step installs: a bounded part of the e2e suite. scripts/test-rados.sh --all runs
+# all of it (docs/scale-out.md).
+begin "RADOS: e2e subset against a loopback Ceph cluster (build/kumo --rados)"
+timeout --kill-after=60 900 "$root/scripts/test-rados.sh" "$root/build"
 end
 
 # One clang build serves the sanitizer tests and the fuzz targets: Kumo at -O1 with its

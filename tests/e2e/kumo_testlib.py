@@ -3,6 +3,7 @@
 
 import base64
 import datetime
+import hashlib
 import http.client
 import json
 import os
@@ -82,6 +83,27 @@ def serve_flags(flags):
 ADMIN_LISTENING_RE = re.compile(rb"admin listening on (\S+):(\d+)")
 
 
+def on_rados():
+    """True when the suite runs against the RADOS back end ($KUMO_RADOS_POOL)."""
+    return bool(os.environ.get("KUMO_RADOS_POOL"))
+
+
+def rados_args(pool, data_dir):
+    """With $KUMO_RADOS_POOL set, every server runs on that pool of the Ceph cluster that
+    $KUMO_CEPH_CONF describes, each in RADOS namespaces of its own: a server "in memory"
+    gets fresh ones at every start, a server on a data directory the same ones at every
+    start (so its data survives a restart, as on disk)."""
+    if data_dir is None:
+        namespace = "e2e-" + uuid.uuid4().hex[:16] + "-"
+    else:
+        digest = hashlib.sha1(os.path.abspath(str(data_dir)).encode()).hexdigest()[:16]
+        namespace = "e2e-" + digest + "-"
+    args = ["--rados", pool, "--rados-namespace", namespace]
+    if os.environ.get("KUMO_CEPH_CONF"):
+        args += ["--ceph-conf", os.environ["KUMO_CEPH_CONF"]]
+    return args
+
+
 class KumoServer:
     """One `kumo serve` process. Its stdout and stderr go to `log_path`.
 
@@ -117,7 +139,10 @@ class KumoServer:
     def command(self):
         cmd = [self.binary, "serve", "--port", str(self.port), "--bind", "127.0.0.1",
                "--region", self.region]
-        if self.data_dir is None:
+        pool = os.environ.get("KUMO_RADOS_POOL")
+        if pool:
+            cmd += rados_args(pool, self.data_dir)
+        elif self.data_dir is None:
             cmd.append("--in-memory")
         else:
             cmd += ["--data-dir", str(self.data_dir)]
@@ -125,7 +150,11 @@ class KumoServer:
             cmd += ["--credentials", str(self.credentials)]
         if self.requested_admin_port is not None:
             cmd += ["--admin-port", str(self.requested_admin_port)]
-        return cmd + self.extra_args
+        extra = self.extra_args
+        if pool:
+            # A server asked to run in memory runs on fresh RADOS namespaces instead.
+            extra = [a for a in extra if a != "--in-memory"]
+        return cmd + extra
 
     @property
     def generation(self):

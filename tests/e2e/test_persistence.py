@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 from kumo_testlib import (
+    on_rados,
     KumoServer,
     create_table_args,
     free_port,
@@ -213,6 +214,7 @@ def test_concurrent_burst_then_sigkill(start_server, tmp_path):
     assert not missing, f"{len(missing)} acknowledged writes lost, e.g. {missing[:5]}"
 
 
+@pytest.mark.skipif(on_rados(), reason="about the RocksDB back end's module and files")
 def test_rocksdb_back_end_is_a_module_beside_the_binary(kumo_bin, tmp_path):
     """The RocksDB back end is kumo-rocksdb.so, loaded from beside the executable when a data
     directory is opened: without it a server in memory still runs, and one on a data
@@ -253,6 +255,8 @@ def test_rocksdb_back_end_is_a_module_beside_the_binary(kumo_bin, tmp_path):
         srv.kill()
 
 
+@pytest.mark.skipif(on_rados(), reason="RocksDB's lock on a data directory; several front "
+                    "ends may share a RADOS pool")
 def test_a_data_directory_in_use_refuses_a_second_server(start_server, kumo_bin, tmp_path):
     """RocksDB locks its directory: a second server on it exits with RocksDB's own reason,
     reported by the back end module, and the first keeps serving its data."""

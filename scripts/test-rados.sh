@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs the end-to-end suite against Kumo's RADOS back end: starts a loopback Ceph cluster
+# (scripts/ceph-cluster.sh: 1 monitor, 1 manager, 3 OSDs, pool size 3), runs the tests
+# with every server on `--rados kumo` (each in RADOS namespaces of its own), then stops the
+# cluster.
+#
+#   scripts/test-rados.sh [--all] [BUILD_DIR]
+#
+# By default a bounded part of the suite (the files below: items, queries, scans, indexes,
+# transactions, streams, TTL, restarts); --all runs every file (about 6 minutes on two
+# cores). With CEPH_CONF set, uses that running cluster's pool $KUMO_RADOS_POOL (default
+# kumo) instead of starting one.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+all=0
+if [ "${1:-}" = "--all" ]; then
+  all=1
+  shift
+fi
+build=${1:-$root/build}
+
+files=(tests/e2e)
+if [ "$all" = 0 ]; then
+  files=(
+    tests/e2e/test_items.py tests/e2e/test_conditions.py tests/e2e/test_batch.py
+    tests/e2e/test_query.py tests/e2e/test_scan.py tests/e2e/test_pagination.py
+    tests/e2e/test_index_writes.py tests/e2e/test_index_queries.py tests/e2e/test_index_models.py
+    tests/e2e/test_item_collections.py tests/e2e/test_transactions.py
+    tests/e2e/test_transactions_stress.py tests/e2e/test_transact_get.py
+    tests/e2e/test_streams_records.py tests/e2e/test_streams_consumer.py
+    tests/e2e/test_ttl_reaper.py tests/e2e/test_tables_manage.py tests/e2e/test_persistence.py
+  )
+fi
+
+cluster=""
+stop_cluster() {
+  if [ -n "$cluster" ]; then "$root/scripts/ceph-cluster.sh" down "$cluster" || true; fi
+}
+trap stop_cluster EXIT
+if [ -z "${CEPH_CONF:-}" ]; then
+  cluster=$("$root/scripts/ceph-cluster.sh" up)
+  CEPH_CONF=$cluster/ceph.conf
+fi
+
+cd "$root"
+KUMO_BIN="$build/kumo" KUMO_RADOS_POOL=${KUMO_RADOS_POOL:-kumo} KUMO_CEPH_CONF=$CEPH_CONF \
+  timeout --kill-after=30 1800 /usr/bin/python3 -m pytest -p no:cacheprovider -q -ra "${files[@]}"
