@@ -9,7 +9,8 @@
 # By default a bounded part of the suite (the files below: items, queries, scans, indexes,
 # transactions, streams, TTL, restarts); --all runs every file (about 6 minutes on two
 # cores). With CEPH_CONF set, uses that running cluster's pool $KUMO_RADOS_POOL (default
-# kumo) instead of starting one.
+# kumo) instead of starting one (and runs the OSD fault tests only with KUMO_CEPH_DIR set
+# to the directory of a cluster made by scripts/ceph-cluster.sh).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,6 +31,7 @@ if [ "$all" = 0 ]; then
     tests/e2e/test_transactions_stress.py tests/e2e/test_transact_get.py
     tests/e2e/test_streams_records.py tests/e2e/test_streams_consumer.py
     tests/e2e/test_ttl_reaper.py tests/e2e/test_tables_manage.py tests/e2e/test_persistence.py
+    tests/e2e/test_crash_loops.py tests/e2e/test_rados_faults.py
   )
 fi
 
@@ -41,6 +43,8 @@ trap stop_cluster EXIT
 if [ -z "${CEPH_CONF:-}" ]; then
   cluster=$("$root/scripts/ceph-cluster.sh" up)
   CEPH_CONF=$cluster/ceph.conf
+  # The fault tests (test_rados_faults.py) kill and restart its OSDs.
+  export KUMO_CEPH_DIR=$cluster
 fi
 
 cd "$root"

@@ -499,15 +499,14 @@ class RadosStorage : public Storage {
       return first->substr(0, 9);
     }
     if (table_boundary) {
-      // The first table at or after `at` that has objects.
+      // The first table at or after `at` that has data (and so a partition map).
       const std::uint32_t from = static_cast<std::uint32_t>(get_be(at, 4));
       std::optional<std::uint32_t> next;
-      librados::IoCtx every;
-      every.dup(catalog_io_);
-      every.set_namespace(librados::all_nspaces);
-      for (auto it = every.nobjects_begin(); it != every.nobjects_end(); ++it) {
-        const std::optional<std::uint32_t> id = table_of_namespace(it->get_nspace());
-        if (id && *id >= from && (!next || *id < *next)) next = *id;
+      for (std::uint32_t id : mapped_tables()) {
+        if (id >= from) {
+          next = id;
+          break;
+        }
       }
       std::string target = next ? table_prefix(*next) : std::string("\x01", 1);
       if (!upper.empty() && upper < target) return upper;
@@ -532,16 +531,6 @@ class RadosStorage : public Storage {
 
   std::string table_namespace(std::uint32_t table) const {
     return prefix_ + "t" + std::to_string(table);
-  }
-  // The table a namespace of this deployment holds, if it is one.
-  std::optional<std::uint32_t> table_of_namespace(const std::string& ns) const {
-    if (ns.size() <= prefix_.size() + 1 || ns.compare(0, prefix_.size(), prefix_) != 0 ||
-        ns[prefix_.size()] != 't') {
-      return std::nullopt;
-    }
-    const std::uint64_t id = std::strtoull(ns.c_str() + prefix_.size() + 1, nullptr, 10);
-    if (id > UINT32_MAX) return std::nullopt;
-    return static_cast<std::uint32_t>(id);
   }
 
   // The start tokens of the table's partitions, in order (the first is 0); created with
@@ -938,17 +927,14 @@ class RadosStorage : public Storage {
       }
       remove_object({prefix_, record});
     }
-    librados::IoCtx every;
-    every.dup(catalog_io_);
-    every.set_namespace(librados::all_nspaces);
-    std::vector<ObjectRef> objects;
-    for (auto it = every.nobjects_begin(); it != every.nobjects_end(); ++it) {
-      const bool catalog = it->get_nspace() == prefix_;
-      if (!catalog && !table_of_namespace(it->get_nspace())) continue;  // another deployment's
-      if (catalog && it->get_oid().compare(0, kTxnPrefix.size(), kTxnPrefix) == 0) continue;
-      objects.push_back({it->get_nspace(), it->get_oid()});
+    // Outbox entries are kept by partitions, and every table with data has a map.
+    for (std::uint32_t table : mapped_tables()) {
+      for (const ObjectRef& object : partitions(table)) recover_outbox(object);
     }
-    for (const ObjectRef& object : objects) {
+  }
+
+  void recover_outbox(const ObjectRef& object) {
+    {
       std::set<std::string> done;
       for (const auto& [k, v] : read_prefix(object, kOutboxPrefix)) {
         std::vector<Resolved> ops;
@@ -961,6 +947,18 @@ class RadosStorage : public Storage {
       }
       if (!done.empty()) remove_keys(object, done);
     }
+  }
+
+  // The tables that have a partition map, in order of id: every table that holds data.
+  std::vector<std::uint32_t> mapped_tables() {
+    std::vector<std::uint32_t> out;
+    for (const auto& [k, v] : read_prefix({prefix_, kCatalogObject}, kMapPrefix)) {
+      if (k.size() == kMapPrefix.size() + 4) {
+        out.push_back(
+            static_cast<std::uint32_t>(get_be(std::string_view(k).substr(kMapPrefix.size()), 4)));
+      }
+    }
+    return out;
   }
 
   const std::string prefix_;  // namespace of the catalog, and start of every table's
