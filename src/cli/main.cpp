@@ -106,7 +106,10 @@ int serve(const ServeOptions& options) {
   net::ServerOptions server_options;
   server_options.bind_address = options.bind;
   server_options.port = options.port;
-  server_options.threads = options.threads;
+  server_options.threads =
+      options.threads != 0
+          ? options.threads
+          : std::max(1u, std::thread::hardware_concurrency()) * backend.io_threads_per_core;
   server_options.region = options.region;
   server_options.log_requests = options.log_requests;
   server_options.body_budget = options.body_budget_mb << 20;

@@ -365,7 +365,9 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
   serve->add_option("--region", options.region, "Region named in ARNs")
       ->type_name("REGION")
       ->capture_default_str();
-  serve->add_option("--threads", options.threads, "I/O threads (0: one per core)")
+  serve
+      ->add_option("--threads", options.threads,
+                   "I/O threads (0: one per core, eight per core with --rados)")
       ->type_name("N")
       ->capture_default_str()
       ->check(CLI::Range(0u, 1024u).description(""));

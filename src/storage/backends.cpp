@@ -33,7 +33,7 @@ const std::array<Backend, 3> kBackends{{
     {"memory", [](const BackendChoice& c) { return c.in_memory; },
      [](const BackendChoice&) { return open_memory(); },
      [](const BackendChoice&) { return std::string("in memory"); },
-     [](const BackendChoice&) { return std::string("the memory store"); }},
+     [](const BackendChoice&) { return std::string("the memory store"); }, 1},
     {"rados", [](const BackendChoice& c) { return !c.rados_pool.empty(); },
      [](const BackendChoice& c) {
        return open_rados(c.rados_pool, c.ceph_conf, c.rados_namespace);
@@ -43,10 +43,10 @@ const std::array<Backend, 3> kBackends{{
               (c.rados_namespace.empty() ? "" : ", namespace " + c.rados_namespace) +
               (c.ceph_conf.empty() ? "" : " (" + c.ceph_conf + ")");
      },
-     [](const BackendChoice& c) { return "RADOS pool " + c.rados_pool; }},
+     [](const BackendChoice& c) { return "RADOS pool " + c.rados_pool; }, 8},
     {"rocksdb", [](const BackendChoice&) { return true; }, open_on_disk,
      [](const BackendChoice& c) { return "data: " + c.data_dir; },
-     [](const BackendChoice& c) { return "data directory " + c.data_dir; }},
+     [](const BackendChoice& c) { return "data directory " + c.data_dir; }, 1},
 }};
 
 }  // namespace

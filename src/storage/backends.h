@@ -33,6 +33,10 @@ struct Backend {
   std::string (*where)(const BackendChoice& choice);
   // What failed to open, for the error: "data directory ./kumo-data", ...
   std::string (*what)(const BackendChoice& choice);
+  // I/O threads per core when --threads is not given. An I/O thread waits for the back
+  // end during each request: on a remote store it waits for the network most of the time,
+  // so more threads keep more requests in flight.
+  unsigned io_threads_per_core;
 };
 
 std::span<const Backend> backends();

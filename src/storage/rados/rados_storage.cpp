@@ -37,6 +37,7 @@
 #include <cstring>
 #include <list>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -231,6 +232,9 @@ class RadosIterator : public Iterator {
 
 class RadosStorage : public Storage {
  public:
+  // The start tokens of a table's partitions, shared with the readers of the map.
+  using Starts = std::shared_ptr<const std::vector<std::uint64_t>>;
+
   RadosStorage(const std::string& pool, const std::string& conf, const std::string& prefix)
       : prefix_(prefix) {
     check(cluster_.init2("client.admin", "ceph", 0), "cannot set up the Ceph client");
@@ -420,7 +424,8 @@ class RadosStorage : public Storage {
         }
       }
       const std::uint64_t token = key.size() > token_at ? get_be(key.substr(token_at), 8) : 0;
-      const std::vector<std::uint64_t> starts = partition_starts(table);
+      const Starts shared = partition_starts(table);
+      const std::vector<std::uint64_t>& starts = *shared;
       auto it = std::upper_bound(starts.begin(), starts.end(), token);
       const std::uint64_t start = *(it - 1);
       std::string end = space_end;
@@ -518,7 +523,13 @@ class RadosStorage : public Storage {
  private:
   librados::IoCtx& io(const std::string& ns) {
     if (ns == prefix_) return catalog_io_;
-    std::unique_lock lock(mutex_);
+    {
+      // Every request looks its context up: readers do not wait for each other.
+      std::shared_lock lock(io_mutex_);
+      auto it = io_.find(ns);
+      if (it != io_.end()) return it->second;
+    }
+    std::unique_lock lock(io_mutex_);
     auto it = io_.find(ns);
     if (it == io_.end()) {
       librados::IoCtx ctx;
@@ -535,7 +546,7 @@ class RadosStorage : public Storage {
 
   // The start tokens of the table's partitions, in order (the first is 0); created with
   // the table's first use.
-  std::vector<std::uint64_t> partition_starts(std::uint32_t table) {
+  Starts partition_starts(std::uint32_t table) {
     {
       std::shared_lock lock(maps_mutex_);
       auto it = maps_.find(table);
@@ -574,8 +585,9 @@ class RadosStorage : public Storage {
       }
       check(r, "cannot store the partition map of table " + std::to_string(table));
     }
-    maps_[table] = starts;
-    return starts;
+    Starts shared = std::make_shared<const std::vector<std::uint64_t>>(std::move(starts));
+    maps_[table] = shared;
+    return shared;
   }
 
   void forget_partitions(std::uint32_t table) {
@@ -585,7 +597,7 @@ class RadosStorage : public Storage {
 
   std::vector<ObjectRef> partitions(std::uint32_t table) {
     std::vector<ObjectRef> out;
-    for (std::uint64_t start : partition_starts(table)) {
+    for (std::uint64_t start : *partition_starts(table)) {
       out.push_back({table_namespace(table), "p" + hex16(start)});
     }
     return out;
@@ -967,11 +979,12 @@ class RadosStorage : public Storage {
   librados::IoCtx catalog_io_;
   std::uint64_t instance_ = 0;
   std::atomic<std::uint64_t> next_delta_{1};
-  std::mutex mutex_;
+  std::mutex mutex_;  // deltas_written_
+  std::shared_mutex io_mutex_;
   std::unordered_map<std::string, librados::IoCtx> io_;
   std::map<ObjectRef, int> deltas_written_;
   std::shared_mutex maps_mutex_;
-  std::unordered_map<std::uint32_t, std::vector<std::uint64_t>> maps_;
+  std::unordered_map<std::uint32_t, Starts> maps_;
   std::mutex records_mutex_;
   std::set<std::uint64_t> records_;
   struct Removal {
