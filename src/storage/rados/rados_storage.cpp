@@ -50,11 +50,14 @@
 #include <vector>
 
 #include "storage/counter.h"
+#include "storage/rados/layout.h"
 #include "storage/rados/module.h"
 #include "storage/storage.h"
 
 namespace kumo::storage {
 namespace {
+
+using namespace rados;
 
 kumo_rados_fail_function fail_with = nullptr;
 
@@ -67,126 +70,12 @@ void check(int r, const std::string& what) {
   if (r < 0) fail(what + ": " + std::strerror(-r));
 }
 
-constexpr std::uint8_t kItemsSpace = 1, kIndexesSpace = 2, kStreamSpace = 3, kTtlSpace = 4;
 // Partitions a table starts with; their objects spread over the pool's placement groups.
 constexpr std::uint64_t kInitialPartitions = 4;
 // Keys a range read asks for at once.
 constexpr unsigned kPageKeys = 512;
 // Delta keys written to one object between two folds of its counters.
 constexpr int kFoldEvery = 256;
-
-const std::string kCatalogObject = "kumo.catalog";
-const std::string kTxnPrefix = "kumo.txn.";
-// Reserved omap keys start with 0xFF, which no key of Kumo's space starts with (table keys
-// start with the table id's high byte, 0 for every id below 2^24; the others with "meta/").
-const std::string kReserved = "\xff";
-const std::string kMapPrefix = "\xffmap";  // catalog: table id -> partition starts
-const std::string kCounterPrefix =
-    "\xff"
-    "c";  // [len u16][counter key][0 base | 1 id]
-const std::string kOutboxPrefix =
-    "\xff"
-    "o";  // [u64 sequence] -> ops
-
-void put_u16(std::string* out, std::uint16_t v) {
-  out->push_back(static_cast<char>(v >> 8));
-  out->push_back(static_cast<char>(v));
-}
-void put_u32(std::string* out, std::uint32_t v) {
-  for (int i = 3; i >= 0; --i) out->push_back(static_cast<char>(v >> (8 * i)));
-}
-void put_u64(std::string* out, std::uint64_t v) {
-  for (int i = 7; i >= 0; --i) out->push_back(static_cast<char>(v >> (8 * i)));
-}
-// Big-endian, the missing bytes of a short `in` read as zero.
-std::uint64_t get_be(std::string_view in, std::size_t bytes) {
-  std::uint64_t v = 0;
-  for (std::size_t i = 0; i < bytes; ++i) {
-    v = (v << 8) | (i < in.size() ? static_cast<unsigned char>(in[i]) : 0u);
-  }
-  return v;
-}
-std::string table_prefix(std::uint32_t table) {
-  std::string out;
-  put_u32(&out, table);
-  return out;
-}
-std::string space_prefix(std::uint32_t table, std::uint8_t space) {
-  std::string out = table_prefix(table);
-  out.push_back(static_cast<char>(space));
-  return out;
-}
-std::string hex16(std::uint64_t v) {
-  static const char* digits = "0123456789abcdef";
-  std::string out(16, '0');
-  for (int i = 15; i >= 0; --i, v >>= 4) out[static_cast<std::size_t>(i)] = digits[v & 15];
-  return out;
-}
-
-// An object: its namespace and name.
-struct ObjectRef {
-  std::string ns;
-  std::string oid;
-  bool operator<(const ObjectRef& o) const { return std::tie(ns, oid) < std::tie(o.ns, o.oid); }
-  bool operator==(const ObjectRef& o) const { return ns == o.ns && oid == o.oid; }
-};
-
-// A write resolved to one omap key of one object.
-struct Resolved {
-  ObjectRef object;
-  bool maintenance = false;
-  bool del = false;
-  std::string key;
-  std::string value;
-  // A delta of a table's counter, which any partition of the table may keep.
-  bool table_counter = false;
-};
-
-// Records (outbox entries and transaction records) hold resolved ops.
-std::string encode_ops(const std::vector<const Resolved*>& ops) {
-  std::string out;
-  put_u32(&out, static_cast<std::uint32_t>(ops.size()));
-  for (const Resolved* op : ops) {
-    out.push_back(op->del ? 1 : 0);
-    for (const std::string* s : {&op->object.ns, &op->object.oid, &op->key, &op->value}) {
-      put_u32(&out, static_cast<std::uint32_t>(s->size()));
-      out += *s;
-    }
-  }
-  return out;
-}
-bool decode_ops(std::string_view in, std::vector<Resolved>* ops) {
-  auto take = [&in](std::size_t n, std::string_view* out) {
-    if (in.size() < n) return false;
-    *out = in.substr(0, n);
-    in.remove_prefix(n);
-    return true;
-  };
-  std::string_view field;
-  if (!take(4, &field)) return false;
-  const std::uint64_t count = get_be(field, 4);
-  for (std::uint64_t i = 0; i < count; ++i) {
-    Resolved op;
-    if (!take(1, &field)) return false;
-    op.del = field[0] != 0;
-    for (std::string* s : {&op.object.ns, &op.object.oid, &op.key, &op.value}) {
-      if (!take(4, &field)) return false;
-      const std::uint64_t n = get_be(field, 4);
-      if (!take(n, &field)) return false;
-      s->assign(field);
-    }
-    ops->push_back(std::move(op));
-  }
-  return in.empty();
-}
-
-// The counter key's reserved prefix in an object: every key of this counter starts with it.
-std::string counter_prefix(std::string_view counter) {
-  std::string out = kCounterPrefix;
-  put_u16(&out, static_cast<std::uint16_t>(counter.size()));
-  out.append(counter);
-  return out;
-}
 
 class RadosSnapshot : public Snapshot {
  public:
@@ -335,12 +224,9 @@ class RadosStorage : public Storage {
     for (const Resolved& op : ops) {
       (op.maintenance || !(op.object == home) ? maintenance : own).push_back(&op);
     }
+    // (With no maintenance, every op is in `home`: written above as one object's op.)
     std::unique_lock<std::shared_mutex> exclusive(applying_, std::defer_lock);
     if (homes.size() > 1) exclusive.lock();
-    if (maintenance.empty()) {
-      apply(home, own, {});
-      return;
-    }
     const std::uint64_t sequence = begin_record();
     std::string entry = kOutboxPrefix;
     put_u64(&entry, sequence);

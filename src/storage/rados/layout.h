@@ -1,0 +1,91 @@
+// The RADOS back end's layout (docs/scale-out.md, "As built"): which object holds what,
+// how its reserved omap keys are made, and the records (outbox entries, transaction
+// records) that hold writes still to be applied.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+namespace kumo::storage::rados {
+
+constexpr std::uint8_t kItemsSpace = 1, kIndexesSpace = 2, kStreamSpace = 3, kTtlSpace = 4;
+
+inline const std::string kCatalogObject = "kumo.catalog";
+inline const std::string kTxnPrefix = "kumo.txn.";
+// Reserved omap keys start with 0xFF, which no key of Kumo's space starts with (table keys
+// start with the table id's high byte, 0 for every id below 2^24; the others with "meta/").
+inline const std::string kReserved = "\xff";
+inline const std::string kMapPrefix = "\xffmap";  // catalog: table id -> partition starts
+inline const std::string kCounterPrefix =
+    "\xff"
+    "c";  // [len u16][counter key][0 base | 1 id]
+inline const std::string kOutboxPrefix =
+    "\xff"
+    "o";  // [u64 sequence] -> ops
+
+inline void put_u16(std::string* out, std::uint16_t v) {
+  out->push_back(static_cast<char>(v >> 8));
+  out->push_back(static_cast<char>(v));
+}
+inline void put_u32(std::string* out, std::uint32_t v) {
+  for (int i = 3; i >= 0; --i) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+inline void put_u64(std::string* out, std::uint64_t v) {
+  for (int i = 7; i >= 0; --i) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+// Big-endian, the missing bytes of a short `in` read as zero.
+inline std::uint64_t get_be(std::string_view in, std::size_t bytes) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < bytes; ++i) {
+    v = (v << 8) | (i < in.size() ? static_cast<unsigned char>(in[i]) : 0u);
+  }
+  return v;
+}
+inline std::string table_prefix(std::uint32_t table) {
+  std::string out;
+  put_u32(&out, table);
+  return out;
+}
+inline std::string space_prefix(std::uint32_t table, std::uint8_t space) {
+  std::string out = table_prefix(table);
+  out.push_back(static_cast<char>(space));
+  return out;
+}
+inline std::string hex16(std::uint64_t v) {
+  static const char* digits = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4) out[static_cast<std::size_t>(i)] = digits[v & 15];
+  return out;
+}
+
+// An object: its namespace and name.
+struct ObjectRef {
+  std::string ns;
+  std::string oid;
+  bool operator<(const ObjectRef& o) const { return std::tie(ns, oid) < std::tie(o.ns, o.oid); }
+  bool operator==(const ObjectRef& o) const { return ns == o.ns && oid == o.oid; }
+};
+
+// A write resolved to one omap key of one object.
+struct Resolved {
+  ObjectRef object;
+  bool maintenance = false;
+  bool del = false;
+  std::string key;
+  std::string value;
+  // A delta of a table's counter, which any partition of the table may keep.
+  bool table_counter = false;
+};
+
+// Records (outbox entries and transaction records) hold resolved ops.
+std::string encode_ops(const std::vector<const Resolved*>& ops);
+// False when `in` is not a whole record.
+bool decode_ops(std::string_view in, std::vector<Resolved>* ops);
+
+// The counter key's reserved prefix in an object: every key of this counter starts with it.
+std::string counter_prefix(std::string_view counter);
+
+}  // namespace kumo::storage::rados
