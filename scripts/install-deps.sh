@@ -12,7 +12,7 @@ packages=(
 if [ "${1:-}" = "--test" ]; then
   packages+=(libgtest-dev libgmock-dev python3 python3-pytest python3-boto3 awscli
              clang libclang-rt-14-dev
-             ceph-mon ceph-osd ceph-mgr ceph-common uuid-runtime)
+             ceph-mon ceph-osd ceph-mgr ceph-common python3-rados uuid-runtime)
   command -v node >/dev/null 2>&1 || packages+=(nodejs)
   command -v npm >/dev/null 2>&1 || packages+=(npm)
 fi

@@ -7,7 +7,8 @@
 #   scripts/test-rados.sh [--all] [BUILD_DIR]
 #
 # By default a bounded part of the suite (the files below: items, conditions, queries,
-# scans, indexes, transactions, streams, restarts, 10 kill -9 loops, an OSD killed); --all
+# scans, indexes, transactions, streams, restarts, 10 kill -9 loops, an OSD killed, partition
+# splits and a split stopped at each of its steps); --all
 # runs every file (about 5 minutes on two cores). With CEPH_CONF set, uses that running cluster's pool $KUMO_RADOS_POOL (default
 # kumo) instead of starting one (and runs the OSD fault tests only with KUMO_CEPH_DIR set
 # to the directory of a cluster made by scripts/ceph-cluster.sh).
@@ -29,6 +30,7 @@ if [ "$all" = 0 ]; then
     tests/e2e/test_transactions.py tests/e2e/test_transact_get.py
     tests/e2e/test_streams_records.py tests/e2e/test_tables_manage.py
     tests/e2e/test_persistence.py tests/e2e/test_crash_loops.py tests/e2e/test_rados_faults.py
+    tests/e2e/test_rados_splits.py
   )
 fi
 

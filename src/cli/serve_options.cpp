@@ -288,6 +288,7 @@ storage::BackendChoice backend_choice(const ServeOptions& options) {
   choice.rados_pool = options.rados_pool;
   choice.ceph_conf = options.ceph_conf;
   choice.rados_namespace = options.rados_namespace;
+  choice.rados_partition_keys = options.rados_partition_keys;
   choice.io_threads =
       options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   choice.options.sync = options.sync;
@@ -354,6 +355,13 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
                    "Keep this deployment's objects in RADOS namespaces starting with NS, apart "
                    "from other deployments in the same pool")
       ->type_name("NS")
+      ->needs(rados);
+  serve
+      ->add_option("--rados-partition-keys", options.rados_partition_keys,
+                   "Split a partition whose object holds more keys (items and index entries) "
+                   "than this (0: never; Ceph warns past 200,000 keys in one object)")
+      ->type_name("N")
+      ->capture_default_str()
       ->needs(rados);
   serve
       ->add_option("--credentials", options.credentials_file,

@@ -6,6 +6,7 @@
 // main() asks for the chosen one and opens it; adding a back end adds a row here.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -14,6 +15,9 @@
 
 namespace kumo::storage {
 
+// Ceph warns past 200,000 keys in one object; a partition splits well before.
+constexpr std::uint64_t kDefaultRadosPartitionKeys = 100000;
+
 // What the options say about storage.
 struct BackendChoice {
   std::string data_dir = "./kumo-data";
@@ -21,8 +25,10 @@ struct BackendChoice {
   std::string rados_pool;       // non-empty: the RADOS back end
   std::string ceph_conf;        // the cluster's ceph.conf (monitors, authentication)
   std::string rados_namespace;  // prefix of the RADOS namespaces this deployment uses
-  unsigned io_threads = 1;      // the server's I/O threads (RocksDB tunes its allocator by them)
-  Options options;              // RocksDB's tuning; options.path is data_dir
+  // Keys (items and index entries) past which a partition's object splits; 0: never.
+  std::uint64_t rados_partition_keys = kDefaultRadosPartitionKeys;
+  unsigned io_threads = 1;  // the server's I/O threads (RocksDB tunes its allocator by them)
+  Options options;          // RocksDB's tuning; options.path is data_dir
 };
 
 struct Backend {
@@ -46,6 +52,6 @@ const Backend& chosen_backend(const BackendChoice& choice);
 // Opens the RADOS back end (storage/rados/), loaded as the module kumo-rados.so from
 // beside the executable; throws StorageError when Kumo was built without librados.
 std::unique_ptr<Storage> open_rados(const std::string& pool, const std::string& ceph_conf,
-                                    const std::string& prefix);
+                                    const std::string& prefix, std::uint64_t partition_keys);
 
 }  // namespace kumo::storage

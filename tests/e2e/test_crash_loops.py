@@ -17,6 +17,12 @@ killed 0.2-1.0 s after the load starts. After the restart:
   the projected attributes, and DescribeTable ItemCount equals the Scan count (table and
   index counts).
 
+On the RADOS back end (scripts/test-rados.sh) partitions split at 24 keys, so that the first
+loops kill the server while partitions split, and the later ones run on a map of many
+partitions; after the restarts of the first three loops and of the last, the pool holds one
+object per partition of the map, each with only the keys of its range (rados_helpers.check_layout); the summary counts the
+splits.
+
 Loops: KUMO_CRASH_LOOPS (default 20). Random choices: KUMO_CRASH_SEED (default random;
 printed in the summary and in every failure). Longer runs:
 
@@ -33,6 +39,8 @@ import threading
 import time
 
 from crash_workload import Model, create_tables, run_load, verify
+from kumo_testlib import on_rados
+from rados_helpers import check_layout, deployment_prefix
 
 LOOPS = int(os.environ.get("KUMO_CRASH_LOOPS", "20"))
 WORKERS = 4
@@ -62,7 +70,9 @@ def test_sigkill_loops_lose_no_acknowledged_write(start_server, tmp_path, reques
     rng = random.Random(seed)
     data = tmp_path / "data"
     data.mkdir()
-    srv = start_server(data_dir=str(data))
+    srv = start_server(data_dir=str(data),
+                       extra_args=["--rados-partition-keys", "24"] if on_rados() else [])
+    logs = []
     create_tables(srv.api())
     model = Model(WORKERS)
     started = time.monotonic()
@@ -73,6 +83,7 @@ def test_sigkill_loops_lose_no_acknowledged_write(start_server, tmp_path, reques
         workers, threads = run_load(model, srv.api, srv.port, rng, f"L{loop}", stop)
         time.sleep(rng.uniform(*KILL_AFTER))
         log = srv.log_path
+        logs.append(log)
         srv.kill()
         stop.set()
         for t in threads:
@@ -85,6 +96,10 @@ def test_sigkill_loops_lose_no_acknowledged_write(start_server, tmp_path, reques
         pendings = [w.pending for w in workers if w.pending is not None]
 
         srv.start()
+        if on_rados() and (loop < 3 or loop == LOOPS - 1):
+            # Every split the kill interrupted was undone or finished (the partitions
+            # split in the first loops; reading the whole pool takes a second).
+            check_layout(deployment_prefix(srv))
         problems = verify(srv.api(), model, pendings)
         assert not problems, (f"{where}: {len(problems)} problem(s) after SIGKILL and restart "
                               f"(log before the kill {log}, after {srv.log_path}):\n"
@@ -92,11 +107,20 @@ def test_sigkill_loops_lose_no_acknowledged_write(start_server, tmp_path, reques
         model.loops += 1
 
     elapsed = time.monotonic() - started
+    logs.append(srv.log_path)
+    splits = 0
+    for path in logs:
+        with open(path, "rb") as f:
+            splits += f.read().count(b" split at token ")
+    if on_rados():
+        # 40 partition keys per worker, each with an LSI entry and GSI entries: four
+        # partitions of 24 keys cannot hold them.
+        assert splits >= 8, f"only {splits} partition splits"
     report(request.config,
            f"crash loops: {model.loops} SIGKILL/restart loops in {elapsed:.1f}s, "
            f"{model.acknowledged} acknowledged item writes, {model.verified} key states "
            f"verified, {model.in_flight} in-flight item writes resolved "
            f"({model.in_flight_applied} applied, "
            f"{model.in_flight - model.in_flight_applied} not) from {model.in_flight_ops} "
-           f"in-flight operations; KUMO_CRASH_SEED={seed}")
+           f"in-flight operations, {splits} partition splits; KUMO_CRASH_SEED={seed}")
     assert model.acknowledged > 0

@@ -25,6 +25,11 @@ inline const std::string kCounterPrefix =
 inline const std::string kOutboxPrefix =
     "\xff"
     "o";  // [u64 sequence] -> ops
+// A partition being split keeps this key, whose value is the token its new partition
+// starts at, from before the copy until its moved keys are removed.
+inline const std::string kSplitKey =
+    "\xff"
+    "s";
 
 inline void put_u16(std::string* out, std::uint16_t v) {
   out->push_back(static_cast<char>(v >> 8));
@@ -59,6 +64,14 @@ inline std::string hex16(std::uint64_t v) {
   std::string out(16, '0');
   for (int i = 15; i >= 0; --i, v >>= 4) out[static_cast<std::size_t>(i)] = digits[v & 15];
   return out;
+}
+
+// The token of a key of a table's items ([T][1][token]...) or index entries
+// ([T][2][index][token]...), which decides its partition.
+inline std::uint64_t key_token(std::string_view key) {
+  const std::size_t at =
+      key.size() > 4 && static_cast<std::uint8_t>(key[4]) == kIndexesSpace ? 9 : 5;
+  return key.size() > at ? get_be(key.substr(at), 8) : 0;
 }
 
 // An object: its namespace and name.

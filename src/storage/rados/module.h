@@ -9,6 +9,15 @@
 extern "C" {
 
 using kumo_rados_fail_function = void (*)(const char* message);
+// Reports what the back end did on its own (a partition split), for the server's log.
+using kumo_rados_log_function = void (*)(const char* message);
+
+// How the back end is tuned.
+struct KumoRadosSettings {
+  // A partition whose object holds more keys (items and index entries) than this splits
+  // in two; 0: never. Ceph warns past 200,000 keys in one object.
+  unsigned long long partition_keys;
+};
 
 // Connects to the cluster that `ceph_conf` describes (Ceph's default search when empty),
 // opens `pool`, and finishes whatever a process that stopped mid-write left (see
@@ -16,5 +25,6 @@ using kumo_rados_fail_function = void (*)(const char* message);
 // deployments with different prefixes share a pool without seeing each other. The caller
 // owns the result.
 kumo::storage::Storage* kumo_open_rados(const char* pool, const char* ceph_conf, const char* prefix,
-                                        kumo_rados_fail_function fail);
+                                        const KumoRadosSettings* settings,
+                                        kumo_rados_fail_function fail, kumo_rados_log_function log);
 }

@@ -30,9 +30,13 @@
 // but never one that a record still to be applied again (after a crash) would set again.
 #include <rados/librados.hpp>
 
+#include <signal.h>
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <list>
@@ -60,6 +64,7 @@ namespace {
 using namespace rados;
 
 kumo_rados_fail_function fail_with = nullptr;
+kumo_rados_log_function log_with = nullptr;
 
 [[noreturn]] void fail(const std::string& message) {
   fail_with(message.c_str());
@@ -76,6 +81,9 @@ constexpr std::uint64_t kInitialPartitions = 4;
 constexpr unsigned kPageKeys = 512;
 // Delta keys written to one object between two folds of its counters.
 constexpr int kFoldEvery = 256;
+// Keys one operation of a split copies or removes at most.
+constexpr std::size_t kSplitChunkKeys = 1000;
+constexpr std::size_t kSplitChunkBytes = 4 << 20;
 
 class RadosSnapshot : public Snapshot {
  public:
@@ -124,8 +132,11 @@ class RadosStorage : public Storage {
   // The start tokens of a table's partitions, shared with the readers of the map.
   using Starts = std::shared_ptr<const std::vector<std::uint64_t>>;
 
-  RadosStorage(const std::string& pool, const std::string& conf, const std::string& prefix)
-      : prefix_(prefix) {
+  RadosStorage(const std::string& pool, const std::string& conf, const std::string& prefix,
+               const KumoRadosSettings& settings)
+      : prefix_(prefix), partition_keys_(settings.partition_keys) {
+    // A test stops the process at one step of a split, as kill -9 would (see split()).
+    if (const char* fault = std::getenv("KUMO_RADOS_SPLIT_FAULT")) split_fault_ = fault;
     check(cluster_.init2("client.admin", "ceph", 0), "cannot set up the Ceph client");
     if (!conf.empty()) {
       check(cluster_.conf_read_file(conf.c_str()), "cannot read " + conf);
@@ -152,18 +163,21 @@ class RadosStorage : public Storage {
   }
 
   std::optional<std::string> get(std::string_view key, const Snapshot*) override {
-    const Place place = locate(key);
-    if (place.counters) return encode_counter(get_counter(key));
-    std::map<std::string, librados::bufferlist> out;
-    librados::ObjectReadOperation op;
-    int rv = 0;
-    op.omap_get_vals_by_keys({std::string(key)}, &out, &rv);
-    const int r = io(place.object.ns).operate(place.object.oid, &op, nullptr);
-    if (r == -ENOENT) return std::nullopt;
-    check(r, "read");
-    auto it = out.find(std::string(key));
-    if (it == out.end()) return std::nullopt;
-    return it->second.to_str();
+    for (;;) {
+      const Place place = locate(key);
+      if (place.counters) return encode_counter(get_counter(key));
+      std::map<std::string, librados::bufferlist> out;
+      librados::ObjectReadOperation op;
+      int rv = 0;
+      op.omap_get_vals_by_keys({std::string(key)}, &out, &rv);
+      const int r = io(place.object.ns).operate(place.object.oid, &op, nullptr);
+      if (r != -ENOENT) check(r, "read");
+      if (moved(place)) continue;
+      if (r == -ENOENT) return std::nullopt;
+      auto it = out.find(std::string(key));
+      if (it == out.end()) return std::nullopt;
+      return it->second.to_str();
+    }
   }
 
   std::int64_t get_counter(std::string_view key) override {
@@ -180,6 +194,16 @@ class RadosStorage : public Storage {
   }
 
   void write(const WriteBatch& batch) override {
+    {
+      // A split waits for the writes in flight, and no write resolves to a partition
+      // while it is being split.
+      std::shared_lock<std::shared_mutex> layout(layout_);
+      write_resolved(batch);
+    }
+    if (split_due_.load(std::memory_order_relaxed)) split_due();
+  }
+
+  void write_resolved(const WriteBatch& batch) {
     std::vector<ObjectRef> homes;
     std::vector<Resolved> ops = resolve(batch, &homes);
     if (ops.empty()) return;
@@ -246,7 +270,9 @@ class RadosStorage : public Storage {
 
   void erase_range(const std::string& lower, const std::string& upper) override {
     // Whole objects go at once: a table's partitions when the range covers its counters,
-    // items and indexes, its TTL schedule or stream when it covers those.
+    // items and indexes, its TTL schedule or stream when it covers those. (Not while a
+    // partition of the table is being split.)
+    std::unique_lock<std::shared_mutex> layout(layout_);
     std::vector<std::uint32_t> dropped;
     std::string at = lower;
     while (!at.empty() && static_cast<unsigned char>(at[0]) == 0 && (upper.empty() || at < upper)) {
@@ -267,8 +293,10 @@ class RadosStorage : public Storage {
       if (covers(kTtlSpace + 1, next_table)) remove_object({ns, "misc"});
       at = next_table;
     }
+    layout.unlock();
     // Whatever is left (part of an object's keys) goes key by key.
     Storage::erase_range(lower, upper);
+    layout.lock();
     for (std::uint32_t table : dropped) {
       std::string key = kMapPrefix;
       put_u32(&key, table);
@@ -284,18 +312,24 @@ class RadosStorage : public Storage {
     ObjectRef object;
     std::string end;  // empty: no end
     bool counters = false;
+    std::uint32_t table = 0;
+    Starts map;  // the partition map the place was found in (items and index entries)
   };
+  // Whether a split changed the map since `place` was found: what was read from the
+  // partition may then be incomplete (the moved keys are removed from it after the new
+  // map is published), so the read is done again.
+  bool moved(const Place& place) { return place.map && partition_starts(place.table) != place.map; }
   Place locate(std::string_view key) {
     if (!key.empty() && static_cast<unsigned char>(key[0]) != 0) {
       // The catalog's own keys end where the reserved ones begin.
-      return {{prefix_, kCatalogObject}, kReserved, false};
+      return {{prefix_, kCatalogObject}, kReserved, false, 0, nullptr};
     }
     const std::uint32_t table = static_cast<std::uint32_t>(get_be(key, 4));
     const std::string ns = table_namespace(table);
     const std::string next_table =
         table == UINT32_MAX ? std::string("\x01", 1) : table_prefix(table + 1);
     const std::uint8_t space = key.size() > 4 ? static_cast<std::uint8_t>(key[4]) : 0;
-    if (space == 0) return {{ns, "misc"}, space_prefix(table, kItemsSpace), true};
+    if (space == 0) return {{ns, "misc"}, space_prefix(table, kItemsSpace), true, table, nullptr};
     if (space == kItemsSpace || space == kIndexesSpace) {
       std::string prefix = space_prefix(table, space);
       std::size_t token_at = 5;
@@ -319,11 +353,13 @@ class RadosStorage : public Storage {
         end = prefix;
         put_u64(&end, *it);
       }
-      return {{ns, "p" + hex16(start)}, end, false};
+      return {{ns, "p" + hex16(start)}, end, false, table, shared};
     }
-    if (space == kStreamSpace) return {{ns, "stream"}, space_prefix(table, kTtlSpace), false};
-    if (space == kTtlSpace) return {{ns, "ttl"}, space_prefix(table, kTtlSpace + 1), false};
-    return {{ns, "misc"}, next_table, false};
+    if (space == kStreamSpace)
+      return {{ns, "stream"}, space_prefix(table, kTtlSpace), false, table, nullptr};
+    if (space == kTtlSpace)
+      return {{ns, "ttl"}, space_prefix(table, kTtlSpace + 1), false, table, nullptr};
+    return {{ns, "misc"}, next_table, false, table, nullptr};
   }
 
   // Up to `max` entries of `object` in [from, to) (to empty: no end), in order; `more` says
@@ -375,7 +411,8 @@ class RadosStorage : public Storage {
       const std::uint32_t table = static_cast<std::uint32_t>(get_be(at, 4));
       const std::string space = space_prefix(table, kIndexesSpace);
       std::optional<std::string> first;
-      for (const ObjectRef& object : partitions(table)) {
+      const Starts map = partition_starts(table);
+      for (const ObjectRef& object : partitions(table, *map)) {
         std::map<std::string, librados::bufferlist> page;
         bool more = false;
         int rv = 0;
@@ -386,6 +423,8 @@ class RadosStorage : public Storage {
         check(r, "read");
         if (!page.empty() && (!first || page.begin()->first < *first)) first = page.begin()->first;
       }
+      // A split moved keys meanwhile: look again.
+      if (partition_starts(table) != map) return skip_empty(at, lower, upper);
       if (!first) return space_prefix(table, kStreamSpace);
       return first->substr(0, 9);
     }
@@ -482,10 +521,11 @@ class RadosStorage : public Storage {
   }
 
   std::vector<ObjectRef> partitions(std::uint32_t table) {
+    return partitions(table, *partition_starts(table));
+  }
+  std::vector<ObjectRef> partitions(std::uint32_t table, const std::vector<std::uint64_t>& starts) {
     std::vector<ObjectRef> out;
-    for (std::uint64_t start : *partition_starts(table)) {
-      out.push_back({table_namespace(table), "p" + hex16(start)});
-    }
+    for (std::uint64_t start : starts) out.push_back({table_namespace(table), "p" + hex16(start)});
     return out;
   }
 
@@ -576,8 +616,8 @@ class RadosStorage : public Storage {
   void apply(const ObjectRef& object, const std::vector<const Resolved*>& ops,
              const std::map<std::string, std::string>& extra) {
     librados::ObjectWriteOperation op;
-    int deltas = 0;
-    add_ops(&op, ops, &deltas);
+    int deltas = 0, sets = 0;
+    add_ops(&op, ops, &deltas, &sets);
     if (!extra.empty()) {
       std::map<std::string, librados::bufferlist> set;
       for (const auto& [k, v] : extra) set[k].append(v);
@@ -585,11 +625,13 @@ class RadosStorage : public Storage {
     }
     check(io(object.ns).operate(object.oid, &op), "write");
     if (deltas > 0) note_deltas(object, deltas);
+    if (sets > 0) note_growth(object, sets);
   }
 
   // Adds the ops to `op`: runs of sets and of removals, in order.
+  // `sets`: how many keys of Kumo's space (not reserved ones) it sets.
   static void add_ops(librados::ObjectWriteOperation* op, const std::vector<const Resolved*>& ops,
-                      int* deltas) {
+                      int* deltas, int* sets) {
     std::map<std::string, librados::bufferlist> set;
     std::set<std::string> removed;
     auto flush = [&] {
@@ -607,6 +649,7 @@ class RadosStorage : public Storage {
         set[r->key].clear();
         set[r->key].append(r->value);
         if (r->key.compare(0, kCounterPrefix.size(), kCounterPrefix) == 0) ++*deltas;
+        if (r->key.compare(0, kReserved.size(), kReserved) != 0) ++*sets;
       }
     }
     flush();
@@ -620,14 +663,14 @@ class RadosStorage : public Storage {
       const ObjectRef* object;
       librados::ObjectWriteOperation op;
       librados::AioCompletion* done;
-      int deltas = 0;
+      int deltas = 0, sets = 0;
     };
     std::vector<Pending> pending(by_object.size());
     std::size_t i = 0;
     for (const auto& [object, object_ops] : by_object) {
       Pending& p = pending[i++];
       p.object = &object;
-      add_ops(&p.op, object_ops, &p.deltas);
+      add_ops(&p.op, object_ops, &p.deltas, &p.sets);
       p.done = librados::Rados::aio_create_completion();
       const int r = io(object.ns).aio_operate(object.oid, p.done, &p.op);
       if (r < 0) {
@@ -646,6 +689,7 @@ class RadosStorage : public Storage {
       p.done->release();
       if (r < 0 && failed == 0) failed = r;
       if (r >= 0 && p.deltas > 0) note_deltas(*p.object, p.deltas);
+      if (r >= 0 && p.sets > 0) note_growth(*p.object, p.sets);
     }
     check(failed, "write");
   }
@@ -800,6 +844,244 @@ class RadosStorage : public Storage {
     }
   }
 
+  // Splits. A partition whose object holds more than partition_keys_ keys (items and
+  // index entries) splits in two at the token that leaves about half of them on each side,
+  // never inside one token (so never inside an item collection). The lower half keeps the
+  // object (and every counter delta); the upper half moves to a new object named by its
+  // first token:
+  //   1. writes pause (layout_) and the partition's outbox is applied;
+  //   2. the split key (the new partition's first token) is set in the partition;
+  //   3. the keys from that token on are copied to the new object;
+  //   4. the new map is published in the catalog: from here on the new object holds them;
+  //   5. writes resume; the moved keys, then the split key, are removed from the old one.
+  // A process that stops before step 4 leaves the split key, and the next open removes the
+  // new object; one that stops after it, and the next open removes the moved keys
+  // (finish_split). Readers never wait: a read that found its partition in the map before
+  // step 4 and read it after, when keys may be gone, reads again (moved()).
+
+  // Counts the keys set in a partition's object; once a quarter of partition_keys_ has
+  // been set since its keys were last counted, it is due to be counted again.
+  void note_growth(const ObjectRef& object, int sets) {
+    if (partition_keys_ == 0 || object.oid.empty() || object.oid[0] != 'p') return;
+    const auto every = static_cast<std::int64_t>(std::max<std::uint64_t>(1, partition_keys_ / 4));
+    std::unique_lock lock(mutex_);
+    std::int64_t& grown = growth_[object];
+    grown += sets;
+    if (grown < every) return;
+    grown = 0;
+    due_.insert(object);
+    split_due_.store(true, std::memory_order_relaxed);
+  }
+
+  // Counts the keys of the objects due and splits those that hold too many, one thread at
+  // a time. Runs after a write has been applied: a split that fails is logged, never
+  // reported to the write (the next open undoes or finishes it).
+  void split_due() {
+    std::unique_lock<std::mutex> splitting(split_mutex_, std::try_to_lock);
+    if (!splitting.owns_lock()) return;
+    for (;;) {
+      ObjectRef object;
+      {
+        std::unique_lock lock(mutex_);
+        if (due_.empty()) {
+          split_due_.store(false, std::memory_order_relaxed);
+          return;
+        }
+        object = *due_.begin();
+        due_.erase(due_.begin());
+      }
+      try {
+        if (count_keys(object) > partition_keys_ && !split(object)) {
+          // One token holds them all: counted again after as many keys more.
+          std::unique_lock lock(mutex_);
+          growth_[object] = -static_cast<std::int64_t>(partition_keys_);
+        }
+      } catch (...) {
+        log("the split of " + object.ns + "/" + object.oid +
+            " failed; the next start finishes or undoes it");
+      }
+    }
+  }
+
+  // The keys of `object` below the reserved ones.
+  std::uint64_t count_keys(const ObjectRef& object) {
+    std::uint64_t n = 0;
+    std::string after;
+    for (bool more = true; more;) {
+      std::set<std::string> keys;
+      int rv = 0;
+      librados::ObjectReadOperation op;
+      op.omap_get_keys2(after, kPageKeys, &keys, &more, &rv);
+      const int r = io(object.ns).operate(object.oid, &op, nullptr);
+      if (r == -ENOENT) return n;
+      check(r, "read");
+      for (const std::string& k : keys) {
+        if (k.compare(0, kReserved.size(), kReserved) == 0) return n;
+        ++n;
+      }
+      if (keys.empty()) break;
+      after = *keys.rbegin();
+    }
+    return n;
+  }
+
+  static std::string encode_map(const std::vector<std::uint64_t>& starts) {
+    std::string out;
+    for (std::uint64_t start : starts) put_u64(&out, start);
+    return out;
+  }
+
+  // Stops the process as kill -9 would when KUMO_RADOS_SPLIT_FAULT names this step of a
+  // split ("intent", "copy", "publish", "cleanup"), for the fault tests.
+  void fault_point(const char* step) {
+    if (split_fault_ == step) ::kill(::getpid(), SIGKILL);
+  }
+
+  void log(const std::string& message) {
+    if (log_with) log_with(message.c_str());
+  }
+
+  // Splits partition `object`; false when its keys all have one token.
+  bool split(const ObjectRef& object) {
+    const auto began = std::chrono::steady_clock::now();
+    std::unique_lock<std::shared_mutex> layout(layout_);
+    const auto table = static_cast<std::uint32_t>(std::stoul(object.ns.substr(prefix_.size() + 1)));
+    const std::uint64_t start = std::stoull(object.oid.substr(1), nullptr, 16);
+    // The stored map: a table dropped meanwhile has none, and is not split.
+    std::string map_key = kMapPrefix;
+    put_u32(&map_key, table);
+    std::string stored;
+    if (!read_key({prefix_, kCatalogObject}, map_key, &stored)) return true;
+    const Starts map = partition_starts(table);
+    if (encode_map(*map) != stored)
+      fail("the partition map of table " + std::to_string(table) + " changed under this process");
+    auto at = std::find(map->begin(), map->end(), start);
+    if (at == map->end()) return true;
+    const bool last = at + 1 == map->end();
+    const std::uint64_t end = last ? 0 : *(at + 1);
+    // 1. Nothing in flight: no removal of an outbox entry, no entry left to apply.
+    reap_removals(true);
+    finish_split(object);
+    recover_outbox(object);
+    std::vector<std::pair<std::string, std::string>> keys;
+    std::vector<std::uint64_t> tokens;
+    for (auto& [k, v] : read_prefix(object, table_prefix(table))) {
+      const std::uint64_t token = key_token(k);
+      if (token < start || (!last && token >= end)) continue;
+      tokens.push_back(token);
+      keys.emplace_back(std::move(k), std::move(v));
+    }
+    std::sort(tokens.begin(), tokens.end());
+    // The token boundary nearest to half of the keys.
+    std::optional<std::uint64_t> middle;
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < tokens.size(); ++i) {
+      if (tokens[i] == tokens[i - 1]) continue;
+      const std::size_t off = i > tokens.size() / 2 ? i - tokens.size() / 2 : tokens.size() / 2 - i;
+      if (!middle || off < best) middle = tokens[i], best = off;
+    }
+    if (!middle) return false;
+    const ObjectRef added{object.ns, "p" + hex16(*middle)};
+    // 2.
+    {
+      std::string value;
+      put_u64(&value, *middle);
+      librados::ObjectWriteOperation op;
+      std::map<std::string, librados::bufferlist> set;
+      set[kSplitKey].append(value);
+      op.omap_set(set);
+      check(io(object.ns).operate(object.oid, &op), "split");
+    }
+    fault_point("intent");
+    // 3.
+    remove_object(added);
+    std::set<std::string> moved_keys;
+    std::map<std::string, librados::bufferlist> chunk;
+    std::size_t chunk_bytes = 0;
+    auto copy = [&] {
+      if (chunk.empty()) return;
+      librados::ObjectWriteOperation op;
+      op.omap_set(chunk);
+      check(io(added.ns).operate(added.oid, &op), "split copy");
+      chunk.clear();
+      chunk_bytes = 0;
+    };
+    for (const auto& [k, v] : keys) {
+      if (key_token(k) < *middle) continue;
+      moved_keys.insert(k);
+      chunk[k].append(v);
+      chunk_bytes += k.size() + v.size();
+      if (chunk.size() >= kSplitChunkKeys || chunk_bytes >= kSplitChunkBytes) copy();
+    }
+    copy();
+    fault_point("copy");
+    // 4.
+    std::vector<std::uint64_t> starts = *map;
+    starts.insert(std::upper_bound(starts.begin(), starts.end(), *middle), *middle);
+    {
+      librados::ObjectWriteOperation op;
+      librados::bufferlist old_value, new_value;
+      old_value.append(stored);
+      new_value.append(encode_map(starts));
+      int cmp = 0;
+      op.omap_cmp({{map_key, {old_value, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
+      op.omap_set({{map_key, new_value}});
+      check(catalog_io_.operate(kCatalogObject, &op),
+            "cannot publish the partition map of table " + std::to_string(table));
+    }
+    {
+      std::unique_lock lock(maps_mutex_);
+      maps_[table] = std::make_shared<const std::vector<std::uint64_t>>(starts);
+    }
+    fault_point("publish");
+    layout.unlock();
+    const auto paused = std::chrono::steady_clock::now() - began;
+    // 5.
+    remove_moved(object, moved_keys);
+    char pause[32];
+    std::snprintf(pause, sizeof pause, "%.1f",
+                  std::chrono::duration<double, std::milli>(paused).count());
+    log("partition " + object.oid + " of table " + std::to_string(table) + " split at token " +
+        hex16(*middle) + ": " + std::to_string(moved_keys.size()) + " of " +
+        std::to_string(keys.size()) + " keys moved to " + added.oid + "; writes paused " + pause +
+        " ms");
+    return true;
+  }
+
+  // Removes moved keys from a split partition, a chunk at a time, then its split key.
+  void remove_moved(const ObjectRef& object, const std::set<std::string>& keys) {
+    std::set<std::string> chunk;
+    for (auto it = keys.begin(); it != keys.end();) {
+      chunk.insert(*it);
+      if (++it == keys.end() || chunk.size() >= kSplitChunkKeys) {
+        remove_keys(object, chunk);
+        chunk.clear();
+        fault_point("cleanup");
+      }
+    }
+    remove_keys(object, {kSplitKey});
+  }
+
+  // Ends a split that a stopped process left in `object`: undone when its map was not
+  // published (the new object removed), finished when it was (the moved keys removed).
+  void finish_split(const ObjectRef& object) {
+    std::string value;
+    if (!read_key(object, kSplitKey, &value) || value.size() != 8) return;
+    const std::uint64_t middle = get_be(value, 8);
+    const auto table = static_cast<std::uint32_t>(std::stoul(object.ns.substr(prefix_.size() + 1)));
+    const Starts map = partition_starts(table);
+    if (!std::binary_search(map->begin(), map->end(), middle)) {
+      remove_object({object.ns, "p" + hex16(middle)});
+      remove_keys(object, {kSplitKey});
+      return;
+    }
+    std::set<std::string> moved_keys;
+    for (const auto& [k, v] : read_prefix(object, table_prefix(table))) {
+      if (key_token(k) >= middle) moved_keys.insert(k);
+    }
+    remove_moved(object, moved_keys);
+  }
+
   // Finishes what a process that stopped mid-write left: transaction records, then each
   // partition's outbox.
   void recover() {
@@ -827,6 +1109,7 @@ class RadosStorage : public Storage {
     }
     // Outbox entries are kept by partitions, and every table with data has a map.
     for (std::uint32_t table : mapped_tables()) {
+      for (const ObjectRef& object : partitions(table)) finish_split(object);
       for (const ObjectRef& object : partitions(table)) recover_outbox(object);
     }
   }
@@ -882,6 +1165,14 @@ class RadosStorage : public Storage {
   std::list<Removal> removals_;
   // Held exclusively while a transaction's ops are applied, shared by each snapshot.
   std::shared_mutex applying_;
+  // Shared by each write, held exclusively by a split.
+  std::shared_mutex layout_;
+  const std::uint64_t partition_keys_;  // 0: no splits
+  std::string split_fault_;
+  std::map<ObjectRef, std::int64_t> growth_;  // keys set since last counted (mutex_)
+  std::set<ObjectRef> due_;                   // to be counted (mutex_)
+  std::atomic<bool> split_due_{false};
+  std::mutex split_mutex_;  // one split_due() at a time
 };
 
 bool RadosIterator::load_forward() {
@@ -897,6 +1188,10 @@ bool RadosIterator::load_forward() {
     bool more = false;
     if (!place.counters) {
       entries_ = storage_.read_range(place.object, resume_, to, kPageKeys, &more);
+    }
+    if (storage_.moved(place)) {
+      entries_.clear();  // read again in the new map
+      continue;
     }
     if (more && !entries_.empty()) {
       resume_ = entries_.back().first + '\0';
@@ -959,7 +1254,10 @@ void RadosIterator::prev() {
 
 extern "C" kumo::storage::Storage* kumo_open_rados(const char* pool, const char* ceph_conf,
                                                    const char* prefix,
-                                                   kumo_rados_fail_function fail) {
+                                                   const KumoRadosSettings* settings,
+                                                   kumo_rados_fail_function fail,
+                                                   kumo_rados_log_function log) {
   kumo::storage::fail_with = fail;
-  return new kumo::storage::RadosStorage(pool, ceph_conf, prefix);
+  kumo::storage::log_with = log;
+  return new kumo::storage::RadosStorage(pool, ceph_conf, prefix, *settings);
 }

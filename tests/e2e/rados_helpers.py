@@ -1,0 +1,101 @@
+"""What a Kumo deployment keeps in a RADOS pool, read with the `rados` tool, for the tests
+that check the layout itself (docs/scale-out.md, "As built")."""
+
+import os
+import re
+import subprocess
+
+from kumo_testlib import rados_args
+
+
+def rados(*args):
+    return subprocess.run(["rados", "-c", os.environ["KUMO_CEPH_CONF"],
+                           "-p", os.environ["KUMO_RADOS_POOL"], *args],
+                          capture_output=True, timeout=60, check=True).stdout
+
+
+def omap(namespace, oid):
+    """{key bytes: value bytes} of an object, parsed from `rados listomapvals`: a printable
+    key on a line of its own, any other as "key (N bytes):" and a hex dump; each value as
+    "value (N bytes) :" and a hex dump (where "*" repeats the line before up to the next
+    offset)."""
+    out, key, value, field, last = {}, None, None, None, b""
+
+    def flush():
+        if key is not None:
+            out[bytes(key)] = bytes(value)
+
+    def fill(offset):
+        target = key if field == "key" else value
+        while last and len(target) < offset:
+            target.extend(last)
+
+    for line in rados("-N", namespace, "listomapvals", oid).decode().splitlines():
+        if line.startswith("key ("):
+            flush()
+            key, value, field = bytearray(), bytearray(), "key"
+        elif line.startswith("value ("):
+            field, last = "value", b""
+        elif re.match(r"^[0-9a-f]{8}", line):
+            fill(int(line[:8], 16))
+            last = bytes(int(h, 16) for h in line[10:59].split())
+            (key if field == "key" else value).extend(last)
+        elif line == "*":
+            continue
+        elif line:
+            flush()
+            key, value, field, last = bytearray(line.encode()), bytearray(), None, b""
+    flush()
+    return out
+
+
+def token_of(key):
+    """The token a key of a table's items ([T][1][token]) or index entries
+    ([T][2][index][token]) is placed by."""
+    at = 9 if key[4] == 2 else 5
+    return int.from_bytes(key[at:at + 8], "big")
+
+
+def check_layout(prefix, max_keys=None):
+    """Checks every table namespace of a deployment; returns the number of partitions.
+
+    The partition objects are exactly those of the catalog's maps; each holds only keys of
+    its range (a finished split removed what it moved); no split key is left; with
+    `max_keys`, no partition holds more than that many keys."""
+    listing = rados("--all", "ls").decode().splitlines()
+    objects = {}
+    for line in listing:
+        ns, _, oid = line.partition("\t")
+        if ns.startswith(prefix + "t") and oid.startswith("p"):
+            objects.setdefault(ns, set()).add(oid)
+    catalog = omap(prefix, "kumo.catalog")
+    partitions = 0
+    for key, value in catalog.items():
+        if not key.startswith(b"\xffmap"):
+            continue
+        table = int.from_bytes(key[4:8], "big")
+        ns = f"{prefix}t{table}"
+        starts = [int.from_bytes(value[i:i + 8], "big") for i in range(0, len(value), 8)]
+        assert starts == sorted(starts) and starts[0] == 0, starts
+        names = {f"p{s:016x}" for s in starts}
+        assert objects.get(ns, set()) <= names, \
+            f"objects outside the map of table {table}: {sorted(objects[ns] - names)}"
+        for i, start in enumerate(starts):
+            end = starts[i + 1] if i + 1 < len(starts) else 1 << 64
+            oid = f"p{start:016x}"
+            if oid not in objects.get(ns, set()):
+                continue
+            keys = omap(ns, oid)
+            assert b"\xffs" not in keys, f"{ns}/{oid}: a split left half done"
+            own = [k for k in keys if not k.startswith(b"\xff")]
+            stray = [k.hex() for k in own if not start <= token_of(k) < end]
+            assert not stray, f"{ns}/{oid} holds keys outside its range: {stray[:3]}"
+            if max_keys is not None:
+                assert len(own) <= max_keys, f"{ns}/{oid} holds {len(own)} keys"
+        partitions += len(starts)
+    return partitions
+
+
+def deployment_prefix(srv):
+    args = rados_args(os.environ["KUMO_RADOS_POOL"], srv.data_dir)
+    return args[args.index("--rados-namespace") + 1]

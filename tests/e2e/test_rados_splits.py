@@ -1,0 +1,235 @@
+"""Partition splits of Kumo's RADOS back end (run by scripts/test-rados.sh).
+
+A partition whose object holds more than --rados-partition-keys keys (items and index
+entries) splits in two at a token near its middle key: the upper half is copied to a new
+object, the catalog's partition map names it, and the copied keys are removed from the old
+object (docs/scale-out.md, "Splits"). These tests split partitions many times with a small
+limit and check what a client sees (every item through GetItem, Query both ways, parallel
+Scan, the GSI, the LSI, the stream) and what the pool holds: one object per partition of
+the map, no key outside its partition's range, no split left half done. Each step of a
+split is also interrupted as kill -9 would (KUMO_RADOS_SPLIT_FAULT), and the next start
+must undo or finish it without losing an acknowledged write.
+"""
+
+import os
+import re
+
+import pytest
+
+from kumo_testlib import N, S, create_table_args, on_rados, scan_all
+from rados_helpers import check_layout, deployment_prefix
+from stream_helpers import read_stream, streams_api_for
+
+pytestmark = pytest.mark.skipif(not (on_rados() and os.environ.get("KUMO_CEPH_CONF")),
+                                reason="needs $KUMO_RADOS_POOL on the cluster of "
+                                       "$KUMO_CEPH_CONF (scripts/test-rados.sh)")
+
+TABLE = "split-items"
+GSI = "by-group"
+LSI = "by-level"
+PARTITION_KEYS = 40
+SPLIT_LOGGED = re.compile(rb"split at token ([0-9a-f]{16})")
+
+
+def splits_logged(*servers_logs):
+    count = 0
+    for path in servers_logs:
+        with open(path, "rb") as f:
+            count += len(SPLIT_LOGGED.findall(f.read()))
+    return count
+
+
+# --------------------------------------------------------------------------- the model
+
+
+class Model:
+    """The items a table must hold and the stream changes it must show, in order."""
+
+    def __init__(self):
+        self.items = {}
+        self.changes = []  # (event name, (pk, sk))
+
+    def put(self, item):
+        key = (item["pk"]["S"], int(item["sk"]["N"]))
+        self.changes.append(("MODIFY" if key in self.items else "INSERT", key))
+        self.items[key] = item
+
+    def delete(self, key):
+        if key in self.items:
+            self.changes.append(("REMOVE", key))
+            del self.items[key]
+
+
+def create(api):
+    defs = [("pk", "S"), ("sk", "N"), ("grp", "S"), ("lvl", "N")]
+    api.ok("CreateTable", create_table_args(
+        TABLE, ("pk", "S"), ("sk", "N"),
+        AttributeDefinitions=[{"AttributeName": a, "AttributeType": t} for a, t in defs],
+        GlobalSecondaryIndexes=[{
+            "IndexName": GSI,
+            "KeySchema": [{"AttributeName": "grp", "KeyType": "HASH"},
+                          {"AttributeName": "sk", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "ALL"}}],
+        LocalSecondaryIndexes=[{
+            "IndexName": LSI,
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                          {"AttributeName": "lvl", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "KEYS_ONLY"}}],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}))
+
+
+def item(i, version=0):
+    return {"pk": S(f"p{i % 37}"), "sk": N(i), "grp": S(f"g{i % 5}"), "lvl": N((i * 7) % 100),
+            "ver": N(version), "pad": S("x" * (i % 50))}
+
+
+def key_of(k):
+    return {"pk": S(k[0]), "sk": N(k[1])}
+
+
+def check_reads(api, streams, model):
+    """Every read path returns exactly the model; the stream holds its changes in order."""
+    expected = sorted(model.items)
+    # GetItem, consistent.
+    for k in expected:
+        out = api.ok("GetItem", {"TableName": TABLE, "Key": key_of(k), "ConsistentRead": True})
+        assert out.get("Item") == model.items[k], k
+    # Scan: three parallel segments, small pages.
+    seen = []
+    for segment in range(3):
+        body = {"TableName": TABLE, "Segment": segment, "TotalSegments": 3, "Limit": 7,
+                "ConsistentRead": True}
+        while True:
+            out = api.ok("Scan", body)
+            seen += [(i["pk"]["S"], int(i["sk"]["N"])) for i in out["Items"]]
+            if "LastEvaluatedKey" not in out:
+                break
+            body["ExclusiveStartKey"] = out["LastEvaluatedKey"]
+    assert sorted(seen) == expected
+    # Query each partition key, both directions, in pages of 2.
+    pks = sorted({k[0] for k in expected})
+    for pk in pks:
+        want = sorted(k[1] for k in expected if k[0] == pk)
+        for forward in (True, False):
+            body = {"TableName": TABLE, "KeyConditionExpression": "pk = :p",
+                    "ExpressionAttributeValues": {":p": S(pk)}, "ScanIndexForward": forward,
+                    "Limit": 2, "ConsistentRead": True}
+            got = []
+            while True:
+                out = api.ok("Query", body)
+                got += [int(i["sk"]["N"]) for i in out["Items"]]
+                if "LastEvaluatedKey" not in out:
+                    break
+                body["ExclusiveStartKey"] = out["LastEvaluatedKey"]
+            assert got == (want if forward else want[::-1]), (pk, forward)
+        # The LSI, in level order.
+        out = api.ok("Query", {"TableName": TABLE, "IndexName": LSI,
+                               "KeyConditionExpression": "pk = :p",
+                               "ExpressionAttributeValues": {":p": S(pk)}})
+        levels = [int(i["lvl"]["N"]) for i in out["Items"]]
+        assert levels == sorted(int(model.items[(pk, s)]["lvl"]["N"]) for s in want)
+    # The GSI equals the table, group by group.
+    for g in range(5):
+        got = [i for i in scan_all(api, TABLE, GSI) if i["grp"]["S"] == f"g{g}"]
+        want = [model.items[k] for k in expected if model.items[k]["grp"]["S"] == f"g{g}"]
+        key = lambda i: (i["pk"]["S"], int(i["sk"]["N"]))  # noqa: E731
+        assert sorted(got, key=key) == sorted(want, key=key), g
+    # The stream: every change once, in order.
+    arn = api.ok("DescribeTable", {"TableName": TABLE})["Table"]["LatestStreamArn"]
+    records = read_stream(streams, arn)
+    got = [(r["eventName"], (r["dynamodb"]["Keys"]["pk"]["S"],
+                             int(r["dynamodb"]["Keys"]["sk"]["N"]))) for r in records]
+    assert got == model.changes
+
+
+def write_load(api, model, start, count):
+    """Puts, overwrites, updates, deletes and two-item transactions, one at a time."""
+    for i in range(start, start + count):
+        model.put(item(i))
+        api.ok("PutItem", {"TableName": TABLE, "Item": item(i)})
+        if i % 5 == 0 and i > start:
+            k = (f"p{(i - 3) % 37}", i - 3)
+            if k in model.items:
+                new = dict(model.items[k], ver=N(int(model.items[k]["ver"]["N"]) + 1))
+                api.ok("UpdateItem", {"TableName": TABLE, "Key": key_of(k),
+                                      "UpdateExpression": "SET ver = ver + :one",
+                                      "ExpressionAttributeValues": {":one": N(1)}})
+                model.put(new)
+        if i % 11 == 0 and i > start:
+            k = (f"p{(i - 7) % 37}", i - 7)
+            api.ok("DeleteItem", {"TableName": TABLE, "Key": key_of(k)})
+            model.delete(k)
+        if i % 13 == 0:
+            a, b = item(100000 + i), item(200000 + i)
+            api.ok("TransactWriteItems", {"TransactItems": [
+                {"Put": {"TableName": TABLE, "Item": a}},
+                {"Put": {"TableName": TABLE, "Item": b}}]})
+            model.put(a)
+            model.put(b)
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def test_partitions_split_and_every_read_sees_every_item(start_server, tmp_path):
+    srv = start_server(data_dir=str(tmp_path / "d"),
+                       extra_args=["--rados-partition-keys", str(PARTITION_KEYS)])
+    api, streams = srv.api(), streams_api_for(srv)
+    prefix = deployment_prefix(srv)
+    create(api)
+    model = Model()
+    write_load(api, model, 0, 400)
+    first_log = srv.log_path
+    splits = splits_logged(first_log)
+    # 400 items, their LSI and GSI entries: far more than 4 partitions of 40 keys hold.
+    assert splits >= 10, f"only {splits} splits logged"
+    assert check_layout(prefix) == 4 + splits
+    check_reads(api, streams, model)
+
+    # The map, and every partition, as a restart finds them.
+    srv.stop()
+    srv.start()
+    api, streams = srv.api(), streams_api_for(srv)
+    assert check_layout(prefix) == 4 + splits
+    check_reads(api, streams, model)
+
+
+@pytest.mark.parametrize("step", ["intent", "copy", "publish", "cleanup"])
+def test_a_split_stopped_at_each_step_is_undone_or_finished(start_server, tmp_path,
+                                                            monkeypatch, step):
+    monkeypatch.setenv("KUMO_RADOS_SPLIT_FAULT", step)
+    srv = start_server(data_dir=str(tmp_path / "d"),
+                       extra_args=["--rados-partition-keys", str(PARTITION_KEYS)])
+    monkeypatch.delenv("KUMO_RADOS_SPLIT_FAULT")
+    api = srv.api()
+    prefix = deployment_prefix(srv)
+    create(api)
+    model = Model()
+    # The first split stops the process (SIGKILL) at the step: the write that set it off
+    # was applied before the split began, but its answer never came.
+    in_flight = None
+    for i in range(1000):
+        try:
+            api.ok("PutItem", {"TableName": TABLE, "Item": item(i)})
+        except (OSError, ConnectionError):
+            in_flight = i
+            break
+        model.put(item(i))
+    assert in_flight is not None, "no split stopped the server"
+    assert srv.proc.wait(timeout=10) == -9
+    model.put(item(in_flight))  # applied before the split started
+    log_before = srv.log_path
+
+    srv.start()
+    api, streams = srv.api(), streams_api_for(srv)
+    # Undone before the map was published, finished after.
+    published = step in ("publish", "cleanup")
+    assert check_layout(prefix) == (5 if published else 4)
+    check_reads(api, streams, model)
+    # Splits go on as usual.
+    write_load(api, model, in_flight + 1, 150)
+    splits = splits_logged(srv.log_path)
+    assert splits >= 3
+    assert check_layout(prefix) == (5 if published else 4) + splits
+    check_reads(api, streams, model)
+    assert splits_logged(log_before) == 0  # logged once its keys are removed
