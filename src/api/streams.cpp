@@ -1,5 +1,6 @@
 // The DynamoDB Streams API: ListStreams, DescribeStream, GetShardIterator, GetRecords.
-// Each stream has one shard; records come from the engine's change streams.
+// A stream's shards and records come from the engine's change streams: one shard at first,
+// and two children for a shard whose range of the table's partitions split.
 #include <fmt/format.h>
 #include <xxhash.h>
 
@@ -194,17 +195,22 @@ void write_record(JsonWriter& w, const Context& ctx, const std::string& arn,
   w.EndObject();
 }
 
-void write_shard(JsonWriter& w, const engine::StreamInfo& stream) {
+void write_shard(JsonWriter& w, const engine::StreamInfo& stream,
+                 const engine::StreamShard& shard) {
   w.StartObject();
   write_key(w, "ShardId");
-  write_string(w, stream.shard_id());
+  write_string(w, stream.shard_id(shard));
+  if (shard.parent) {
+    write_key(w, "ParentShardId");
+    write_string(w, stream.shard_id(stream.shards.at(*shard.parent)));
+  }
   write_key(w, "SequenceNumberRange");
   w.StartObject();
   write_key(w, "StartingSequenceNumber");
-  write_string(w, engine::format_sequence(stream.start));
-  if (stream.end) {
+  write_string(w, engine::format_sequence(shard.start));
+  if (shard.end) {
     write_key(w, "EndingSequenceNumber");
-    write_string(w, engine::format_sequence(*stream.end));
+    write_string(w, engine::format_sequence(*shard.end));
   }
   w.EndObject();
   w.EndObject();
@@ -286,9 +292,25 @@ std::string describe_stream(const Context& ctx, const JsonObject& request) {
   }
   coral.throw_if_any();
   const engine::StreamInfo stream = find_stream(ctx, *arn);
-  // The single shard of a stream has no parent, so no shard is anyone's child; and no
-  // shard follows ExclusiveStartShardId, whether it is the stream's shard or unknown.
-  const bool list_shard = !filter && !start;
+  // The shards in order (parents before children): with ShardFilter, the children of its
+  // shard; after ExclusiveStartShardId, those that follow it (none when it is unknown).
+  std::vector<const engine::StreamShard*> shards;
+  for (const engine::StreamShard& shard : stream.shards) {
+    if (filter_shard &&
+        !(shard.parent && stream.shard_id(stream.shards.at(*shard.parent)) == *filter_shard)) {
+      continue;
+    }
+    shards.push_back(&shard);
+  }
+  if (start) {
+    auto at = std::find_if(shards.begin(), shards.end(), [&](const engine::StreamShard* s) {
+      return stream.shard_id(*s) == *start;
+    });
+    shards.erase(shards.begin(), at == shards.end() ? at : at + 1);
+  }
+  const auto max = static_cast<std::size_t>(limit.value_or(100));
+  const bool more = shards.size() > max;
+  if (more) shards.resize(max);
 
   JsonOut out;
   JsonWriter w(out);
@@ -311,8 +333,12 @@ std::string describe_stream(const Context& ctx, const JsonObject& request) {
   write_key_schema(w, stream.key_schema);
   write_key(w, "Shards");
   w.StartArray();
-  if (list_shard) write_shard(w, stream);
+  for (const engine::StreamShard* shard : shards) write_shard(w, stream, *shard);
   w.EndArray();
+  if (more) {
+    write_key(w, "LastEvaluatedShardId");
+    write_string(w, stream.shard_id(*shards.back()));
+  }
   w.EndObject();
   w.EndObject();
   return json_text(out);
@@ -332,18 +358,19 @@ std::string get_shard_iterator(const Context& ctx, const JsonObject& request) {
   if (sequence) coral.check_length(*sequence, "sequenceNumber", 21, 40);
   coral.throw_if_any();
   const engine::StreamInfo stream = find_stream(ctx, *arn);
-  if (*shard_id != stream.shard_id()) {
+  const engine::StreamShard* shard = stream.find_shard(*shard_id);
+  if (!shard) {
     throw ApiError::resource_not_found(fmt::format(
         "Requested resource not found: Shard does not exist: {} in Stream: {}", *shard_id, *arn));
   }
-  const std::uint64_t last = stream.end ? *stream.end : ctx.engine.streams().next_sequence() - 1;
+  const std::uint64_t last = shard->end ? *shard->end : ctx.engine.streams().next_sequence() - 1;
   std::uint64_t position = 0;
   if ((*type == "TRIM_HORIZON" || *type == "LATEST") && sequence) {
     throw ApiError::validation(
         fmt::format("A SequenceNumber is not allowed for ShardIteratorType {}", *type));
   }
   if (*type == "TRIM_HORIZON") {
-    position = std::max(stream.start, stream.trimmed_before);
+    position = std::max(shard->start, stream.trimmed_before);
   } else if (*type == "LATEST") {
     position = last + 1;
   } else {
@@ -353,7 +380,7 @@ std::string get_shard_iterator(const Context& ctx, const JsonObject& request) {
     }
     std::optional<std::uint64_t> number = engine::parse_sequence(*sequence);
     // The shard's StartingSequenceNumber is a position even before any record.
-    if (!number || *number < stream.start || *number > std::max(last, stream.start)) {
+    if (!number || *number < shard->start || *number > std::max(last, shard->start)) {
       throw ApiError::validation(
           fmt::format("Invalid SequenceNumber {} for ShardId {}", *sequence, *shard_id));
     }
@@ -382,10 +409,11 @@ std::string get_records(const Context& ctx, const JsonObject& request) {
   const double age = now_seconds() - static_cast<double>(iterator->issued_ms) / 1000;
   if (age > ctx.options.shard_iterator_lifetime) throw ApiError::expired_iterator();
   const engine::StreamInfo stream = find_stream(ctx, iterator->arn);
-  if (iterator->shard_id != stream.shard_id()) throw ApiError::validation("Invalid ShardIterator");
+  const engine::StreamShard* shard = stream.find_shard(iterator->shard_id);
+  if (!shard) throw ApiError::validation("Invalid ShardIterator");
   if (iterator->position < stream.trimmed_before) throw ApiError::trimmed_data_access();
   engine::StreamPage page =
-      ctx.engine.streams().read(stream, iterator->position,
+      ctx.engine.streams().read(stream, *shard, iterator->position,
                                 static_cast<std::size_t>(limit.value_or(1000)), kRecordsPageBytes);
   JsonOut out;
   JsonWriter w(out);
@@ -395,7 +423,7 @@ std::string get_records(const Context& ctx, const JsonObject& request) {
   for (const auto& record : page.records) write_record(w, ctx, iterator->arn, record);
   w.EndArray();
   // A closed shard read to its end has no next iterator.
-  if (!stream.end || page.next <= *stream.end) {
+  if (!shard->end || page.next <= *shard->end) {
     write_key(w, "NextShardIterator");
     write_string(w, make_iterator(iterator->arn, iterator->shard_id, page.next));
   }

@@ -31,9 +31,13 @@ std::string record_key(std::uint32_t table_id, std::uint64_t sequence) {
   return key;
 }
 
-// Record value: [event][flags][u64 created ms][u32 size + item]* for the keys, then the
-// new image and the old image when the flags say they are there.
-enum Flags : std::uint8_t { kByService = 1, kHasNew = 2, kHasOld = 4 };
+// Record value: [event][flags][u64 created ms][u64 token, when flagged][u32 size + item]*
+// for the keys, then the new image and the old image when the flags say they are there.
+enum Flags : std::uint8_t { kByService = 1, kHasNew = 2, kHasOld = 4, kHasToken = 8 };
+
+// Records of other shards a read passes at most (per record it may return) before it
+// answers with what it has: a shard's reader then goes on from there.
+constexpr std::size_t kPassedPerRecord = 16;
 
 void append_item(std::string* out, const Item& item) {
   std::string encoded = codec::encode_item(item);
@@ -55,8 +59,9 @@ std::string encode_record(const StreamRecord& r) {
   std::string out;
   out.push_back(static_cast<char>(r.event));
   out.push_back(static_cast<char>((r.by_service ? kByService : 0) | (r.new_image ? kHasNew : 0) |
-                                  (r.old_image ? kHasOld : 0)));
+                                  (r.old_image ? kHasOld : 0) | (r.token ? kHasToken : 0)));
   codec::append_u64(&out, static_cast<std::uint64_t>(r.created_ms));
+  if (r.token) codec::append_u64(&out, *r.token);
   append_item(&out, r.keys);
   if (r.new_image) append_item(&out, *r.new_image);
   if (r.old_image) append_item(&out, *r.old_image);
@@ -70,6 +75,11 @@ bool decode_record(std::string_view in, StreamRecord* r) {
   r->by_service = flags & kByService;
   r->created_ms = static_cast<std::int64_t>(codec::read_u64(in.substr(2)));
   in.remove_prefix(10);
+  if (flags & kHasToken) {
+    if (in.size() < 8) return false;
+    r->token = codec::read_u64(in);
+    in.remove_prefix(8);
+  }
   if (!read_item(&in, &r->keys)) return false;
   r->size_bytes = item_size(r->keys);
   if (flags & kHasNew) {
@@ -97,6 +107,54 @@ std::uint64_t get_u64(const Item& m, std::string_view name) {
   return std::stoull(it->second.as_number().to_string());
 }
 
+AttributeValue shard_token_value(std::uint64_t token) {
+  std::string bytes;
+  codec::append_u64(&bytes, token);
+  return AttributeValue::binary(std::move(bytes));
+}
+std::uint64_t get_shard_token(const Item& m, std::string_view name) {
+  auto it = m.find(name);
+  if (it == m.end() || it->second.type() != AttrType::B || it->second.as_string().size() != 8) {
+    return 0;
+  }
+  return codec::read_u64(it->second.as_string());
+}
+
+AttributeValue shards_value(const std::vector<StreamShard>& shards) {
+  AttributeList list;
+  for (const StreamShard& shard : shards) {
+    Item m;
+    m["index"] = unum(shard.index);
+    if (shard.parent) m["parent"] = unum(*shard.parent);
+    m["first_token"] = shard_token_value(shard.first_token);
+    if (shard.end_token) m["end_token"] = shard_token_value(*shard.end_token);
+    m["start"] = unum(shard.start);
+    if (shard.end) m["end"] = unum(*shard.end);
+    m["created_ms"] = unum(static_cast<std::uint64_t>(epoch_milliseconds(shard.created)));
+    list.push_back(AttributeValue::map(std::move(m)));
+  }
+  return AttributeValue::list(std::move(list));
+}
+
+std::vector<StreamShard> shards_from(const AttributeValue& value) {
+  std::vector<StreamShard> out;
+  if (value.type() != AttrType::L) return out;
+  for (const AttributeValue& v : value.as_list()) {
+    if (v.type() != AttrType::M) continue;
+    const Item& m = v.as_map();
+    StreamShard shard;
+    shard.index = static_cast<std::uint32_t>(get_u64(m, "index"));
+    if (m.count("parent")) shard.parent = static_cast<std::uint32_t>(get_u64(m, "parent"));
+    shard.first_token = get_shard_token(m, "first_token");
+    if (m.count("end_token")) shard.end_token = get_shard_token(m, "end_token");
+    shard.start = get_u64(m, "start");
+    if (m.count("end")) shard.end = get_u64(m, "end");
+    shard.created = static_cast<double>(get_u64(m, "created_ms")) / 1000;
+    out.push_back(shard);
+  }
+  return out;
+}
+
 Item stream_record(const StreamInfo& s) {
   Item r;
   r["table_name"] = str(s.table_name);
@@ -111,6 +169,7 @@ Item stream_record(const StreamInfo& s) {
     r["closed_ms"] = unum(static_cast<std::uint64_t>(epoch_milliseconds(s.closed_at)));
   }
   r["trimmed_before"] = unum(s.trimmed_before);
+  r["shards"] = shards_value(s.shards);
   return r;
 }
 
@@ -128,6 +187,15 @@ StreamInfo stream_of_record(const Item& r) {
     s.closed_at = static_cast<double>(get_u64(r, "closed_ms")) / 1000;
   }
   s.trimmed_before = get_u64(r, "trimmed_before");
+  if (auto it = r.find("shards"); it != r.end()) s.shards = shards_from(it->second);
+  if (s.shards.empty()) {
+    // Stored before streams had shards: one shard, the stream's whole range.
+    StreamShard shard;
+    shard.start = s.start;
+    shard.end = s.end;
+    shard.created = s.created;
+    s.shards.push_back(shard);
+  }
   return s;
 }
 
@@ -140,10 +208,18 @@ Item keys_of(const KeySchema& key, const Item& item) {
 
 }  // namespace
 
-std::string StreamInfo::shard_id() const {
-  const std::string identity = table_name + "/" + label;
+std::string StreamInfo::shard_id(const StreamShard& shard) const {
+  std::string identity = table_name + "/" + label;
+  if (shard.index != 0) identity += "/" + std::to_string(shard.index);
   const auto suffix = static_cast<std::uint32_t>(XXH3_64bits(identity.data(), identity.size()));
-  return fmt::format("shardId-{:020}-{:08x}", epoch_milliseconds(created), suffix);
+  return fmt::format("shardId-{:020}-{:08x}", epoch_milliseconds(shard.created), suffix);
+}
+
+const StreamShard* StreamInfo::find_shard(std::string_view id) const {
+  for (const StreamShard& shard : shards) {
+    if (shard_id(shard) == id) return &shard;
+  }
+  return nullptr;
 }
 
 std::string stream_label(double epoch_seconds) {
@@ -242,6 +318,10 @@ void ChangeStreams::open(const Guard& guard, const TableDefinition& table, doubl
   stream.created = now;
   stream.start = next_sequence_;
   stream.trimmed_before = stream.start;
+  StreamShard shard;
+  shard.start = stream.start;
+  shard.created = now;
+  stream.shards.push_back(shard);
   storage::WriteBatch batch;
   store(stream, &batch);
   storage_.write(batch);
@@ -265,9 +345,44 @@ void ChangeStreams::close(const Guard& guard, std::uint32_t table_id, double now
   }
   stream.end = next_sequence_ - 1;
   stream.closed_at = now;
+  for (StreamShard& shard : stream.shards) {
+    if (shard.open()) shard.end = stream.end;
+  }
   store(stream, &batch);
   storage_.write(batch);
   open_.erase(it);
+}
+
+void ChangeStreams::split(const Guard& guard, std::uint32_t table_id, std::uint64_t token,
+                          double now) {
+  held(guard);
+  auto it = open_.find(table_id);
+  if (it == open_.end()) return;
+  StreamInfo& stream = streams_.at(it->second);
+  auto parent = std::find_if(stream.shards.begin(), stream.shards.end(),
+                             [&](const StreamShard& s) { return s.open() && s.holds(token); });
+  if (parent == stream.shards.end() || parent->first_token == token) return;
+  storage::WriteBatch batch;
+  // As when a stream closes: a shard that got no record still ends at its start, which is
+  // used up.
+  if (next_sequence_ == parent->start) {
+    ++next_sequence_;
+    batch.add_counter(std::string(kSequenceKey), 1);
+  }
+  parent->end = next_sequence_ - 1;
+  StreamShard low, high;
+  low.index = static_cast<std::uint32_t>(stream.shards.size());
+  high.index = low.index + 1;
+  low.parent = high.parent = parent->index;
+  low.first_token = parent->first_token;
+  low.end_token = high.first_token = token;
+  high.end_token = parent->end_token;
+  low.start = high.start = next_sequence_;
+  low.created = high.created = now;
+  stream.shards.push_back(low);
+  stream.shards.push_back(high);
+  store(stream, &batch);
+  storage_.write(batch);
 }
 
 void ChangeStreams::add_record(const Guard& guard, const StreamInfo& stream, const KeySchema& key,
@@ -284,6 +399,9 @@ void ChangeStreams::add_record(const Guard& guard, const StreamInfo& stream, con
   r.by_service = by_service;
   r.created_ms = now_ms();
   r.keys = keys_of(key, new_item ? *new_item : *old_item);
+  std::string partition;
+  codec::append_key_value(&partition, r.keys.at(key.hash.name));
+  r.token = codec::token(partition);
   const std::string& view = stream.view_type;
   if (new_item && (view == "NEW_IMAGE" || view == "NEW_AND_OLD_IMAGES")) r.new_image = *new_item;
   if (old_item && (view == "OLD_IMAGE" || view == "NEW_AND_OLD_IMAGES")) r.old_image = *old_item;
@@ -318,24 +436,33 @@ std::uint64_t ChangeStreams::next_sequence() const {
   return next_sequence_;
 }
 
-StreamPage ChangeStreams::read(const StreamInfo& stream, std::uint64_t from, std::size_t limit,
-                               std::size_t max_bytes) const {
+StreamPage ChangeStreams::read(const StreamInfo& stream, const StreamShard& shard,
+                               std::uint64_t from, std::size_t limit, std::size_t max_bytes) const {
   StreamPage page;
+  from = std::max(from, shard.start);
   page.next = from;
-  const std::uint64_t last = stream.end ? *stream.end : UINT64_MAX - 1;
+  const std::uint64_t last = shard.end ? *shard.end : UINT64_MAX - 1;
   if (from > last) return page;
   auto it =
       storage_.iterator(record_key(stream.table_id, from), record_key(stream.table_id, last + 1));
-  std::size_t bytes = 0;
+  std::size_t bytes = 0, passed = 0;
+  const std::size_t max_passed = std::max<std::size_t>(limit, 64) * kPassedPerRecord;
   for (it->seek_to_first(); it->valid() && page.records.size() < limit; it->next()) {
     StreamRecord r;
     if (!decode_record(it->value(), &r)) {
       throw storage::StorageError("corrupt stream record of table " + stream.table_name);
     }
+    std::string_view key = it->key();
+    const std::uint64_t sequence = codec::read_u64(key.substr(key.size() - 8));
+    // A record without a token was written when every stream had one shard.
+    if (r.token ? !shard.holds(*r.token) : shard.index != 0) {
+      page.next = sequence + 1;
+      if (++passed == max_passed) return page;
+      continue;
+    }
     // A page holds at least one record, and never passes max_bytes with a second one.
     if (!page.records.empty() && bytes + r.size_bytes > max_bytes) return page;
-    std::string_view key = it->key();
-    r.sequence = codec::read_u64(key.substr(key.size() - 8));
+    r.sequence = sequence;
     r.view_type = stream.view_type;
     bytes += r.size_bytes;
     page.next = r.sequence + 1;
@@ -343,7 +470,7 @@ StreamPage ChangeStreams::read(const StreamInfo& stream, std::uint64_t from, std
   }
   // Every record of a closed shard is read: the reader is past its end (the last numbers
   // of the range may belong to other tables).
-  if (!it->valid() && stream.end) page.next = *stream.end + 1;
+  if (!it->valid() && shard.end) page.next = *shard.end + 1;
   return page;
 }
 

@@ -6,6 +6,14 @@
 // enable, kept until retention ends after they close) at meta/stream/<table>/<label>; the
 // last sequence number handed out in the counter meta/stream_sequence. Sequence numbers
 // are global, so the streams of one table occupy disjoint ranges of its record space.
+//
+// Shards. As in DynamoDB, a stream's records are divided among shards by the partition of
+// their item, and a partition split closes the shard that held its range and opens two
+// children that name it as their parent. A stream starts with one shard for every token;
+// a split of the table's partitions at a token (Engine::note_partition_split) splits the
+// open shard holding that token there. A record carries its item's token, and a shard's
+// records are those of its sequence range whose token lies in its token range (so shards
+// open at the same time share the sequence numbers between them, each with its own).
 #pragma once
 
 #include <cstdint>
@@ -34,10 +42,32 @@ struct StreamRecord {
   std::optional<Item> new_image;
   std::optional<Item> old_image;
   std::size_t size_bytes = 0;  // keys plus images
+  // The item's token; absent in records written before streams had shards (all of which
+  // belong to shard 0).
+  std::optional<std::uint64_t> token;
+};
+
+// One shard: the records of items whose token lies in [first_token, end_token) with
+// sequence numbers from `start` on, up to `end` once it is closed (by a split, or with its
+// stream).
+struct StreamShard {
+  std::uint32_t index = 0;              // 0: the shard the stream was created with
+  std::optional<std::uint32_t> parent;  // index of the shard it was split from
+  std::uint64_t first_token = 0;
+  std::optional<std::uint64_t> end_token;  // nullopt: 2^64
+  std::uint64_t start = 0;
+  std::optional<std::uint64_t> end;
+  double created = 0;  // epoch seconds
+
+  bool open() const { return !end.has_value(); }
+  bool holds(std::uint64_t token) const {
+    return token >= first_token && (!end_token || token < *end_token);
+  }
 };
 
 // One stream of one table: created when the stream is enabled, closed when it is disabled
-// or the table is deleted. It has a single shard spanning [start, end].
+// or the table is deleted. Its shards are ordered by index: every parent before its
+// children.
 struct StreamInfo {
   std::string table_name;
   std::uint32_t table_id = 0;
@@ -49,10 +79,13 @@ struct StreamInfo {
   std::optional<std::uint64_t> end;  // last one, once closed
   double closed_at = 0;
   std::uint64_t trimmed_before = 0;  // records below this sequence were trimmed
+  std::vector<StreamShard> shards;
 
   bool open() const { return !end.has_value(); }
   // "shardId-<creation ms, 20 digits>-<8 hex digits>".
-  std::string shard_id() const;
+  std::string shard_id(const StreamShard& shard) const;
+  // The shard whose id is `id`, or null.
+  const StreamShard* find_shard(std::string_view id) const;
 };
 
 // What a reader gets from one position of a stream's shard.
@@ -101,6 +134,10 @@ class ChangeStreams {
   void open(const Guard& guard, const TableDefinition& table, double now);
   // Closes the open stream of table `table_id`, if any.
   void close(const Guard& guard, std::uint32_t table_id, double now);
+  // Splits the open shard of table `table_id`'s open stream that holds `token` there (the
+  // table's partitions split at it): closes it and opens its two children. Nothing when
+  // the table has no open stream or `token` already starts a shard.
+  void split(const Guard& guard, std::uint32_t table_id, std::uint64_t token, double now);
   // Adds to `batch` the record of a change of one item of the table whose open stream is
   // `stream`; nothing when the item did not change. The batch must be committed before
   // the guard is released.
@@ -118,10 +155,10 @@ class ChangeStreams {
   std::optional<StreamInfo> find(std::string_view table_name, std::string_view label) const;
   // The sequence number the next record will get.
   std::uint64_t next_sequence() const;
-  // Records of `stream` from sequence `from` on: at most `limit`, stopping once `max_bytes`
-  // of records were read.
-  StreamPage read(const StreamInfo& stream, std::uint64_t from, std::size_t limit,
-                  std::size_t max_bytes) const;
+  // Records of `shard` of `stream` from sequence `from` on: at most `limit`, stopping once
+  // `max_bytes` of records were read (or after passing many records of other shards).
+  StreamPage read(const StreamInfo& stream, const StreamShard& shard, std::uint64_t from,
+                  std::size_t limit, std::size_t max_bytes) const;
   // Deletes records older than `retention` seconds and forgets streams closed longer ago.
   void trim(double now, double retention);
 

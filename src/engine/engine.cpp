@@ -22,6 +22,11 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
       clock_(options.clock ? options.clock : own_clock_.get()),
       catalog_(*storage_),
       streams_(*storage_) {
+  storage_->set_split_listener([this](std::uint32_t table, std::uint64_t token) {
+    MutexLock lock(shard_splits_mutex_);
+    shard_splits_.emplace_back(table, token);
+    shard_splits_due_.store(true, std::memory_order_release);
+  });
   catalog_.set_verify([this](const TableDefinition* before, const TableDefinition& after,
                              const std::vector<const TableDefinition*>& others) {
     verify_account_quota(before, after, others);
@@ -198,10 +203,26 @@ void Engine::commit(storage::WriteBatch& batch, const std::vector<Change>& chang
     }
     storage_->write(batch);
   }
+  if (shard_splits_due_.load(std::memory_order_acquire)) split_shards();
   // After the commit: a pass that begins later reads the entry anyway.
   for (const Change& c : changes) {
     if (c.table && !c.ttl_entry.empty()) note_ttl_entry(c.table->id, c.ttl_entry);
   }
+}
+
+void Engine::note_partition_split(std::uint32_t table_id, std::uint64_t token) {
+  ChangeStreams::Guard guard(streams_);
+  streams_.split(guard, table_id, token, clock_->now());
+}
+
+void Engine::split_shards() {
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> splits;
+  {
+    MutexLock lock(shard_splits_mutex_);
+    splits.swap(shard_splits_);
+    shard_splits_due_.store(false, std::memory_order_relaxed);
+  }
+  for (const auto& [table, token] : splits) note_partition_split(table, token);
 }
 
 namespace {

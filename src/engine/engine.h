@@ -193,6 +193,10 @@ struct EngineOptions {
   std::string region = "us-east-1";
 };
 
+// The tokens at which partitions of `after` start that no partition of `before` (null:
+// none) starts at, 0 excepted.
+std::vector<std::uint64_t> new_boundaries(const PartitionMap* before, const PartitionMap& after);
+
 class Engine {
  public:
   // Resumes the backfill of any index a previous run left unfinished.
@@ -423,6 +427,13 @@ class Engine {
                    WriteResult& result, storage::WriteBatch* batch) const;
   // Commits `batch` with the stream records of `changes` (tables whose stream is open).
   void commit(storage::WriteBatch& batch, const std::vector<Change>& changes);
+  // The table's partitions split at `token` (its capacity partitions, or the storage's own):
+  // the open shard of its stream that holds the token splits there too.
+  void note_partition_split(std::uint32_t table_id, std::uint64_t token)
+      KUMO_EXCLUDES(shard_splits_mutex_);
+  // Splits the shards of the partition splits the storage reported (from inside a write,
+  // where the streams' lock may be held): called after each commit.
+  void split_shards() KUMO_EXCLUDES(shard_splits_mutex_);
   // Adds to `batch` the TTL schedule change of replacing the old item by the new one;
   // returns the entry it adds, if any.
   std::string update_ttl_schedule(const TableDefinition& table, const std::string& storage_key,
@@ -483,6 +494,11 @@ class Engine {
   ItemLocks locks_;
   TransactionTokens tokens_;
   ChangeStreams streams_;
+  // Partition splits the storage reported, whose shards are still to split.
+  Mutex shard_splits_mutex_;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> shard_splits_
+      KUMO_GUARDED_BY(shard_splits_mutex_);
+  std::atomic<bool> shard_splits_due_{false};
   std::atomic<bool> stopping_{false};
   // A one-off background job (backfill, TTL scheduling); `done` is set as it ends.
   struct Worker {

@@ -149,18 +149,25 @@ void Engine::verify_account_quota(const TableDefinition* before, const TableDefi
 }
 
 TablePtr Engine::create_table(TableDefinition definition) {
-  ChangeStreams::Guard guard(streams_);
-  if (definition.stream && definition.stream->enabled) {
-    definition.latest_stream_label =
-        streams_.free_label(guard, definition.name, definition.latest_stream_label);
+  TablePtr table;
+  {
+    ChangeStreams::Guard guard(streams_);
+    if (definition.stream && definition.stream->enabled) {
+      definition.latest_stream_label =
+          streams_.free_label(guard, definition.name, definition.latest_stream_label);
+    }
+    table = catalog_.create(std::move(definition), [this](TableDefinition& t) {
+      fit_partitions(t, false);
+      attach_meters(t);
+    });
+    if (table->stream && table->stream->enabled) {
+      streams_.open(guard, *table, table->creation_date_time);
+      start_maintenance();
+    }
   }
-  TablePtr table = catalog_.create(std::move(definition), [this](TableDefinition& t) {
-    fit_partitions(t, false);
-    attach_meters(t);
-  });
-  if (table->stream && table->stream->enabled) {
-    streams_.open(guard, *table, table->creation_date_time);
-    start_maintenance();
+  // The storage's own partitions of the items (if it has any) start where the table's do.
+  for (std::uint64_t token : new_boundaries(nullptr, table->capacity.partitions)) {
+    storage_->split_partition(table->id, token);
   }
   return table;
 }
@@ -168,6 +175,7 @@ TablePtr Engine::create_table(TableDefinition definition) {
 TablePtr Engine::update_table(std::string_view name,
                               const std::function<void(TableDefinition&)>& change) {
   TablePtr before, after;
+  std::vector<std::uint64_t> splits;
   {
     ChangeStreams::Guard guard(streams_);
     before = catalog_.find(name);
@@ -188,7 +196,13 @@ TablePtr Engine::update_table(std::string_view name,
     if (is_enabled && (!was_enabled || before->latest_stream_label != after->latest_stream_label)) {
       streams_.open(guard, *after, now_seconds());
     }
+    // Partitions split by raised throughput split the stream's shards and the storage's
+    // partitions with them.
+    splits =
+        new_boundaries(before ? &before->capacity.partitions : nullptr, after->capacity.partitions);
+    for (std::uint64_t token : splits) streams_.split(guard, after->id, token, clock_->now());
   }
+  for (std::uint64_t token : splits) storage_->split_partition(after->id, token);
   configure_meters(after);
   if (after->ttl_enabled || (after->stream && after->stream->enabled)) start_maintenance();
   const bool ttl_was = before && before->ttl_enabled;

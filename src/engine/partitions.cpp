@@ -88,6 +88,19 @@ std::optional<std::uint64_t> half_token(const std::vector<capacity::TokenBytes>&
 
 }  // namespace
 
+std::vector<std::uint64_t> new_boundaries(const PartitionMap* before, const PartitionMap& after) {
+  std::vector<std::uint64_t> out;
+  for (const PartitionRange& range : after.ranges) {
+    if (range.first_token == 0) continue;
+    const bool known = before && std::any_of(before->ranges.begin(), before->ranges.end(),
+                                             [&](const PartitionRange& r) {
+                                               return r.first_token == range.first_token;
+                                             });
+    if (!known) out.push_back(range.first_token);
+  }
+  return out;
+}
+
 void Engine::fit_partitions(TableDefinition& table, bool grow) const {
   const capacity::CapacityOptions& options = capacity() ? capacity()->options() : default_options();
   const bool provisioned = table.billing_mode == BillingMode::PROVISIONED;
@@ -186,7 +199,14 @@ void Engine::split_partition(const capacity::SplitPlan& plan) {
     if (c->splits.size() > kSplitLog) c->splits.erase(c->splits.begin());
     split = true;
   });
-  if (!split || !capacity() || !after->meters) return;
+  if (!split) return;
+  if (plan.index_id == 0) {
+    // The table's items split with it: the storage's partition of them (its own layout),
+    // and the stream's shard.
+    storage_->split_partition(plan.table_id, *at);
+    note_partition_split(plan.table_id, *at);
+  }
+  if (!capacity() || !after->meters) return;
   capacity()->configure(*after->meters, *after);
   // The children start with the bytes the walk found on each side of the split.
   capacity::ResourceMeter* resource =

@@ -165,6 +165,22 @@ class Storage {
   // Deletes every key in [lower, upper), counters included, in batches of bounded size (so
   // not atomically). By default, deletions of the keys an iterator finds.
   virtual void erase_range(const std::string& lower, const std::string& upper);
+
+  // Partitions of the back end's own layout (a back end that keeps a table's items in
+  // several places, as RADOS does in one object per range of tokens). The local back ends
+  // have none, and ignore both calls.
+  //
+  // `listener(table id, token)` is called when the back end has split a partition of the
+  // table at the token (the first token of the new one). It may be called from inside
+  // write(), and must not call into the storage.
+  using SplitListener = std::function<void(std::uint32_t table, std::uint64_t token)>;
+  virtual void set_split_listener(SplitListener listener) { (void)listener; }
+  // Splits the back end's partition of the table that holds `token` at it, unless a
+  // partition already starts there (the table's capacity partitions split at it).
+  virtual void split_partition(std::uint32_t table, std::uint64_t token) {
+    (void)table;
+    (void)token;
+  }
 };
 
 // Opens (creating if needed) a RocksDB database at options.path.

@@ -207,6 +207,33 @@ def read_stream(streams, arn, kind="TRIM_HORIZON", sequence=None, limit=None):
     return drain(streams, shard_iterator(streams, arn, kind, sequence), limit)[0]
 
 
+def all_shards(streams, arn, page=100):
+    """Every shard of a stream, over DescribeStream's pages of `page` shards."""
+    body, shards = {"StreamArn": arn, "Limit": page}, []
+    while True:
+        out = streams.ok("DescribeStream", body)["StreamDescription"]
+        shards += out["Shards"]
+        if "LastEvaluatedShardId" not in out:
+            return shards
+        body["ExclusiveStartShardId"] = out["LastEvaluatedShardId"]
+
+
+def read_all_shards(streams, arn):
+    """Every record of every shard, each shard read from TRIM_HORIZON to its end (a closed
+    one) or to where it stands (an open one), parents before their children as a consumer
+    reads them. Returns (shards, {shard id: records})."""
+    shards = all_shards(streams, arn)
+    ids = [s["ShardId"] for s in shards]
+    for shard in shards:
+        if "ParentShardId" in shard:
+            assert ids.index(shard["ParentShardId"]) < ids.index(shard["ShardId"]), shards
+    records = {}
+    for shard in shards:
+        it = shard_iterator(streams, arn, shard_id=shard["ShardId"])
+        records[shard["ShardId"]] = drain(streams, it)[0]
+    return shards, records
+
+
 def read_closed(streams, iterator, limit=None, max_pages=50):
     """Reads a closed shard until a response comes without NextShardIterator; returns
     (records, record count per page)."""

@@ -18,7 +18,7 @@ import pytest
 
 from kumo_testlib import N, S, create_table_args, on_rados, scan_all
 from rados_helpers import check_layout, deployment_prefix
-from stream_helpers import read_stream, streams_api_for
+from stream_helpers import read_all_shards, seq, streams_api_for
 
 pytestmark = pytest.mark.skipif(not (on_rados() and os.environ.get("KUMO_CEPH_CONF")),
                                 reason="needs $KUMO_RADOS_POOL on the cluster of "
@@ -87,7 +87,7 @@ def key_of(k):
     return {"pk": S(k[0]), "sk": N(k[1])}
 
 
-def check_reads(api, streams, model):
+def check_reads(api, streams, model, shard_splits):
     """Every read path returns exactly the model; the stream holds its changes in order."""
     expected = sorted(model.items)
     # GetItem, consistent.
@@ -134,9 +134,19 @@ def check_reads(api, streams, model):
         want = [model.items[k] for k in expected if model.items[k]["grp"]["S"] == f"g{g}"]
         key = lambda i: (i["pk"]["S"], int(i["sk"]["N"]))  # noqa: E731
         assert sorted(got, key=key) == sorted(want, key=key), g
-    # The stream: every change once, in order.
+    # The stream: every change once, in its shard's range, in order; a split closed the
+    # shard that held its token and opened two children.
     arn = api.ok("DescribeTable", {"TableName": TABLE})["Table"]["LatestStreamArn"]
-    records = read_stream(streams, arn)
+    shards, by_shard = read_all_shards(streams, arn)
+    assert len(shards) == 1 + 2 * shard_splits
+    records = [r for shard in shards for r in by_shard[shard["ShardId"]]]
+    for shard in shards:
+        numbers = [int(seq(r)) for r in by_shard[shard["ShardId"]]]
+        assert numbers == sorted(numbers)
+        low = int(shard["SequenceNumberRange"]["StartingSequenceNumber"])
+        high = int(shard["SequenceNumberRange"].get("EndingSequenceNumber", 10 ** 40))
+        assert all(low <= n <= high for n in numbers), shard
+    records.sort(key=lambda r: int(seq(r)))
     got = [(r["eventName"], (r["dynamodb"]["Keys"]["pk"]["S"],
                              int(r["dynamodb"]["Keys"]["sk"]["N"]))) for r in records]
     assert got == model.changes
@@ -184,14 +194,14 @@ def test_partitions_split_and_every_read_sees_every_item(start_server, tmp_path)
     # 400 items, their LSI and GSI entries: far more than 4 partitions of 40 keys hold.
     assert splits >= 10, f"only {splits} splits logged"
     assert check_layout(prefix) == 4 + splits
-    check_reads(api, streams, model)
+    check_reads(api, streams, model, splits)
 
     # The map, and every partition, as a restart finds them.
     srv.stop()
     srv.start()
     api, streams = srv.api(), streams_api_for(srv)
     assert check_layout(prefix) == 4 + splits
-    check_reads(api, streams, model)
+    check_reads(api, streams, model, splits)
 
 
 @pytest.mark.parametrize("step", ["intent", "copy", "publish", "cleanup"])
@@ -225,11 +235,11 @@ def test_a_split_stopped_at_each_step_is_undone_or_finished(start_server, tmp_pa
     # Undone before the map was published, finished after.
     published = step in ("publish", "cleanup")
     assert check_layout(prefix) == (5 if published else 4)
-    check_reads(api, streams, model)
+    check_reads(api, streams, model, 0)  # the split's shards were never opened
     # Splits go on as usual.
     write_load(api, model, in_flight + 1, 150)
     splits = splits_logged(srv.log_path)
     assert splits >= 3
     assert check_layout(prefix) == (5 if published else 4) + splits
-    check_reads(api, streams, model)
+    check_reads(api, streams, model, splits)
     assert splits_logged(log_before) == 0  # logged once its keys are removed

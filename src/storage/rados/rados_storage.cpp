@@ -941,8 +941,21 @@ class RadosStorage : public Storage {
     if (log_with) log_with(message.c_str());
   }
 
-  // Splits partition `object`; false when its keys all have one token.
-  bool split(const ObjectRef& object) {
+  void set_split_listener(SplitListener listener) override {
+    std::unique_lock<std::mutex> splitting(split_mutex_);
+    split_listener_ = std::move(listener);
+  }
+
+  void split_partition(std::uint32_t table, std::uint64_t token) override {
+    std::unique_lock<std::mutex> splitting(split_mutex_);
+    const Starts map = partition_starts(table);
+    const std::uint64_t start = *(std::upper_bound(map->begin(), map->end(), token) - 1);
+    if (start != token) split({table_namespace(table), "p" + hex16(start)}, token);
+  }
+
+  // Splits partition `object` at `at`, or (nullopt) where about half of its keys lie on
+  // each side; false when those all have one token. Runs under split_mutex_.
+  bool split(const ObjectRef& object, std::optional<std::uint64_t> at = std::nullopt) {
     const auto began = std::chrono::steady_clock::now();
     std::unique_lock<std::shared_mutex> layout(layout_);
     const auto table = static_cast<std::uint32_t>(std::stoul(object.ns.substr(prefix_.size() + 1)));
@@ -955,10 +968,11 @@ class RadosStorage : public Storage {
     const Starts map = partition_starts(table);
     if (encode_map(*map) != stored)
       fail("the partition map of table " + std::to_string(table) + " changed under this process");
-    auto at = std::find(map->begin(), map->end(), start);
-    if (at == map->end()) return true;
-    const bool last = at + 1 == map->end();
-    const std::uint64_t end = last ? 0 : *(at + 1);
+    auto here = std::find(map->begin(), map->end(), start);
+    if (here == map->end()) return true;
+    const bool last = here + 1 == map->end();
+    const std::uint64_t end = last ? 0 : *(here + 1);
+    if (at && (*at <= start || (!last && *at >= end))) return true;
     // 1. Nothing in flight: no removal of an outbox entry, no entry left to apply.
     reap_removals(true);
     finish_split(object);
@@ -980,6 +994,7 @@ class RadosStorage : public Storage {
       const std::size_t off = i > tokens.size() / 2 ? i - tokens.size() / 2 : tokens.size() / 2 - i;
       if (!middle || off < best) middle = tokens[i], best = off;
     }
+    if (at) middle = at;
     if (!middle) return false;
     const ObjectRef added{object.ns, "p" + hex16(*middle)};
     // 2.
@@ -1035,6 +1050,7 @@ class RadosStorage : public Storage {
     }
     fault_point("publish");
     layout.unlock();
+    if (split_listener_) split_listener_(table, *middle);
     const auto paused = std::chrono::steady_clock::now() - began;
     // 5.
     remove_moved(object, moved_keys);
@@ -1107,10 +1123,43 @@ class RadosStorage : public Storage {
       }
       remove_object({prefix_, record});
     }
-    // Outbox entries are kept by partitions, and every table with data has a map.
+    // Outbox entries and split keys are kept by partitions, and every table with data has
+    // a map. Every partition is asked at once whether it holds either.
+    std::vector<ObjectRef> objects;
     for (std::uint32_t table : mapped_tables()) {
-      for (const ObjectRef& object : partitions(table)) finish_split(object);
-      for (const ObjectRef& object : partitions(table)) recover_outbox(object);
+      for (const ObjectRef& object : partitions(table)) objects.push_back(object);
+    }
+    struct Probe {
+      librados::ObjectReadOperation op;
+      librados::AioCompletion* done = nullptr;
+      std::map<std::string, librados::bufferlist> split, outbox;
+      bool more = false;
+      int r1 = 0, r2 = 0;
+    };
+    std::vector<Probe> probes(objects.size());
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+      Probe& p = probes[i];
+      p.op.omap_get_vals_by_keys({kSplitKey}, &p.split, &p.r1);
+      p.op.omap_get_vals2("", kOutboxPrefix, 1, &p.outbox, &p.more, &p.r2);
+      p.done = librados::Rados::aio_create_completion();
+      check(io(objects[i].ns).aio_operate(objects[i].oid, p.done, &p.op, nullptr), "read");
+    }
+    std::vector<bool> split(objects.size()), outbox(objects.size());
+    int failed = 0;
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+      probes[i].done->wait_for_complete();
+      const int r = probes[i].done->get_return_value();
+      probes[i].done->release();
+      if (r < 0 && r != -ENOENT && failed == 0) failed = r;
+      split[i] = r >= 0 && !probes[i].split.empty();
+      outbox[i] = r >= 0 && !probes[i].outbox.empty();
+    }
+    check(failed, "read");
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+      if (split[i]) finish_split(objects[i]);
+    }
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+      if (outbox[i]) recover_outbox(objects[i]);
     }
   }
 
@@ -1172,7 +1221,8 @@ class RadosStorage : public Storage {
   std::map<ObjectRef, std::int64_t> growth_;  // keys set since last counted (mutex_)
   std::set<ObjectRef> due_;                   // to be counted (mutex_)
   std::atomic<bool> split_due_{false};
-  std::mutex split_mutex_;  // one split_due() at a time
+  std::mutex split_mutex_;  // one split at a time
+  SplitListener split_listener_;
 };
 
 bool RadosIterator::load_forward() {

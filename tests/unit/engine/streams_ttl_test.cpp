@@ -49,7 +49,7 @@ class StreamsTtlTest : public ::testing::Test {
   StreamInfo stream() { return engine_.streams().list("events").back(); }
 
   std::vector<StreamRecord> records(const StreamInfo& s) {
-    return engine_.streams().read(s, s.start, 1000, 1 << 20).records;
+    return engine_.streams().read(s, s.shards.front(), s.start, 1000, 1 << 20).records;
   }
 
   Engine engine_;
