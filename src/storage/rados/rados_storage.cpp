@@ -77,8 +77,11 @@ void check(int r, const std::string& what) {
 
 // Partitions a table starts with; their objects spread over the pool's placement groups.
 constexpr std::uint64_t kInitialPartitions = 4;
-// Keys a range read asks for at once.
+// Keys a range read asks for at once: a walk's first read asks for few (a Query with a
+// small Limit, or one that stops at its first 1 MB of items of up to 400 KB, reads no more
+// than it needs), and each next one for four times as many, up to kPageKeys.
 constexpr unsigned kPageKeys = 512;
+constexpr unsigned kFirstPageKeys = 8;
 // Delta keys written to one object between two folds of its counters.
 constexpr int kFoldEvery = 256;
 // Keys one operation of a split copies or removes at most.
@@ -123,6 +126,7 @@ class RadosIterator : public Iterator {
   std::vector<std::pair<std::string, std::string>> entries_;
   std::size_t at_ = 0;
   std::string resume_;  // where the next forward page starts (inclusive)
+  unsigned page_ = kFirstPageKeys;  // keys the next forward read asks for
   bool exhausted_ = true;
   bool whole_ = false;  // entries_ starts at lower_ (read by load_backward)
 };
@@ -1237,7 +1241,8 @@ bool RadosIterator::load_forward() {
     if (!upper_.empty() && (to.empty() || upper_ < to)) to = upper_;
     bool more = false;
     if (!place.counters) {
-      entries_ = storage_.read_range(place.object, resume_, to, kPageKeys, &more);
+      entries_ = storage_.read_range(place.object, resume_, to, page_, &more);
+      page_ = std::min(page_ * 4, kPageKeys);
     }
     if (storage_.moved(place)) {
       entries_.clear();  // read again in the new map
@@ -1259,6 +1264,7 @@ bool RadosIterator::load_forward() {
 void RadosIterator::seek(std::string_view target) {
   resume_ = std::max(std::string(target), lower_);
   exhausted_ = false;
+  page_ = kFirstPageKeys;
   load_forward();
 }
 
@@ -1272,6 +1278,7 @@ void RadosIterator::load_backward(std::optional<std::string_view> last) {
   std::vector<std::pair<std::string, std::string>> all;
   resume_ = lower_;
   exhausted_ = false;
+  page_ = kPageKeys;  // it reads the whole range
   while (load_forward()) {
     for (auto& entry : entries_) {
       if (last && entry.first > *last) {
