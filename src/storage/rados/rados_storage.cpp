@@ -98,8 +98,10 @@ class RadosSnapshot : public Snapshot {
 
 class RadosStorage;
 
-// Walks [lower, upper) forward in pages; for a backward walk it reads the range whole
-// (RADOS reads omaps forward only).
+// Walks [lower, upper) forward in pages. RADOS reads omaps forward only: for a backward
+// walk it reads the keys of the range whole (keys only), then the values from the end back,
+// a few first and four times as many each time (a descending Query with a small Limit
+// reads few of the range's values).
 class RadosIterator : public Iterator {
  public:
   RadosIterator(RadosStorage& storage, std::string lower, std::string upper)
@@ -115,6 +117,10 @@ class RadosIterator : public Iterator {
   std::string_view value() const override { return entries_[at_].second; }
 
  private:
+  // Backward: reads the values of the entries below loaded_ that the walk stands on or
+  // will step to next (entries deleted meanwhile are dropped, and the walk stands on the
+  // one before).
+  void load_values();
   // Reads the next page from `resume_` into entries_; false at the end.
   bool load_forward();
   // Reads every entry of the range up to `last` (inclusive; nullopt: the end) and stands
@@ -125,10 +131,16 @@ class RadosIterator : public Iterator {
   std::string lower_, upper_;
   std::vector<std::pair<std::string, std::string>> entries_;
   std::size_t at_ = 0;
-  std::string resume_;  // where the next forward page starts (inclusive)
+  std::string resume_;              // where the next forward page starts (inclusive)
   unsigned page_ = kFirstPageKeys;  // keys the next forward read asks for
   bool exhausted_ = true;
   bool whole_ = false;  // entries_ starts at lower_ (read by load_backward)
+  // Backward: entries_ holds keys only, their values from loaded_ on; objects_ the object
+  // each key was read from; values_ how many values the next read of them asks for.
+  bool keys_only_ = false;
+  std::vector<ObjectRef> objects_;
+  std::size_t loaded_ = 0;
+  unsigned values_ = kFirstPageKeys;
 };
 
 class RadosStorage : public Storage {
@@ -368,18 +380,24 @@ class RadosStorage : public Storage {
 
   // Up to `max` entries of `object` in [from, to) (to empty: no end), in order; `more` says
   // whether entries remain past the last one returned.
+  // With `keys_only`, the values are left empty (and not read).
   std::vector<std::pair<std::string, std::string>> read_range(const ObjectRef& object,
                                                               const std::string& from,
                                                               const std::string& to, unsigned max,
-                                                              bool* more) {
+                                                              bool* more, bool keys_only = false) {
     std::vector<std::pair<std::string, std::string>> out;
     std::map<std::string, librados::bufferlist> first, page;
+    std::set<std::string> keys;
     int r1 = 0, r2 = 0;
     bool more_keys = false;
     librados::ObjectReadOperation op;
     // omap_get_vals2 starts after its key: the first key itself is read by name.
     op.omap_get_vals_by_keys({from}, &first, &r1);
-    op.omap_get_vals2(from, "", max, &page, &more_keys, &r2);
+    if (keys_only) {
+      op.omap_get_keys2(from, max, &keys, &more_keys, &r2);
+    } else {
+      op.omap_get_vals2(from, "", max, &page, &more_keys, &r2);
+    }
     const int r = io(object.ns).operate(object.oid, &op, nullptr);
     *more = false;
     if (r == -ENOENT) return out;
@@ -390,12 +408,34 @@ class RadosStorage : public Storage {
       out.emplace_back(k, v.to_str());
       return true;
     };
-    for (const auto& [k, v] : first) keep(k, v);
+    for (const auto& [k, v] : first) {
+      if (keep(k, keys_only ? librados::bufferlist() : v)) continue;
+    }
     for (const auto& [k, v] : page) {
       if (!to.empty() && k >= to) return out;
       keep(k, v);
     }
+    const librados::bufferlist none;
+    for (const std::string& k : keys) {
+      if (!to.empty() && k >= to) return out;
+      keep(k, none);
+    }
     *more = more_keys;
+    return out;
+  }
+
+  // The values of `keys` in `object` (those that exist).
+  std::map<std::string, std::string> read_values(const ObjectRef& object,
+                                                 const std::set<std::string>& keys) {
+    std::map<std::string, librados::bufferlist> found;
+    librados::ObjectReadOperation op;
+    int rv = 0;
+    op.omap_get_vals_by_keys(keys, &found, &rv);
+    const int r = io(object.ns).operate(object.oid, &op, nullptr);
+    std::map<std::string, std::string> out;
+    if (r == -ENOENT) return out;
+    check(r, "read");
+    for (auto& [k, v] : found) out.emplace(k, v.to_str());
     return out;
   }
 
@@ -1241,8 +1281,9 @@ bool RadosIterator::load_forward() {
     if (!upper_.empty() && (to.empty() || upper_ < to)) to = upper_;
     bool more = false;
     if (!place.counters) {
-      entries_ = storage_.read_range(place.object, resume_, to, page_, &more);
+      entries_ = storage_.read_range(place.object, resume_, to, page_, &more, keys_only_);
       page_ = std::min(page_ * 4, kPageKeys);
+      if (keys_only_) objects_.assign(entries_.size(), place.object);
     }
     if (storage_.moved(place)) {
       entries_.clear();  // read again in the new map
@@ -1276,21 +1317,76 @@ void RadosIterator::next() {
 
 void RadosIterator::load_backward(std::optional<std::string_view> last) {
   std::vector<std::pair<std::string, std::string>> all;
+  std::vector<ObjectRef> objects;
   resume_ = lower_;
   exhausted_ = false;
-  page_ = kPageKeys;  // it reads the whole range
+  page_ = kPageKeys;  // it reads every key of the range
+  keys_only_ = true;
   while (load_forward()) {
-    for (auto& entry : entries_) {
-      if (last && entry.first > *last) {
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      if (last && entries_[i].first > *last) {
         exhausted_ = true;
         break;
       }
-      all.push_back(std::move(entry));
+      all.push_back(std::move(entries_[i]));
+      objects.push_back(std::move(objects_[i]));
     }
   }
+  keys_only_ = false;
   entries_ = std::move(all);
+  objects_ = std::move(objects);
   whole_ = true;
+  loaded_ = entries_.size();
+  values_ = kFirstPageKeys;
   at_ = entries_.empty() ? 0 : entries_.size() - 1;
+  load_values();
+}
+
+void RadosIterator::load_values() {
+  while (at_ < entries_.size() && at_ < loaded_) {
+    const std::size_t from = at_ + 1 >= values_ ? at_ + 1 - values_ : 0;
+    values_ = std::min(values_ * 4, kPageKeys);
+    std::map<ObjectRef, std::set<std::string>> wanted;
+    for (std::size_t i = from; i < loaded_; ++i) wanted[objects_[i]].insert(entries_[i].first);
+    std::map<ObjectRef, std::map<std::string, std::string>> found;
+    for (const auto& [object, keys] : wanted) found[object] = storage_.read_values(object, keys);
+    // Keep the entries whose value was found (a key missing from its object was deleted,
+    // or moved by a split: read it where it is now).
+    std::size_t kept = from;
+    std::optional<std::size_t> stand;  // where the walk stands now
+    for (std::size_t i = from; i < loaded_; ++i) {
+      auto& values = found[objects_[i]];
+      auto it = values.find(entries_[i].first);
+      std::optional<std::string> value;
+      if (it != values.end()) {
+        value = std::move(it->second);
+      } else {
+        value = storage_.get(entries_[i].first, nullptr);
+      }
+      if (value) {
+        entries_[kept].first = std::move(entries_[i].first);
+        entries_[kept].second = std::move(*value);
+        objects_[kept] = objects_[i];
+        if (i <= at_) stand = kept;
+        ++kept;
+      }
+    }
+    entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(kept),
+                   entries_.begin() + static_cast<std::ptrdiff_t>(loaded_));
+    objects_.erase(objects_.begin() + static_cast<std::ptrdiff_t>(kept),
+                   objects_.begin() + static_cast<std::ptrdiff_t>(loaded_));
+    loaded_ = from;
+    if (stand) {
+      at_ = *stand;
+      return;
+    }
+    // Every entry up to where the walk stood was gone: it stands before them.
+    if (from == 0) {
+      at_ = entries_.size();
+      return;
+    }
+    at_ = from - 1;
+  }
 }
 
 void RadosIterator::prev() {
@@ -1304,6 +1400,7 @@ void RadosIterator::prev() {
     return;
   }
   --at_;
+  load_values();
 }
 
 }  // namespace
