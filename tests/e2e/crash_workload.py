@@ -12,6 +12,11 @@ Tables:
   (sparse) indexes.
 * B: pk S only, no index.
 
+Both tables have a stream (NEW_AND_OLD_IMAGES): StreamChecker reads them as a consumer
+does (every shard, parents first, each from where it last stopped) and checks that each
+key's records form one chain (each record's OldImage is the NewImage of the record before)
+that ends at the key's state: no change lost, none twice, none out of order.
+
 Operations: PutItem; UpdateItem (SET + ADD cnt, condition on ver, sometimes REMOVE of index
 attributes); DeleteItem (condition on ver); BatchWriteItem (25 puts/deletes over both
 tables); TransactWriteItems (1-3 writes over both tables plus a ConditionCheck).
@@ -23,6 +28,7 @@ import random
 import threading
 
 from kumo_testlib import N, S, create_table_args, scan_all
+from stream_helpers import StreamsApi, all_shards, drain
 
 TABLE_A = "crash-a"
 TABLE_B = "crash-b"
@@ -33,6 +39,8 @@ PARTITIONS_A = 4   # per worker
 SORT_KEYS_A = 10   # per partition
 KEYS_B = 20        # per worker
 INDEX_ATTRS = ("g1", "g2", "r1", "lv")
+STREAM = {"StreamSpecification": {"StreamEnabled": True,
+                                  "StreamViewType": "NEW_AND_OLD_IMAGES"}}
 
 
 def create_tables(api):
@@ -55,8 +63,8 @@ def create_tables(api):
              "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
                            {"AttributeName": "lv", "KeyType": "RANGE"}],
              "Projection": {"ProjectionType": "ALL"}},
-        ]))
-    api.ok("CreateTable", create_table_args(TABLE_B, ("pk", "S")))
+        ], **STREAM))
+    api.ok("CreateTable", create_table_args(TABLE_B, ("pk", "S"), **STREAM))
 
 
 def key_attrs(key):
@@ -438,3 +446,49 @@ def verify(api, model, pendings):
             problems.append(f"index {name}: DescribeTable ItemCount {idx['ItemCount']}, "
                             f"entries {len(expected[name])}")
     return problems
+
+
+class StreamChecker:
+    """Reads both tables' streams across restarts as one consumer would, and checks every
+    key's chain of records against the model."""
+
+    def __init__(self):
+        self.after = {}       # shard id → sequence number of the last record read
+        self.finished = set()  # closed shards read to their end
+        self.state = {}       # key → its item as the stream last showed it (None: gone)
+        self.records = 0
+
+    def check(self, api, port, model):
+        """Reads what was added since the last call; returns a list of problems."""
+        streams = StreamsApi(port)
+        problems = []
+        for table in (TABLE_A, TABLE_B):
+            arn = api.ok("DescribeTable", {"TableName": table})["Table"]["LatestStreamArn"]
+            for shard in all_shards(streams, arn):
+                sid = shard["ShardId"]
+                if sid in self.finished:
+                    continue
+                body = {"StreamArn": arn, "ShardId": sid, "ShardIteratorType": "TRIM_HORIZON"}
+                if sid in self.after:
+                    body.update(ShardIteratorType="AFTER_SEQUENCE_NUMBER",
+                                SequenceNumber=self.after[sid])
+                iterator = streams.ok("GetShardIterator", body)["ShardIterator"]
+                records, _, last = drain(streams, iterator)
+                if "NextShardIterator" not in last:
+                    self.finished.add(sid)
+                for record in records:
+                    self.records += 1
+                    self.after[sid] = record["dynamodb"]["SequenceNumber"]
+                    key = model_key(table, record["dynamodb"]["Keys"])
+                    old = record["dynamodb"].get("OldImage")
+                    new = record["dynamodb"].get("NewImage")
+                    if canonical(old) != canonical(self.state.get(key)):
+                        problems.append(f"stream of {table}: {record['eventName']} of {key} "
+                                        f"does not follow its last record:\n  last "
+                                        f"{self.state.get(key)}\n  old image {old}")
+                    self.state[key] = new
+        for key, expected in model.state.items():
+            if canonical(self.state.get(key)) != canonical(expected):
+                problems.append(f"stream ends at another state of {key}:\n  stream "
+                                f"{self.state.get(key)}\n  table  {expected}")
+        return problems

@@ -15,7 +15,9 @@ killed 0.2-1.0 s after the load starts. After the restart:
   transaction is all-or-nothing; an in-flight BatchWriteItem may be applied per item;
 * every index (both GSIs, the LSI) holds exactly the entries the base items imply, with
   the projected attributes, and DescribeTable ItemCount equals the Scan count (table and
-  index counts).
+  index counts);
+* both tables' streams, read on from where the last loop stopped, hold every change of
+  every key once and in order, ending at the key's state (crash_workload.StreamChecker).
 
 On the RADOS back end (scripts/test-rados.sh) partitions split at 24 keys, so that the first
 loops kill the server while partitions split, and the later ones run on a map of many
@@ -38,7 +40,7 @@ import random
 import threading
 import time
 
-from crash_workload import Model, create_tables, run_load, verify
+from crash_workload import Model, StreamChecker, create_tables, run_load, verify
 from kumo_testlib import on_rados
 from rados_helpers import check_layout, deployment_prefix
 
@@ -75,6 +77,7 @@ def test_sigkill_loops_lose_no_acknowledged_write(start_server, tmp_path, reques
     logs = []
     create_tables(srv.api())
     model = Model(WORKERS)
+    stream = StreamChecker()
     started = time.monotonic()
 
     for loop in range(LOOPS):
@@ -101,6 +104,7 @@ def test_sigkill_loops_lose_no_acknowledged_write(start_server, tmp_path, reques
             # split in the first loops; reading the whole pool takes a second).
             check_layout(deployment_prefix(srv))
         problems = verify(srv.api(), model, pendings)
+        problems += stream.check(srv.api(), srv.port, model)
         assert not problems, (f"{where}: {len(problems)} problem(s) after SIGKILL and restart "
                               f"(log before the kill {log}, after {srv.log_path}):\n"
                               + "\n".join(problems[:10]))
@@ -122,6 +126,7 @@ def test_sigkill_loops_lose_no_acknowledged_write(start_server, tmp_path, reques
            f"verified, {model.in_flight} in-flight item writes resolved "
            f"({model.in_flight_applied} applied, "
            f"{model.in_flight - model.in_flight_applied} not) from {model.in_flight_ops} "
-           f"in-flight operations{f', {splits} partition splits' if on_rados() else ''}; "
+           f"in-flight operations, {stream.records} stream records checked"
+           f"{f', {splits} partition splits' if on_rados() else ''}; "
            f"KUMO_CRASH_SEED={seed}")
     assert model.acknowledged > 0
