@@ -372,7 +372,8 @@ std::string get_shard_iterator(const Context& ctx, const JsonObject& request) {
   if (*type == "TRIM_HORIZON") {
     position = std::max(shard->start, stream.trimmed_before);
   } else if (*type == "LATEST") {
-    position = last + 1;
+    // Just after the last record written: one still being written below it is read too.
+    position = shard->end ? *shard->end + 1 : ctx.engine.streams().horizon() + 1;
   } else {
     if (!sequence) {
       throw ApiError::validation(

@@ -21,6 +21,8 @@ namespace {
 
 constexpr std::string_view kStreamPrefix = "meta/stream/";
 constexpr std::string_view kSequenceKey = "meta/stream_sequence";
+// Sequence numbers reserved at once.
+constexpr std::uint64_t kSequenceBlock = 1000;
 // Sequence numbers are written as "1" followed by 20 digits: 21 digits, the shortest
 // length DynamoDB's model allows, and ordered as numbers and as strings alike.
 constexpr std::size_t kSequenceDigits = 20;
@@ -248,7 +250,8 @@ std::optional<std::uint64_t> parse_sequence(std::string_view text) {
 }
 
 ChangeStreams::ChangeStreams(storage::Storage& storage) : storage_(storage) {
-  next_sequence_ = static_cast<std::uint64_t>(storage_.get_counter(kSequenceKey)) + 1;
+  reserved_ = static_cast<std::uint64_t>(storage_.get_counter(kSequenceKey));
+  next_sequence_ = reserved_ + 1;
   std::string lower(kStreamPrefix);
   auto it = storage_.iterator(lower, codec::prefix_end(lower));
   for (it->seek_to_first(); it->valid(); it->next()) {
@@ -339,10 +342,7 @@ void ChangeStreams::close(const Guard& guard, std::uint32_t table_id, double now
   // Every record of the stream is committed: records are written under the mutex. A
   // stream that got none still ends at its start, and that number is used up, so that a
   // later stream of the table never overlaps it.
-  if (next_sequence_ == stream.start) {
-    ++next_sequence_;
-    batch.add_counter(std::string(kSequenceKey), 1);
-  }
+  if (next_sequence_ == stream.start) take_sequence();
   stream.end = next_sequence_ - 1;
   stream.closed_at = now;
   for (StreamShard& shard : stream.shards) {
@@ -365,10 +365,7 @@ void ChangeStreams::split(const Guard& guard, std::uint32_t table_id, std::uint6
   storage::WriteBatch batch;
   // As when a stream closes: a shard that got no record still ends at its start, which is
   // used up.
-  if (next_sequence_ == parent->start) {
-    ++next_sequence_;
-    batch.add_counter(std::string(kSequenceKey), 1);
-  }
+  if (next_sequence_ == parent->start) take_sequence();
   parent->end = next_sequence_ - 1;
   StreamShard low, high;
   low.index = static_cast<std::uint32_t>(stream.shards.size());
@@ -388,7 +385,7 @@ void ChangeStreams::split(const Guard& guard, std::uint32_t table_id, std::uint6
 void ChangeStreams::add_record(const Guard& guard, const StreamInfo& stream, const KeySchema& key,
                                const std::optional<Item>& old_item,
                                const std::optional<Item>& new_item, bool by_service,
-                               storage::WriteBatch* batch) {
+                               storage::WriteBatch* batch, std::vector<std::uint64_t>* written) {
   held(guard);
   if (!old_item && !new_item) return;
   if (old_item && new_item && *old_item == *new_item) return;  // nothing changed
@@ -405,8 +402,10 @@ void ChangeStreams::add_record(const Guard& guard, const StreamInfo& stream, con
   const std::string& view = stream.view_type;
   if (new_item && (view == "NEW_IMAGE" || view == "NEW_AND_OLD_IMAGES")) r.new_image = *new_item;
   if (old_item && (view == "OLD_IMAGE" || view == "NEW_AND_OLD_IMAGES")) r.old_image = *old_item;
-  batch->maintain_put(record_key(stream.table_id, next_sequence_++), encode_record(r));
-  batch->maintain_add_counter(std::string(kSequenceKey), 1);
+  const std::uint64_t sequence = take_sequence();
+  writing_.insert(sequence);
+  written->push_back(sequence);
+  batch->maintain_put(record_key(stream.table_id, sequence), encode_record(r));
 }
 
 std::vector<StreamInfo> ChangeStreams::list(std::optional<std::string_view> table_name) const {
@@ -436,12 +435,43 @@ std::uint64_t ChangeStreams::next_sequence() const {
   return next_sequence_;
 }
 
+std::uint64_t ChangeStreams::take_sequence() {
+  if (next_sequence_ > reserved_) {
+    storage::WriteBatch batch;
+    batch.add_counter(std::string(kSequenceKey),
+                      static_cast<std::int64_t>(next_sequence_ - 1 + kSequenceBlock - reserved_));
+    storage_.write(batch);
+    reserved_ = next_sequence_ - 1 + kSequenceBlock;
+  }
+  return next_sequence_++;
+}
+
+void ChangeStreams::done(const std::vector<std::uint64_t>& written) {
+  if (written.empty()) return;
+  MutexLock lock(mutex_);
+  for (std::uint64_t sequence : written) {
+    auto it = writing_.find(sequence);
+    if (it != writing_.end()) writing_.erase(it);
+  }
+}
+
+std::uint64_t ChangeStreams::horizon_locked() const {
+  return writing_.empty() ? next_sequence_ - 1 : *writing_.begin() - 1;
+}
+
+std::uint64_t ChangeStreams::horizon() const {
+  MutexLock lock(mutex_);
+  return horizon_locked();
+}
+
 StreamPage ChangeStreams::read(const StreamInfo& stream, const StreamShard& shard,
                                std::uint64_t from, std::size_t limit, std::size_t max_bytes) const {
   StreamPage page;
   from = std::max(from, shard.start);
   page.next = from;
-  const std::uint64_t last = shard.end ? *shard.end : UINT64_MAX - 1;
+  // Nothing past the horizon: a record below it may still be being written.
+  const std::uint64_t end = shard.end ? *shard.end : UINT64_MAX - 1;
+  const std::uint64_t last = std::min(end, horizon());
   if (from > last) return page;
   auto it =
       storage_.iterator(record_key(stream.table_id, from), record_key(stream.table_id, last + 1));
@@ -470,7 +500,7 @@ StreamPage ChangeStreams::read(const StreamInfo& stream, const StreamShard& shar
   }
   // Every record of a closed shard is read: the reader is past its end (the last numbers
   // of the range may belong to other tables).
-  if (!it->valid() && shard.end) page.next = *shard.end + 1;
+  if (!it->valid() && shard.end && last == *shard.end) page.next = *shard.end + 1;
   return page;
 }
 

@@ -1,11 +1,20 @@
 // Change streams (DynamoDB Streams). While a table's stream is enabled, every change of one
 // of its items is logged as a record in the same write batch as the change, under a
-// sequence number that increases in commit order.
+// sequence number taken when the batch is made.
+//
+// Order. Two changes of one item are made under its item lock, one after the other, so
+// their numbers increase in the order of the changes. Changes of different items are
+// written side by side, and a batch with a lower number may be written after one with a
+// higher number: readers therefore stop below the lowest number still being written (the
+// horizon), so that no reader ever passes a record that appears later.
 //
 // Storage: records at [table id][kStream][u64 sequence]; the streams themselves (one per
-// enable, kept until retention ends after they close) at meta/stream/<table>/<label>; the
-// last sequence number handed out in the counter meta/stream_sequence. Sequence numbers
-// are global, so the streams of one table occupy disjoint ranges of its record space.
+// enable, kept until retention ends after they close) at meta/stream/<table>/<label>; in
+// the counter meta/stream_sequence, the highest sequence number that may have been handed
+// out: numbers are reserved a block at a time, and a restart goes on after the block, so
+// that a number is never handed out twice (those of a block a stopped process did not use
+// are skipped). Sequence numbers are global, so the streams of one table occupy disjoint
+// ranges of its record space.
 //
 // Shards. As in DynamoDB, a stream's records are divided among shards by the partition of
 // their item, and a partition split closes the shard that held its range and opens two
@@ -19,6 +28,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -139,11 +149,12 @@ class ChangeStreams {
   // the table has no open stream or `token` already starts a shard.
   void split(const Guard& guard, std::uint32_t table_id, std::uint64_t token, double now);
   // Adds to `batch` the record of a change of one item of the table whose open stream is
-  // `stream`; nothing when the item did not change. The batch must be committed before
-  // the guard is released.
+  // `stream`; nothing when the item did not change. The record's sequence number is
+  // appended to `written`: the caller writes the batch, then calls done(written) whether
+  // or not the write succeeded (readers stop below it until then).
   void add_record(const Guard& guard, const StreamInfo& stream, const KeySchema& key,
                   const std::optional<Item>& old_item, const std::optional<Item>& new_item,
-                  bool by_service, storage::WriteBatch* batch);
+                  bool by_service, storage::WriteBatch* batch, std::vector<std::uint64_t>* written);
   // No stream at all, open, closed or expired but not yet trimmed.
   bool empty(const Guard& guard) const;
 
@@ -153,8 +164,13 @@ class ChangeStreams {
   // given.
   std::vector<StreamInfo> list(std::optional<std::string_view> table_name) const;
   std::optional<StreamInfo> find(std::string_view table_name, std::string_view label) const;
+  // The batches holding these records were written (or failed).
+  void done(const std::vector<std::uint64_t>& written);
   // The sequence number the next record will get.
   std::uint64_t next_sequence() const;
+  // Every record numbered up to this one is written (or will never be): readers read no
+  // further.
+  std::uint64_t horizon() const;
   // Records of `shard` of `stream` from sequence `from` on: at most `limit`, stopping once
   // `max_bytes` of records were read (or after passing many records of other shards).
   StreamPage read(const StreamInfo& stream, const StreamShard& shard, std::uint64_t from,
@@ -166,6 +182,9 @@ class ChangeStreams {
   // Tells the analysis that `guard`, a guard of this object, holds the lock.
   void held(const Guard& guard) const KUMO_ASSERT_CAPABILITY(mutex_);
   void store(const StreamInfo& stream, storage::WriteBatch* batch) const;
+  // Hands out the next sequence number, reserving a new block first when needed.
+  std::uint64_t take_sequence() KUMO_REQUIRES(mutex_);
+  std::uint64_t horizon_locked() const KUMO_REQUIRES(mutex_);
   static std::string meta_key(const StreamInfo& stream);
 
   storage::Storage& storage_;
@@ -174,6 +193,10 @@ class ChangeStreams {
   // Table id → meta_key of its open stream.
   std::map<std::uint32_t, std::string> open_ KUMO_GUARDED_BY(mutex_);
   std::uint64_t next_sequence_ KUMO_GUARDED_BY(mutex_) = 1;
+  // The last number of the reserved block (meta/stream_sequence).
+  std::uint64_t reserved_ KUMO_GUARDED_BY(mutex_) = 0;
+  // Numbers of records whose batch is being written.
+  std::multiset<std::uint64_t> writing_ KUMO_GUARDED_BY(mutex_);
 };
 
 }  // namespace kumo::engine

@@ -191,16 +191,25 @@ void Engine::commit(storage::WriteBatch& batch, const std::vector<Change>& chang
   if (!streamed) {
     storage_->write(batch);
   } else {
-    // Under the streams' lock the stream is surely open or surely closed, and sequence
-    // numbers are handed out in commit order.
-    ChangeStreams::Guard guard(streams_);
-    for (const Change& c : changes) {
-      if (!c.table) continue;
-      if (const StreamInfo* stream = streams_.active(guard, c.table->id)) {
-        streams_.add_record(guard, *stream, c.table->key, c.result->old_item, c.result->new_item,
-                            c.by_service, &batch);
+    // Under the streams' lock the stream is surely open or surely closed, and the records
+    // get their sequence numbers; the batch is written after the lock is released, and
+    // readers stop below its records until it is (ChangeStreams::horizon).
+    std::vector<std::uint64_t> written;
+    {
+      ChangeStreams::Guard guard(streams_);
+      for (const Change& c : changes) {
+        if (!c.table) continue;
+        if (const StreamInfo* stream = streams_.active(guard, c.table->id)) {
+          streams_.add_record(guard, *stream, c.table->key, c.result->old_item, c.result->new_item,
+                              c.by_service, &batch, &written);
+        }
       }
     }
+    struct Done {
+      ChangeStreams& streams;
+      const std::vector<std::uint64_t>& written;
+      ~Done() { streams.done(written); }
+    } done{streams_, written};
     storage_->write(batch);
   }
   if (shard_splits_due_.load(std::memory_order_acquire)) split_shards();

@@ -181,5 +181,111 @@ TEST_F(StreamsTtlTest, AnUpdateThatMovesTheTtlIsHonoured) {
   EXPECT_EQ(engine_.expire_items(static_cast<double>(now + 7200)), 1u);
 }
 
+// ChangeStreams on its own: records whose batches are written out of number order.
+class SequenceOrderTest : public ::testing::Test {
+ protected:
+  SequenceOrderTest() : storage_(storage::open_memory()) {
+    table_.name = "events";
+    table_.id = 7;
+    table_.attribute_definitions = {{"pk", ScalarType::S}};
+    table_.key = {{"pk", ScalarType::S}, std::nullopt};
+    table_.stream = StreamSpecification{true, "NEW_IMAGE"};
+    table_.latest_stream_label = "2026-11-22T00:00:00.000";
+  }
+
+  // Adds the record of a new item `pk` to `batch`, its number to `written`.
+  void add(ChangeStreams& streams, const std::string& pk, storage::WriteBatch* batch,
+           std::vector<std::uint64_t>* written) {
+    ChangeStreams::Guard guard(streams);
+    const StreamInfo* stream = streams.active(guard, table_.id);
+    ASSERT_NE(stream, nullptr);
+    streams.add_record(guard, *stream, table_.key, std::nullopt, Item{{"pk", S(pk)}}, false, batch,
+                       written);
+  }
+
+  std::vector<std::string> read_all(ChangeStreams& streams) {
+    const StreamInfo s = *streams.find("events", table_.latest_stream_label);
+    std::vector<std::string> out;
+    for (const StreamRecord& r :
+         streams.read(s, s.shards.front(), s.start, 1000, 1 << 20).records) {
+      out.push_back(r.keys.at("pk").as_string());
+    }
+    return out;
+  }
+
+  std::unique_ptr<storage::Storage> storage_;
+  TableDefinition table_;
+};
+
+TEST_F(SequenceOrderTest, AReaderStopsBelowARecordStillBeingWritten) {
+  ChangeStreams streams(*storage_);
+  {
+    ChangeStreams::Guard guard(streams);
+    streams.open(guard, table_, 0);
+  }
+  storage::WriteBatch first, second;
+  std::vector<std::uint64_t> first_numbers, second_numbers;
+  add(streams, "a", &first, &first_numbers);
+  add(streams, "b", &second, &second_numbers);
+  ASSERT_LT(first_numbers.at(0), second_numbers.at(0));
+  // The later number is written first: a reader must not pass the earlier one yet.
+  storage_->write(second);
+  streams.done(second_numbers);
+  EXPECT_EQ(streams.horizon(), first_numbers[0] - 1);
+  EXPECT_EQ(read_all(streams), std::vector<std::string>{});
+  storage_->write(first);
+  streams.done(first_numbers);
+  EXPECT_EQ(streams.horizon(), second_numbers[0]);
+  EXPECT_EQ(read_all(streams), (std::vector<std::string>{"a", "b"}));
+}
+
+TEST_F(SequenceOrderTest, AFailedWriteLeavesAGapThatReadersStepOver) {
+  ChangeStreams streams(*storage_);
+  {
+    ChangeStreams::Guard guard(streams);
+    streams.open(guard, table_, 0);
+  }
+  storage::WriteBatch lost, kept;
+  std::vector<std::uint64_t> lost_numbers, kept_numbers;
+  add(streams, "lost", &lost, &lost_numbers);
+  add(streams, "kept", &kept, &kept_numbers);
+  streams.done(lost_numbers);  // its batch was never written
+  storage_->write(kept);
+  streams.done(kept_numbers);
+  EXPECT_EQ(read_all(streams), std::vector<std::string>{"kept"});
+}
+
+TEST_F(SequenceOrderTest, ARestartNeverHandsOutANumberAgain) {
+  std::uint64_t last = 0;
+  {
+    ChangeStreams streams(*storage_);
+    {
+      ChangeStreams::Guard guard(streams);
+      streams.open(guard, table_, 0);
+    }
+    storage::WriteBatch batch;
+    std::vector<std::uint64_t> numbers;
+    add(streams, "a", &batch, &numbers);
+    add(streams, "b", &batch, &numbers);
+    storage_->write(batch);
+    streams.done(numbers);
+    last = numbers.back();
+    // Numbers handed out and never written (a process that stopped mid-write).
+    storage::WriteBatch unwritten;
+    std::vector<std::uint64_t> more;
+    add(streams, "c", &unwritten, &more);
+    last = std::max(last, more.back());
+  }
+  ChangeStreams again(*storage_);
+  EXPECT_GT(again.next_sequence(), last);
+  storage::WriteBatch batch;
+  std::vector<std::uint64_t> numbers;
+  add(again, "d", &batch, &numbers);
+  EXPECT_GT(numbers.at(0), last);
+  storage_->write(batch);
+  again.done(numbers);
+  EXPECT_EQ(read_all(again), (std::vector<std::string>{"a", "b", "d"}));
+}
+
 }  // namespace
 }  // namespace kumo::engine
