@@ -445,7 +445,9 @@ def test_schedule_survives_restart(start_server, tmp_path, stop):
 
     assert time.time() < due, "restart too slow to check the item due soon"
     assert ("p", 100) in keys(), "the item due soon deleted too early"
-    wait_until(lambda: keys() == {("p", 100), ("p", 101), ("p", 102), ("q", 1)}, DEADLINE,
+    # (The item due soon may be gone by then too: a slow restart, on a remote back end,
+    # leaves the first pass little time before it is due.)
+    wait_until(lambda: keys() - {("p", 100)} == {("p", 101), ("p", 102), ("q", 1)}, DEADLINE,
                what="the expired items written before the restart deleted")
     wait_until(lambda: present(api, enabled_late) == {"stay"}, DEADLINE,
                what="the items scheduled by enabling TTL before the restart deleted")

@@ -988,6 +988,10 @@ class RadosStorage : public Storage {
   void set_split_listener(SplitListener listener) override {
     std::unique_lock<std::mutex> splitting(split_mutex_);
     split_listener_ = std::move(listener);
+    // The splits that the open finished were never reported: the process that made them
+    // stopped first.
+    for (const auto& [table, token] : finished_splits_) split_listener_(table, token);
+    finished_splits_.clear();
   }
 
   void split_partition(std::uint32_t table, std::uint64_t token) override {
@@ -1140,6 +1144,11 @@ class RadosStorage : public Storage {
       if (key_token(k) >= middle) moved_keys.insert(k);
     }
     remove_moved(object, moved_keys);
+    if (split_listener_) {
+      split_listener_(table, middle);
+    } else {
+      finished_splits_.emplace_back(table, middle);
+    }
   }
 
   // Finishes what a process that stopped mid-write left: transaction records, then each
@@ -1267,6 +1276,8 @@ class RadosStorage : public Storage {
   std::atomic<bool> split_due_{false};
   std::mutex split_mutex_;  // one split at a time
   SplitListener split_listener_;
+  // Splits finished at open, reported to the listener once it is set.
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> finished_splits_;
 };
 
 bool RadosIterator::load_forward() {
