@@ -329,24 +329,31 @@ class RadosStorage : public Storage {
     std::string end;  // empty: no end
     bool counters = false;
     std::uint32_t table = 0;
-    Starts map;  // the partition map the place was found in (items and index entries)
+    // For items and index entries: how many splits had been published when the place was
+    // found in the map.
+    std::optional<std::uint64_t> splits;
   };
   // Whether a split changed the map since `place` was found: what was read from the
   // partition may then be incomplete (the moved keys are removed from it after the new
   // map is published), so the read is done again.
-  bool moved(const Place& place) { return place.map && partition_starts(place.table) != place.map; }
+  bool moved(const Place& place) {
+    return place.splits && splits_published_.load(std::memory_order_acquire) != *place.splits;
+  }
   Place locate(std::string_view key) {
     if (!key.empty() && static_cast<unsigned char>(key[0]) != 0) {
       // The catalog's own keys end where the reserved ones begin.
-      return {{prefix_, kCatalogObject}, kReserved, false, 0, nullptr};
+      return {{prefix_, kCatalogObject}, kReserved, false, 0, std::nullopt};
     }
     const std::uint32_t table = static_cast<std::uint32_t>(get_be(key, 4));
     const std::string ns = table_namespace(table);
     const std::string next_table =
         table == UINT32_MAX ? std::string("\x01", 1) : table_prefix(table + 1);
     const std::uint8_t space = key.size() > 4 ? static_cast<std::uint8_t>(key[4]) : 0;
-    if (space == 0) return {{ns, "misc"}, space_prefix(table, kItemsSpace), true, table, nullptr};
+    if (space == 0)
+      return {{ns, "misc"}, space_prefix(table, kItemsSpace), true, table, std::nullopt};
     if (space == kItemsSpace || space == kIndexesSpace) {
+      // Read before the map: a split published after it is seen by moved().
+      const std::uint64_t splits = splits_published_.load(std::memory_order_acquire);
       std::string prefix = space_prefix(table, space);
       std::size_t token_at = 5;
       std::string space_end = space_prefix(table, space + 1);
@@ -369,13 +376,13 @@ class RadosStorage : public Storage {
         end = prefix;
         put_u64(&end, *it);
       }
-      return {{ns, "p" + hex16(start)}, end, false, table, shared};
+      return {{ns, "p" + hex16(start)}, end, false, table, splits};
     }
     if (space == kStreamSpace)
-      return {{ns, "stream"}, space_prefix(table, kTtlSpace), false, table, nullptr};
+      return {{ns, "stream"}, space_prefix(table, kTtlSpace), false, table, std::nullopt};
     if (space == kTtlSpace)
-      return {{ns, "ttl"}, space_prefix(table, kTtlSpace + 1), false, table, nullptr};
-    return {{ns, "misc"}, next_table, false, table, nullptr};
+      return {{ns, "ttl"}, space_prefix(table, kTtlSpace + 1), false, table, std::nullopt};
+    return {{ns, "misc"}, next_table, false, table, std::nullopt};
   }
 
   // Up to `max` entries of `object` in [from, to) (to empty: no end), in order; `more` says
@@ -1096,6 +1103,7 @@ class RadosStorage : public Storage {
       std::unique_lock lock(maps_mutex_);
       maps_[table] = std::make_shared<const std::vector<std::uint64_t>>(starts);
     }
+    splits_published_.fetch_add(1, std::memory_order_release);
     fault_point("publish");
     layout.unlock();
     if (split_listener_) split_listener_(table, *middle);
@@ -1274,6 +1282,7 @@ class RadosStorage : public Storage {
   std::map<ObjectRef, std::int64_t> growth_;  // keys set since last counted (mutex_)
   std::set<ObjectRef> due_;                   // to be counted (mutex_)
   std::atomic<bool> split_due_{false};
+  std::atomic<std::uint64_t> splits_published_{0};
   std::mutex split_mutex_;  // one split at a time
   SplitListener split_listener_;
   // Splits finished at open, reported to the listener once it is set.
