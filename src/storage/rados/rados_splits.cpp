@@ -1,0 +1,255 @@
+// The RADOS back end's partition splits (the protocol is described in rados_storage.h):
+// which partitions are due to be counted, the split itself, and the end of a split that
+// a stopped process left.
+#include "storage/rados/rados_storage.h"
+
+#include <signal.h>
+#include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+
+namespace kumo::storage::rados {
+
+namespace {
+
+// Keys one operation of a split copies or removes at most.
+constexpr std::size_t kSplitChunkKeys = 1000;
+constexpr std::size_t kSplitChunkBytes = 4 << 20;
+
+}  // namespace
+
+void RadosStorage::note_growth(const ObjectRef& object, int sets) {
+  if (partition_keys_ == 0 || object.oid.empty() || object.oid[0] != 'p') return;
+  const auto every = static_cast<std::int64_t>(std::max<std::uint64_t>(1, partition_keys_ / 4));
+  std::unique_lock lock(mutex_);
+  std::int64_t& grown = growth_[object];
+  grown += sets;
+  if (grown < every) return;
+  grown = 0;
+  due_.insert(object);
+  split_due_.store(true, std::memory_order_relaxed);
+}
+
+void RadosStorage::split_due() {
+  std::unique_lock<std::mutex> splitting(split_mutex_, std::try_to_lock);
+  if (!splitting.owns_lock()) return;
+  for (;;) {
+    ObjectRef object;
+    {
+      std::unique_lock lock(mutex_);
+      if (due_.empty()) {
+        split_due_.store(false, std::memory_order_relaxed);
+        return;
+      }
+      object = *due_.begin();
+      due_.erase(due_.begin());
+    }
+    try {
+      if (count_keys(object) > partition_keys_ && !split(object)) {
+        // One token holds them all: counted again after as many keys more.
+        std::unique_lock lock(mutex_);
+        growth_[object] = -static_cast<std::int64_t>(partition_keys_);
+      }
+    } catch (...) {
+      log("the split of " + object.ns + "/" + object.oid +
+          " failed; the next start finishes or undoes it");
+    }
+  }
+}
+
+std::uint64_t RadosStorage::count_keys(const ObjectRef& object) {
+  std::uint64_t n = 0;
+  std::string after;
+  for (bool more = true; more;) {
+    std::set<std::string> keys;
+    int rv = 0;
+    librados::ObjectReadOperation op;
+    op.omap_get_keys2(after, kPageKeys, &keys, &more, &rv);
+    const int r = io(object.ns).operate(object.oid, &op, nullptr);
+    if (r == -ENOENT) return n;
+    check(r, "read");
+    for (const std::string& k : keys) {
+      if (k.compare(0, kReserved.size(), kReserved) == 0) return n;
+      ++n;
+    }
+    if (keys.empty()) break;
+    after = *keys.rbegin();
+  }
+  return n;
+}
+
+std::string RadosStorage::encode_map(const std::vector<std::uint64_t>& starts) {
+  std::string out;
+  for (std::uint64_t start : starts) put_u64(&out, start);
+  return out;
+}
+
+void RadosStorage::fault_point(const char* step) {
+  if (split_fault_ == step) ::kill(::getpid(), SIGKILL);
+}
+
+void RadosStorage::set_split_listener(SplitListener listener) {
+  std::unique_lock<std::mutex> splitting(split_mutex_);
+  split_listener_ = std::move(listener);
+  // The splits that the open finished were never reported: the process that made them
+  // stopped first.
+  for (const auto& [table, token] : finished_splits_) split_listener_(table, token);
+  finished_splits_.clear();
+}
+
+void RadosStorage::split_partition(std::uint32_t table, std::uint64_t token) {
+  std::unique_lock<std::mutex> splitting(split_mutex_);
+  const Starts map = partition_starts(table);
+  const std::uint64_t start = *(std::upper_bound(map->begin(), map->end(), token) - 1);
+  if (start != token) split({table_namespace(table), "p" + hex16(start)}, token);
+}
+
+bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> at) {
+  const auto began = std::chrono::steady_clock::now();
+  std::unique_lock<std::shared_mutex> layout(layout_);
+  const auto table = static_cast<std::uint32_t>(std::stoul(object.ns.substr(prefix_.size() + 1)));
+  const std::uint64_t start = std::stoull(object.oid.substr(1), nullptr, 16);
+  // The stored map: a table dropped meanwhile has none, and is not split.
+  std::string map_key = kMapPrefix;
+  put_u32(&map_key, table);
+  std::string stored;
+  if (!read_key({prefix_, kCatalogObject}, map_key, &stored)) return true;
+  const Starts map = partition_starts(table);
+  if (encode_map(*map) != stored)
+    fail("the partition map of table " + std::to_string(table) + " changed under this process");
+  auto here = std::find(map->begin(), map->end(), start);
+  if (here == map->end()) return true;
+  const bool last = here + 1 == map->end();
+  const std::uint64_t end = last ? 0 : *(here + 1);
+  if (at && (*at <= start || (!last && *at >= end))) return true;
+  // 1. Nothing in flight: no removal of an outbox entry, no entry left to apply.
+  reap_removals(true);
+  finish_split(object);
+  recover_outbox(object);
+  std::vector<std::pair<std::string, std::string>> keys;
+  std::vector<std::uint64_t> tokens;
+  for (auto& [k, v] : read_prefix(object, table_prefix(table))) {
+    const std::uint64_t token = key_token(k);
+    if (token < start || (!last && token >= end)) continue;
+    tokens.push_back(token);
+    keys.emplace_back(std::move(k), std::move(v));
+  }
+  std::sort(tokens.begin(), tokens.end());
+  // The token boundary nearest to half of the keys.
+  std::optional<std::uint64_t> middle;
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < tokens.size(); ++i) {
+    if (tokens[i] == tokens[i - 1]) continue;
+    const std::size_t off = i > tokens.size() / 2 ? i - tokens.size() / 2 : tokens.size() / 2 - i;
+    if (!middle || off < best) middle = tokens[i], best = off;
+  }
+  if (at) middle = at;
+  if (!middle) return false;
+  const ObjectRef added{object.ns, "p" + hex16(*middle)};
+  // 2.
+  {
+    std::string value;
+    put_u64(&value, *middle);
+    librados::ObjectWriteOperation op;
+    std::map<std::string, librados::bufferlist> set;
+    set[kSplitKey].append(value);
+    op.omap_set(set);
+    check(io(object.ns).operate(object.oid, &op), "split");
+  }
+  fault_point("intent");
+  // 3.
+  remove_object(added);
+  std::set<std::string> moved_keys;
+  std::map<std::string, librados::bufferlist> chunk;
+  std::size_t chunk_bytes = 0;
+  auto copy = [&] {
+    if (chunk.empty()) return;
+    librados::ObjectWriteOperation op;
+    op.omap_set(chunk);
+    check(io(added.ns).operate(added.oid, &op), "split copy");
+    chunk.clear();
+    chunk_bytes = 0;
+  };
+  for (const auto& [k, v] : keys) {
+    if (key_token(k) < *middle) continue;
+    moved_keys.insert(k);
+    chunk[k].append(v);
+    chunk_bytes += k.size() + v.size();
+    if (chunk.size() >= kSplitChunkKeys || chunk_bytes >= kSplitChunkBytes) copy();
+  }
+  copy();
+  fault_point("copy");
+  // 4.
+  std::vector<std::uint64_t> starts = *map;
+  starts.insert(std::upper_bound(starts.begin(), starts.end(), *middle), *middle);
+  {
+    librados::ObjectWriteOperation op;
+    librados::bufferlist old_value, new_value;
+    old_value.append(stored);
+    new_value.append(encode_map(starts));
+    int cmp = 0;
+    op.omap_cmp({{map_key, {old_value, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
+    op.omap_set({{map_key, new_value}});
+    check(catalog_io_.operate(kCatalogObject, &op),
+          "cannot publish the partition map of table " + std::to_string(table));
+  }
+  {
+    std::unique_lock lock(maps_mutex_);
+    maps_[table] = std::make_shared<const std::vector<std::uint64_t>>(starts);
+  }
+  splits_published_.fetch_add(1, std::memory_order_release);
+  fault_point("publish");
+  layout.unlock();
+  if (split_listener_) split_listener_(table, *middle);
+  const auto paused = std::chrono::steady_clock::now() - began;
+  // 5.
+  remove_moved(object, moved_keys);
+  char pause[32];
+  std::snprintf(pause, sizeof pause, "%.1f",
+                std::chrono::duration<double, std::milli>(paused).count());
+  log("partition " + object.oid + " of table " + std::to_string(table) + " split at token " +
+      hex16(*middle) + ": " + std::to_string(moved_keys.size()) + " of " +
+      std::to_string(keys.size()) + " keys moved to " + added.oid + "; writes paused " + pause +
+      " ms");
+  return true;
+}
+
+void RadosStorage::remove_moved(const ObjectRef& object, const std::set<std::string>& keys) {
+  std::set<std::string> chunk;
+  for (auto it = keys.begin(); it != keys.end();) {
+    chunk.insert(*it);
+    if (++it == keys.end() || chunk.size() >= kSplitChunkKeys) {
+      remove_keys(object, chunk);
+      chunk.clear();
+      fault_point("cleanup");
+    }
+  }
+  remove_keys(object, {kSplitKey});
+}
+
+void RadosStorage::finish_split(const ObjectRef& object) {
+  std::string value;
+  if (!read_key(object, kSplitKey, &value) || value.size() != 8) return;
+  const std::uint64_t middle = get_be(value, 8);
+  const auto table = static_cast<std::uint32_t>(std::stoul(object.ns.substr(prefix_.size() + 1)));
+  const Starts map = partition_starts(table);
+  if (!std::binary_search(map->begin(), map->end(), middle)) {
+    remove_object({object.ns, "p" + hex16(middle)});
+    remove_keys(object, {kSplitKey});
+    return;
+  }
+  std::set<std::string> moved_keys;
+  for (const auto& [k, v] : read_prefix(object, table_prefix(table))) {
+    if (key_token(k) >= middle) moved_keys.insert(k);
+  }
+  remove_moved(object, moved_keys);
+  if (split_listener_) {
+    split_listener_(table, middle);
+  } else {
+    finished_splits_.emplace_back(table, middle);
+  }
+}
+
+}  // namespace kumo::storage::rados

@@ -1,0 +1,340 @@
+// The RADOS back end: Kumo's ordered key space kept in the omaps of objects of one pool
+// of a Ceph cluster. Built as the module kumo-rados.so, which open_rados loads on first
+// use (rados_module.cpp). docs/scale-out.md describes the layout and protocols.
+//
+// Layout. The catalog object `kumo.catalog` (default namespace) holds every key outside
+// the tables' spaces (`meta/...`: definitions, streams, sequence numbers) and each table's
+// partition map. Table T's keys live in namespace "t<T>":
+//   p<16 hex digits>  one partition: the items ([T][1][token]...) and index entries
+//                     ([T][2][index][token]...) whose token lies in its range, the
+//                     table's counters as delta keys, and its outbox;
+//   stream            the stream records ([T][3]...);
+//   ttl               the TTL schedule ([T][4]...);
+//   misc              any other key of the table.
+// An index entry is kept by the partition whose range holds the entry's own token, so an
+// LSI entry (whose token is its item's) is always in its item's object.
+//
+// Writes. A batch whose partition ops (WriteBatch: everything but maintenance) touch one
+// object is one compound operation on it, atomic and replicated before it returns. Its
+// maintenance (GSI entries, TTL schedule, stream records), if any, is first recorded in
+// that same operation as an outbox entry, then applied object by object, then the entry is
+// removed; a process that stops in between leaves the entry, and the next open applies it
+// again (in order, which makes it idempotent). A batch whose partition ops touch several
+// objects (a transaction) is first written whole as a record object `kumo.txn.*`: once
+// that write returns the batch is committed, and it is applied object by object, then the
+// record is removed; the next open applies any record left.
+//
+// Counters are never read-modified-written: each add is a key of its own (a delta) in the
+// object of the write's partition, and a counter's value is the sum of its deltas in all
+// of the table's partitions. Deltas are folded into one base key per object now and then,
+// but never one that a record still to be applied again (after a crash) would set again.
+//
+// This header declares the back end; its definitions are in rados_storage.cpp (reads,
+// writes, the partition maps, counters), rados_splits.cpp, rados_iterator.cpp and
+// rados_recovery.cpp.
+#pragma once
+
+#include <rados/librados.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "storage/rados/layout.h"
+#include "storage/rados/module.h"
+#include "storage/storage.h"
+
+namespace kumo::storage::rados {
+
+// Reports a failure through the function that kumo_open_rados was given (which throws).
+[[noreturn]] void fail(const std::string& message);
+// Fails with `what` and the error when `r`, a librados result, is negative.
+void check(int r, const std::string& what);
+
+// Keys a range read asks for at once: a walk's first read asks for few (a Query with a
+// small Limit, or one that stops at its first 1 MB of items of up to 400 KB, reads no more
+// than it needs), and each next one for four times as many, up to kPageKeys.
+constexpr unsigned kPageKeys = 512;
+constexpr unsigned kFirstPageKeys = 8;
+
+class RadosSnapshot : public Snapshot {
+ public:
+  explicit RadosSnapshot(std::shared_mutex& applying) : lock_(applying) {}
+
+ private:
+  std::shared_lock<std::shared_mutex> lock_;
+};
+
+class RadosStorage;
+
+// Walks [lower, upper) forward in pages. RADOS reads omaps forward only: for a backward
+// walk it reads the keys of the range whole (keys only), then the values from the end back,
+// a few first and four times as many each time (a descending Query with a small Limit
+// reads few of the range's values).
+class RadosIterator : public Iterator {
+ public:
+  RadosIterator(RadosStorage& storage, std::string lower, std::string upper)
+      : storage_(storage), lower_(std::move(lower)), upper_(std::move(upper)) {}
+  void seek(std::string_view target) override;
+  void seek_for_prev(std::string_view target) override { load_backward(target); }
+  void seek_to_first() override { seek(lower_); }
+  void seek_to_last() override { load_backward(std::nullopt); }
+  bool valid() const override { return at_ < entries_.size(); }
+  void next() override;
+  void prev() override;
+  std::string_view key() const override { return entries_[at_].first; }
+  std::string_view value() const override { return entries_[at_].second; }
+
+ private:
+  // Backward: reads the values of the entries below loaded_ that the walk stands on or
+  // will step to next (entries deleted meanwhile are dropped, and the walk stands on the
+  // one before).
+  void load_values();
+  // Reads the next page from `resume_` into entries_; false at the end.
+  bool load_forward();
+  // Reads every entry of the range up to `last` (inclusive; nullopt: the end) and stands
+  // on the last one.
+  void load_backward(std::optional<std::string_view> last);
+
+  RadosStorage& storage_;
+  std::string lower_, upper_;
+  std::vector<std::pair<std::string, std::string>> entries_;
+  std::size_t at_ = 0;
+  std::string resume_;              // where the next forward page starts (inclusive)
+  unsigned page_ = kFirstPageKeys;  // keys the next forward read asks for
+  bool exhausted_ = true;
+  bool whole_ = false;  // entries_ starts at lower_ (read by load_backward)
+  // Backward: entries_ holds keys only, their values from loaded_ on; objects_ the object
+  // each key was read from; values_ how many values the next read of them asks for.
+  bool keys_only_ = false;
+  std::vector<ObjectRef> objects_;
+  std::size_t loaded_ = 0;
+  unsigned values_ = kFirstPageKeys;
+};
+
+class RadosStorage : public Storage {
+ public:
+  // The start tokens of a table's partitions, shared with the readers of the map.
+  using Starts = std::shared_ptr<const std::vector<std::uint64_t>>;
+
+  RadosStorage(const std::string& pool, const std::string& conf, const std::string& prefix,
+               const KumoRadosSettings& settings);
+  ~RadosStorage() override;
+
+  std::optional<std::string> get(std::string_view key, const Snapshot*) override;
+  std::int64_t get_counter(std::string_view key) override;
+  void write(const WriteBatch& batch) override;
+  void write_resolved(const WriteBatch& batch);
+  std::unique_ptr<Snapshot> snapshot() override;
+  std::unique_ptr<Iterator> iterator(std::string lower, std::string upper,
+                                     const Snapshot*) override;
+  void erase_range(const std::string& lower, const std::string& upper) override;
+
+  // The object and range of the segment of the key space that `key` lies in: the keys of
+  // [key, end) that exist are all in `object` (`counters`: the table's counter space, kept
+  // as deltas, which range reads skip).
+  struct Place {
+    ObjectRef object;
+    std::string end;  // empty: no end
+    bool counters = false;
+    std::uint32_t table = 0;
+    // For items and index entries: how many splits had been published when the place was
+    // found in the map.
+    std::optional<std::uint64_t> splits;
+  };
+  // Whether a split changed the map since `place` was found: what was read from the
+  // partition may then be incomplete (the moved keys are removed from it after the new
+  // map is published), so the read is done again.
+  bool moved(const Place& place);
+  Place locate(std::string_view key);
+
+  // Up to `max` entries of `object` in [from, to) (to empty: no end), in order; `more` says
+  // whether entries remain past the last one returned.
+  // With `keys_only`, the values are left empty (and not read).
+  std::vector<std::pair<std::string, std::string>> read_range(const ObjectRef& object,
+                                                              const std::string& from,
+                                                              const std::string& to, unsigned max,
+                                                              bool* more, bool keys_only = false);
+
+  // The values of `keys` in `object` (those that exist).
+  std::map<std::string, std::string> read_values(const ObjectRef& object,
+                                                 const std::set<std::string>& keys);
+
+  // Where a forward walk that reached `at` goes on. A walk steps through the key space
+  // segment by segment; where a segment boundary opens a stretch of spaces that may all
+  // be empty (the next index of a table, the next table), it jumps to the first one that
+  // holds something, or to `upper`.
+  // (A walk that starts at a table's own prefix stays in that table: no jump.)
+  std::string skip_empty(const std::string& at, const std::string& lower, const std::string& upper);
+
+ private:
+  librados::IoCtx& io(const std::string& ns);
+  std::string table_namespace(std::uint32_t table) const;
+
+  // The start tokens of the table's partitions, in order (the first is 0); created with
+  // the table's first use.
+  Starts partition_starts(std::uint32_t table);
+
+  void forget_partitions(std::uint32_t table);
+  std::vector<ObjectRef> partitions(std::uint32_t table);
+  std::vector<ObjectRef> partitions(std::uint32_t table, const std::vector<std::uint64_t>& starts);
+
+  // Where a counter's deltas may lie: every partition of its table, or the catalog.
+  std::vector<ObjectRef> counter_objects(std::string_view key);
+
+  bool read_key(const ObjectRef& object, const std::string& key, std::string* value);
+
+  // Every entry of `object` whose key starts with `prefix`, reserved ones included.
+  std::vector<std::pair<std::string, std::string>> read_prefix(const ObjectRef& object,
+                                                               const std::string& prefix);
+
+  // The batch's ops, each resolved to a key of an object. A counter add becomes a delta
+  // key in its partition's object (or the catalog); a deleted counter, the removal of its
+  // keys everywhere.
+  std::vector<Resolved> resolve(const WriteBatch& batch, std::vector<ObjectRef>* group_objects);
+
+  // One compound operation on `object`: its ops in order, then `extra` keys set.
+  void apply(const ObjectRef& object, const std::vector<const Resolved*>& ops,
+             const std::map<std::string, std::string>& extra);
+
+  // Adds the ops to `op`: runs of sets and of removals, in order.
+  // `sets`: how many keys of Kumo's space (not reserved ones) it sets.
+  static void add_ops(librados::ObjectWriteOperation* op, const std::vector<const Resolved*>& ops,
+                      int* deltas, int* sets);
+
+  // Applies ops to their objects: one compound op per object, all at once.
+  void apply_all(const std::vector<const Resolved*>& ops);
+
+  // Removes a done outbox entry without waiting for it: the write has been acknowledged
+  // already, and an entry left by a crash is only applied once more. Its record counts as
+  // in flight until the removal is durable.
+  void remove_entry_later(const ObjectRef& home, const std::string& entry, std::uint64_t sequence);
+
+  // Forgets the removals that have completed (with `wait`, waits for all first).
+  void reap_removals(bool wait);
+
+  void remove_keys(const ObjectRef& object, const std::set<std::string>& keys);
+  void remove_object(const ObjectRef& object);
+
+  // A batch across partitions: the record first (the commit point), then its ops.
+  void write_transaction(const std::vector<Resolved>& ops);
+
+  // Records (outbox entries, transaction records) in flight: their delta keys may be set
+  // again by a replay, so no fold may take them.
+  std::uint64_t begin_record();
+  void end_record(std::uint64_t sequence);
+
+  // Counts the delta keys written to an object; every kFoldEvery, folds its counters.
+  void note_deltas(const ObjectRef& object, int deltas);
+
+  // Sums each counter's deltas in `object` into its base key. Skips the deltas that a
+  // record in flight (or any later one) set: a replay would set them again.
+  void fold(const ObjectRef& object);
+
+  // Splits. A partition whose object holds more than partition_keys_ keys (items and
+  // index entries) splits in two at the token that leaves about half of them on each side,
+  // never inside one token (so never inside an item collection). The lower half keeps the
+  // object (and every counter delta); the upper half moves to a new object named by its
+  // first token:
+  //   1. writes pause (layout_) and the partition's outbox is applied;
+  //   2. the split key (the new partition's first token) is set in the partition;
+  //   3. the keys from that token on are copied to the new object;
+  //   4. the new map is published in the catalog: from here on the new object holds them;
+  //   5. writes resume; the moved keys, then the split key, are removed from the old one.
+  // A process that stops before step 4 leaves the split key, and the next open removes the
+  // new object; one that stops after it, and the next open removes the moved keys
+  // (finish_split). Readers never wait: a read that found its partition in the map before
+  // step 4 and read it after, when keys may be gone, reads again (moved()).
+
+  // Counts the keys set in a partition's object; once a quarter of partition_keys_ has
+  // been set since its keys were last counted, it is due to be counted again.
+  void note_growth(const ObjectRef& object, int sets);
+
+  // Counts the keys of the objects due and splits those that hold too many, one thread at
+  // a time. Runs after a write has been applied: a split that fails is logged, never
+  // reported to the write (the next open undoes or finishes it).
+  void split_due();
+
+  // The keys of `object` below the reserved ones.
+  std::uint64_t count_keys(const ObjectRef& object);
+
+  static std::string encode_map(const std::vector<std::uint64_t>& starts);
+
+  // Stops the process as kill -9 would when KUMO_RADOS_SPLIT_FAULT names this step of a
+  // split ("intent", "copy", "publish", "cleanup"), for the fault tests.
+  void fault_point(const char* step);
+
+  void log(const std::string& message);
+  void set_split_listener(SplitListener listener) override;
+  void split_partition(std::uint32_t table, std::uint64_t token) override;
+
+  // Splits partition `object` at `at`, or (nullopt) where about half of its keys lie on
+  // each side; false when those all have one token. Runs under split_mutex_.
+  bool split(const ObjectRef& object, std::optional<std::uint64_t> at = std::nullopt);
+
+  // Removes moved keys from a split partition, a chunk at a time, then its split key.
+  void remove_moved(const ObjectRef& object, const std::set<std::string>& keys);
+
+  // Ends a split that a stopped process left in `object`: undone when its map was not
+  // published (the new object removed), finished when it was (the moved keys removed).
+  void finish_split(const ObjectRef& object);
+
+  // Finishes what a process that stopped mid-write left: transaction records, then each
+  // partition's outbox.
+  void recover();
+
+  void recover_outbox(const ObjectRef& object);
+
+  // The tables that have a partition map, in order of id: every table that holds data.
+  std::vector<std::uint32_t> mapped_tables();
+
+  const std::string prefix_;  // namespace of the catalog, and start of every table's
+  librados::Rados cluster_;
+  bool connected_ = false;
+  librados::IoCtx catalog_io_;
+  std::uint64_t instance_ = 0;
+  std::atomic<std::uint64_t> next_delta_{1};
+  std::mutex mutex_;  // deltas_written_
+  std::shared_mutex io_mutex_;
+  std::unordered_map<std::string, librados::IoCtx> io_;
+  std::map<ObjectRef, int> deltas_written_;
+  std::shared_mutex maps_mutex_;
+  std::unordered_map<std::uint32_t, Starts> maps_;
+  std::mutex records_mutex_;
+  std::set<std::uint64_t> records_;
+  struct Removal {
+    std::uint64_t sequence = 0;
+    librados::ObjectWriteOperation op;
+    librados::AioCompletion* done = nullptr;
+  };
+  std::mutex removals_mutex_;
+  std::list<Removal> removals_;
+  // Held exclusively while a transaction's ops are applied, shared by each snapshot.
+  std::shared_mutex applying_;
+  // Shared by each write, held exclusively by a split.
+  std::shared_mutex layout_;
+  const std::uint64_t partition_keys_;  // 0: no splits
+  std::string split_fault_;
+  std::map<ObjectRef, std::int64_t> growth_;  // keys set since last counted (mutex_)
+  std::set<ObjectRef> due_;                   // to be counted (mutex_)
+  std::atomic<bool> split_due_{false};
+  std::atomic<std::uint64_t> splits_published_{0};
+  std::mutex split_mutex_;  // one split at a time
+  SplitListener split_listener_;
+  // Splits finished at open, reported to the listener once it is set.
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> finished_splits_;
+};
+
+}  // namespace kumo::storage::rados
