@@ -193,7 +193,8 @@ void check_stream(const std::optional<StreamRequest>& stream) {
 
 // The table the request describes, validated in DynamoDB's order. Throws
 // ValidationException or LimitExceededException.
-TableDefinition validate_create_table(CreateTableRequest& r, const ServiceOptions& options) {
+TableDefinition validate_create_table(CreateTableRequest& r, const ServiceOptions& options,
+                                      double now) {
   check_billing(r, options);
   const bool pay_per_request = r.billing_mode == "PAY_PER_REQUEST";
   TableDefinition def;
@@ -217,7 +218,7 @@ TableDefinition validate_create_table(CreateTableRequest& r, const ServiceOption
     def.throughput.write_capacity_units = *r.throughput->write;
   }
   init_capacity(def.capacity, r.on_demand, r.warm, def.billing_mode, def.throughput, options);
-  def.creation_date_time = now_seconds();
+  def.creation_date_time = now;
   if (r.stream && *r.stream->enabled) {
     def.stream = StreamSpecification{true, std::string(*r.stream->view_type)};
     def.latest_stream_label = engine::stream_label(def.creation_date_time);
@@ -236,7 +237,7 @@ TableDefinition validate_create_table(CreateTableRequest& r, const ServiceOption
 
 std::string create_table(const Context& ctx, const JsonObject& request) {
   CreateTableRequest r = decode_create_table(request);
-  TableDefinition def = validate_create_table(r, ctx.options);
+  TableDefinition def = validate_create_table(r, ctx.options, ctx.engine.clock().now_ms());
   engine::TablePtr created = ctx.engine.create_table(std::move(def));
   // The answer shows the table's warm throughput only when the request set it.
   return table_description_response(ctx, *created, "TableDescription", "ACTIVE",

@@ -103,8 +103,10 @@ std::string checksum(std::string_view text) {
   return fmt::format("{:08x}", static_cast<std::uint32_t>(XXH3_64bits(text.data(), text.size())));
 }
 
-std::string make_iterator(std::string_view arn, std::string_view shard_id, std::uint64_t position) {
-  const std::int64_t issued = epoch_milliseconds(now_seconds());
+// An iterator issued at `now` (the engine's clock, epoch seconds).
+std::string make_iterator(std::string_view arn, std::string_view shard_id, std::uint64_t position,
+                          double now) {
+  const std::int64_t issued = epoch_milliseconds(now);
   std::string text = fmt::format("{}|{}|{}|{}", arn, shard_id, position, issued);
   return text + "|" + checksum(text);
 }
@@ -392,7 +394,7 @@ std::string get_shard_iterator(const Context& ctx, const JsonObject& request) {
   JsonWriter w(out);
   w.StartObject();
   write_key(w, "ShardIterator");
-  write_string(w, make_iterator(*arn, *shard_id, position));
+  write_string(w, make_iterator(*arn, *shard_id, position, ctx.engine.clock().now_ms()));
   w.EndObject();
   return json_text(out);
 }
@@ -407,7 +409,7 @@ std::string get_records(const Context& ctx, const JsonObject& request) {
   coral.throw_if_any();
   std::optional<Iterator> iterator = parse_iterator(*text);
   if (!iterator) throw ApiError::validation("Invalid ShardIterator");
-  const double age = now_seconds() - static_cast<double>(iterator->issued_ms) / 1000;
+  const double age = ctx.engine.clock().now_ms() - static_cast<double>(iterator->issued_ms) / 1000;
   if (age > ctx.options.shard_iterator_lifetime) throw ApiError::expired_iterator();
   const engine::StreamInfo stream = find_stream(ctx, iterator->arn);
   const engine::StreamShard* shard = stream.find_shard(iterator->shard_id);
@@ -426,7 +428,8 @@ std::string get_records(const Context& ctx, const JsonObject& request) {
   // A closed shard read to its end has no next iterator.
   if (!shard->end || page.next <= *shard->end) {
     write_key(w, "NextShardIterator");
-    write_string(w, make_iterator(iterator->arn, iterator->shard_id, page.next));
+    write_string(w, make_iterator(iterator->arn, iterator->shard_id, page.next,
+                                  ctx.engine.clock().now_ms()));
   }
   w.EndObject();
   return json_text(out);

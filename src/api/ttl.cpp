@@ -31,7 +31,7 @@ std::string update_time_to_live(const Context& ctx, const JsonObject& request) {
     }
     if (*enabled && t.ttl_enabled) throw ApiError::validation("TimeToLive is already enabled");
     if (!*enabled && !t.ttl_enabled) throw ApiError::validation("TimeToLive is already disabled");
-    const double now = now_seconds();
+    const double now = ctx.engine.clock().now_ms();
     if (ctx.options.ttl_cooldown > 0 && t.ttl_updated > 0 &&
         now - t.ttl_updated < ctx.options.ttl_cooldown) {
       throw ApiError::validation(

@@ -274,7 +274,7 @@ std::string update_table(const Context& ctx, const JsonObject& request) {
   engine::TablePtr current = control_table(ctx, *r.table_name);
   std::uint32_t created_index = 0, dropped_index = 0;
   engine::TablePtr updated = ctx.engine.update_table(current->name, [&](TableDefinition& t) {
-    const double now = now_seconds();
+    const double now = ctx.engine.clock().now_ms();
     check_table_settings(r, t, ctx.options);
     apply_billing(r, t, now, ctx.options);
     if (r.stream) apply_stream(*r.stream, t, now);

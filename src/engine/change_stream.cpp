@@ -95,11 +95,6 @@ bool decode_record(std::string_view in, StreamRecord* r) {
   return true;
 }
 
-std::int64_t now_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
 AttributeValue unum(std::uint64_t v) {
   return AttributeValue::number(Decimal::from_int(static_cast<long long>(v)));
 }
@@ -249,7 +244,8 @@ std::optional<std::uint64_t> parse_sequence(std::string_view text) {
   return v;
 }
 
-ChangeStreams::ChangeStreams(storage::Storage& storage) : storage_(storage) {
+ChangeStreams::ChangeStreams(storage::Storage& storage, const Clock& clock)
+    : storage_(storage), clock_(clock) {
   reserved_ = static_cast<std::uint64_t>(storage_.get_counter(kSequenceKey));
   next_sequence_ = reserved_ + 1;
   std::string lower(kStreamPrefix);
@@ -394,7 +390,7 @@ void ChangeStreams::add_record(const Guard& guard, const StreamInfo& stream, con
             : !new_item ? StreamEvent::kRemove
                         : StreamEvent::kModify;
   r.by_service = by_service;
-  r.created_ms = now_ms();
+  r.created_ms = clock_.now_ns() / 1000000;
   r.keys = keys_of(key, new_item ? *new_item : *old_item);
   std::string partition;
   codec::append_key_value(&partition, r.keys.at(key.hash.name));

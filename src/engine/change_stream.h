@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "model/attribute_value.h"
+#include "model/clock.h"
 #include "model/mutex.h"
 #include "model/table.h"
 #include "storage/storage.h"
@@ -114,8 +115,9 @@ std::optional<std::uint64_t> parse_sequence(std::string_view text);
 
 class ChangeStreams {
  public:
-  // Loads the streams stored in `storage` (which must outlive this).
-  explicit ChangeStreams(storage::Storage& storage);
+  // Loads the streams stored in `storage` (which must outlive this). Records are stamped
+  // with the time of `clock` (the engine's), which must outlive this too.
+  ChangeStreams(storage::Storage& storage, const Clock& clock);
 
   // Holds the streams' lock, which guards the set of open streams and the order of
   // sequence numbers. A write holds it from choosing its records until its batch is
@@ -188,6 +190,7 @@ class ChangeStreams {
   static std::string meta_key(const StreamInfo& stream);
 
   storage::Storage& storage_;
+  const Clock& clock_;
   mutable Mutex mutex_;
   std::map<std::string, StreamInfo> streams_ KUMO_GUARDED_BY(mutex_);  // by meta_key
   // Table id → meta_key of its open stream.

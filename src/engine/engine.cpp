@@ -21,7 +21,7 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
       own_clock_(options.clock ? nullptr : std::make_unique<SystemClock>()),
       clock_(options.clock ? options.clock : own_clock_.get()),
       catalog_(*storage_),
-      streams_(*storage_) {
+      streams_(*storage_, *clock_) {
   storage_->set_split_listener([this](std::uint32_t table, std::uint64_t token) {
     MutexLock lock(shard_splits_mutex_);
     shard_splits_.emplace_back(table, token);
@@ -221,7 +221,7 @@ void Engine::commit(storage::WriteBatch& batch, const std::vector<Change>& chang
 
 void Engine::note_partition_split(std::uint32_t table_id, std::uint64_t token) {
   ChangeStreams::Guard guard(streams_);
-  streams_.split(guard, table_id, token, clock_->now());
+  streams_.split(guard, table_id, token, clock_->now_ms());
 }
 
 void Engine::split_shards() {

@@ -507,9 +507,12 @@ class Engine {
   };
   Mutex workers_mutex_;
   std::list<Worker> workers_ KUMO_GUARDED_BY(workers_mutex_);
-  // Wakes the maintenance thread early when the engine stops.
+  // Wakes the maintenance thread early when the engine stops or the manual clock moves.
   Mutex maintenance_mutex_;
   CondVar maintenance_wake_;
+  // Set by advance_clock: the maintenance thread runs its passes at once, for what the
+  // move made due.
+  bool clock_moved_ KUMO_GUARDED_BY(maintenance_mutex_) = false;
   std::once_flag maintenance_started_;
   std::thread maintenance_;
   // Ticks the capacity manager each second of the wall clock (capacity on, clock not manual).

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
@@ -191,16 +192,16 @@ TablePtr Engine::update_table(std::string_view name,
     const bool was_enabled = before && before->stream && before->stream->enabled;
     const bool is_enabled = after->stream && after->stream->enabled;
     if (was_enabled && (!is_enabled || before->latest_stream_label != after->latest_stream_label)) {
-      streams_.close(guard, after->id, now_seconds());
+      streams_.close(guard, after->id, clock_->now_ms());
     }
     if (is_enabled && (!was_enabled || before->latest_stream_label != after->latest_stream_label)) {
-      streams_.open(guard, *after, now_seconds());
+      streams_.open(guard, *after, clock_->now_ms());
     }
     // Partitions split by raised throughput split the stream's shards and the storage's
     // partitions with them.
     splits =
         new_boundaries(before ? &before->capacity.partitions : nullptr, after->capacity.partitions);
-    for (std::uint64_t token : splits) streams_.split(guard, after->id, token, clock_->now());
+    for (std::uint64_t token : splits) streams_.split(guard, after->id, token, clock_->now_ms());
   }
   for (std::uint64_t token : splits) storage_->split_partition(after->id, token);
   configure_meters(after);
@@ -222,7 +223,7 @@ TablePtr Engine::delete_table(std::string_view name) {
     ChangeStreams::Guard guard(streams_);
     table = catalog_.remove(name);
     if (!table) return nullptr;
-    streams_.close(guard, table->id, now_seconds());
+    streams_.close(guard, table->id, clock_->now_ms());
   }
   if (capacity() && table->meters) capacity()->detach(*table->meters);
   catalog_.drop_data(*table);
@@ -378,23 +379,27 @@ void Engine::maintain() {
   const double retention = options_.stream_retention;
   const double ttl_interval = std::clamp(options_.ttl_interval, 0.01, 3600.0);
   const double trim_interval = std::clamp(retention / 4, 0.05, 60.0);
-  // Passes are one interval apart, the first one interval after the thread starts.
+  // Passes are one interval of real time apart, the first one interval after the thread
+  // starts. What is due is decided on the engine's clock: an item expires, and a record
+  // is trimmed, when the engine's time passes theirs (a manual clock's, as a test moves it).
   double next_expire = now_seconds() + ttl_interval, next_trim = now_seconds() + trim_interval;
   MutexLock lock(maintenance_mutex_);
   while (!stopping_) {
     const double wait = std::max(0.0, std::min(next_expire, next_trim) - now_seconds());
-    // Woken early, by the engine stopping or spuriously: the checks below find nothing due.
-    maintenance_wake_.wait_for(lock, std::chrono::duration<double>(wait));
+    // Woken early, by the engine stopping, the manual clock moving or spuriously: in the
+    // last case the checks below find nothing due.
+    if (!clock_moved_) maintenance_wake_.wait_for(lock, std::chrono::duration<double>(wait));
     if (stopping_) break;
+    const bool moved = std::exchange(clock_moved_, false);
     lock.unlock();
     try {
       const double now = now_seconds();
-      if (now >= next_expire) {
-        expire_items(now);
+      if (moved || now >= next_expire) {
+        expire_items(clock_->now());
         next_expire = now + ttl_interval;
       }
-      if (now >= next_trim) {
-        streams_.trim(now, retention);
+      if (moved || now >= next_trim) {
+        streams_.trim(clock_->now(), retention);
         next_trim = now + trim_interval;
       }
     } catch (const std::exception& e) {

@@ -268,6 +268,11 @@ double Engine::advance_clock(double seconds) {
       run_capacity_plans();
     }
   }
+  {
+    MutexLock wake(maintenance_mutex_);
+    clock_moved_ = true;
+  }
+  maintenance_wake_.notify_all();
   return static_cast<double>(after) / 1e9;
 }
 

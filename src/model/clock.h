@@ -8,14 +8,17 @@
 namespace kumo {
 
 // The engine's clock: every time-based capacity rule (token buckets, per-second and
-// per-minute windows, on-demand peaks, partition splits, Contributor Insights transitions)
-// reads it, so that tests can drive time instead of waiting for it.
+// per-minute windows, on-demand peaks, partition splits, Contributor Insights transitions),
+// Time to Live, stream retention and shard iterators' lifetime, and the times tables and
+// streams are created at, read it, so that tests can drive time instead of waiting for it.
 class Clock {
  public:
   virtual ~Clock() = default;
   // Nanoseconds since the Unix epoch; never goes backwards.
   virtual std::int64_t now_ns() const = 0;
   double now() const { return static_cast<double>(now_ns()) / 1e9; }
+  // Epoch seconds in whole milliseconds, as DynamoDB reports times (and Kumo stores them).
+  double now_ms() const { return static_cast<double>(now_ns() / 1000000) / 1000.0; }
   virtual bool manual() const { return false; }
 };
 

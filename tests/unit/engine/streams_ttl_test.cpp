@@ -218,12 +218,13 @@ class SequenceOrderTest : public ::testing::Test {
     return out;
   }
 
+  SystemClock clock_;
   std::unique_ptr<storage::Storage> storage_;
   TableDefinition table_;
 };
 
 TEST_F(SequenceOrderTest, AReaderStopsBelowARecordStillBeingWrittenAndStepsOverGaps) {
-  ChangeStreams streams(*storage_);
+  ChangeStreams streams(*storage_, clock_);
   open(streams);
   storage::WriteBatch first, second;
   std::vector<std::uint64_t> first_numbers, second_numbers;
@@ -253,7 +254,7 @@ TEST_F(SequenceOrderTest, AReaderStopsBelowARecordStillBeingWrittenAndStepsOverG
 TEST_F(SequenceOrderTest, ARestartNeverHandsOutANumberAgain) {
   std::uint64_t last = 0;
   {
-    ChangeStreams streams(*storage_);
+    ChangeStreams streams(*storage_, clock_);
     open(streams);
     storage::WriteBatch batch;
     std::vector<std::uint64_t> numbers;
@@ -268,7 +269,7 @@ TEST_F(SequenceOrderTest, ARestartNeverHandsOutANumberAgain) {
     add(streams, "c", &unwritten, &more);
     last = std::max(last, more.back());
   }
-  ChangeStreams again(*storage_);
+  ChangeStreams again(*storage_, clock_);
   EXPECT_GT(again.next_sequence(), last);
   storage::WriteBatch batch;
   std::vector<std::uint64_t> numbers;
