@@ -30,7 +30,7 @@ if [ "$all" = 0 ]; then
     tests/e2e/test_transactions.py tests/e2e/test_transact_get.py
     tests/e2e/test_streams_records.py tests/e2e/test_tables_manage.py
     tests/e2e/test_persistence.py tests/e2e/test_crash_loops.py tests/e2e/test_rados_faults.py
-    tests/e2e/test_rados_splits.py
+    tests/e2e/test_rados_splits.py tests/e2e/test_rados_ttl.py
   )
 fi
 

@@ -49,11 +49,47 @@ def omap(namespace, oid):
     return out
 
 
+def number_end(key, at):
+    """Where the key encoding of a number that starts at `at` ends: a zero is one byte; any
+    other is a sign marker, an exponent byte and digit bytes ended by 0x00 (0xFF for a
+    negative, whose bytes are complemented)."""
+    if key[at] == 2:
+        return at + 1
+    end = 0xFF if key[at] == 1 else 0x00
+    at += 2
+    while key[at] != end:
+        at += 1
+    return at + 1
+
+
 def token_of(key):
-    """The token a key of a table's items ([T][1][token]) or index entries
-    ([T][2][index][token]) is placed by."""
+    """The token a key of a table's items ([T][1][token]), index entries
+    ([T][2][index][token]) or TTL schedule ([T][4][enc(expiry)][item key]) is placed by."""
+    if key[4] == 4:
+        return token_of(key[number_end(key, 5):])
     at = 9 if key[4] == 2 else 5
     return int.from_bytes(key[at:at + 8], "big")
+
+
+def expiry_of(entry):
+    """The whole seconds of a TTL schedule entry's expiry (a non-negative integer)."""
+    end = number_end(entry, 5)
+    if entry[5] == 2:
+        return 0
+    assert entry[5] == 3, entry.hex()
+    exponent = entry[6] - 129
+    digits = "".join(str(b - 0x10) for b in entry[7:end - 1])
+    return int(digits.ljust(exponent, "0")[:exponent] or "0")
+
+
+def schedule_entries(prefix):
+    """The expiry of every TTL schedule entry kept in the deployment's table partitions."""
+    out = []
+    for line in rados("--all", "ls").decode().splitlines():
+        ns, _, oid = line.partition("\t")
+        if ns.startswith(prefix + "t") and oid.startswith("p"):
+            out += [expiry_of(k) for k in omap(ns, oid) if len(k) > 4 and k[4] == 4]
+    return out
 
 
 def check_layout(prefix, max_keys=None):

@@ -66,11 +66,28 @@ inline std::string hex16(std::uint64_t v) {
   return out;
 }
 
-// The token of a key of a table's items ([T][1][token]...) or index entries
-// ([T][2][index][token]...), which decides its partition.
+// Where the key encoding of a number that starts at `at` ends (key.size() when it does not
+// end): a zero is one byte (0x02); any other number is a sign marker (0x01 negative, 0x03
+// positive), an exponent byte and digit bytes, ended by 0x00 (0xFF for a negative, whose
+// bytes are complemented).
+inline std::size_t number_end(std::string_view key, std::size_t at) {
+  if (at >= key.size()) return key.size();
+  const auto marker = static_cast<unsigned char>(key[at]);
+  if (marker == 0x02) return at + 1;
+  const unsigned char end = marker == 0x01 ? 0xFF : 0x00;
+  for (std::size_t i = at + 2; i < key.size(); ++i) {
+    if (static_cast<unsigned char>(key[i]) == end) return i + 1;
+  }
+  return key.size();
+}
+
+// The token of a key of a table's items ([T][1][token]...), index entries
+// ([T][2][index][token]...) or TTL schedule ([T][4][enc(expiry)][item key]: its item's
+// token), which decides its partition.
 inline std::uint64_t key_token(std::string_view key) {
-  const std::size_t at =
-      key.size() > 4 && static_cast<std::uint8_t>(key[4]) == kIndexesSpace ? 9 : 5;
+  const auto space = key.size() > 4 ? static_cast<std::uint8_t>(key[4]) : 0;
+  if (space == kTtlSpace) return key_token(key.substr(number_end(key, 5)));
+  const std::size_t at = space == kIndexesSpace ? 9 : 5;
   return key.size() > at ? get_be(key.substr(at), 8) : 0;
 }
 

@@ -19,7 +19,11 @@ bool RadosIterator::load_forward() {
     std::string to = place.end;
     if (!upper_.empty() && (to.empty() || upper_ < to)) to = upper_;
     bool more = false;
-    if (!place.counters) {
+    if (place.scattered) {
+      entries_ =
+          storage_.read_scattered(place.table, resume_, to, page_, &more, keys_only_, &objects_);
+      page_ = std::min(page_ * 4, kPageKeys);
+    } else if (!place.counters) {
       entries_ = storage_.read_range(place.object, resume_, to, page_, &more, keys_only_);
       page_ = std::min(page_ * 4, kPageKeys);
       if (keys_only_) objects_.assign(entries_.size(), place.object);

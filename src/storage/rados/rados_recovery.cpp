@@ -69,6 +69,33 @@ void RadosStorage::recover() {
   for (std::size_t i = 0; i < objects.size(); ++i) {
     if (outbox[i]) recover_outbox(objects[i]);
   }
+  for (std::uint32_t table : mapped_tables()) move_schedule(table);
+}
+
+void RadosStorage::move_schedule(std::uint32_t table) {
+  const ObjectRef old{table_namespace(table), "ttl"};
+  const std::string prefix = space_prefix(table, kTtlSpace);
+  bool found = false;
+  for (bool more = true; more;) {
+    more = false;
+    auto entries = read_range(old, prefix, space_prefix(table, kTtlSpace + 1), kPageKeys, &more);
+    if (entries.empty()) break;
+    found = true;
+    std::map<ObjectRef, std::vector<Resolved>> moves;
+    std::set<std::string> moved;
+    for (auto& [k, v] : entries) {
+      Resolved op{locate(k).object, false, false, k, std::move(v)};
+      moved.insert(std::move(k));
+      moves[op.object].push_back(std::move(op));
+    }
+    for (const auto& [object, ops] : moves) {
+      std::vector<const Resolved*> all;
+      for (const Resolved& op : ops) all.push_back(&op);
+      apply(object, all, {});
+    }
+    remove_keys(old, moved);
+  }
+  if (found) remove_object(old);
 }
 
 void RadosStorage::recover_outbox(const ObjectRef& object) {

@@ -173,8 +173,9 @@ std::unique_ptr<Iterator> RadosStorage::iterator(std::string lower, std::string 
 
 void RadosStorage::erase_range(const std::string& lower, const std::string& upper) {
   // Whole objects go at once: a table's partitions when the range covers its counters,
-  // items and indexes, its TTL schedule or stream when it covers those. (Not while a
-  // partition of the table is being split.)
+  // items and indexes, its stream when it covers that; its TTL schedule goes from each
+  // partition, a page of keys at a time. (Not while a partition of the table is being
+  // split.)
   std::unique_lock<std::shared_mutex> layout(layout_);
   std::vector<std::uint32_t> dropped;
   std::string at = lower;
@@ -192,7 +193,7 @@ void RadosStorage::erase_range(const std::string& lower, const std::string& uppe
       dropped.push_back(table);
     }
     if (covers(kStreamSpace, space_prefix(table, kTtlSpace))) remove_object({ns, "stream"});
-    if (covers(kTtlSpace, space_prefix(table, kTtlSpace + 1))) remove_object({ns, "ttl"});
+    if (covers(kTtlSpace, space_prefix(table, kTtlSpace + 1))) erase_schedule(table);
     if (covers(kTtlSpace + 1, next_table)) remove_object({ns, "misc"});
     at = next_table;
   }
@@ -206,6 +207,51 @@ void RadosStorage::erase_range(const std::string& lower, const std::string& uppe
     remove_keys({prefix_, kCatalogObject}, {key});
     forget_partitions(table);
   }
+}
+
+void RadosStorage::erase_schedule(std::uint32_t table) {
+  const std::string from = space_prefix(table, kTtlSpace);
+  const std::string to = space_prefix(table, kTtlSpace + 1);
+  for (const ObjectRef& object : partitions(table)) {
+    for (bool more = true; more;) {
+      more = false;
+      std::set<std::string> keys;
+      for (auto& [k, v] : read_range(object, from, to, kPageKeys, &more, true)) {
+        keys.insert(std::move(k));
+      }
+      if (keys.empty()) break;
+      remove_keys(object, keys);
+    }
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> RadosStorage::read_scattered(
+    std::uint32_t table, const std::string& from, const std::string& to, unsigned max, bool* more,
+    bool keys_only, std::vector<ObjectRef>* objects) {
+  // Each partition's first `max` keys of the range, merged: complete up to the lowest last
+  // key of a partition that has more.
+  const std::vector<ObjectRef> parts = partitions(table);
+  std::vector<std::pair<std::pair<std::string, std::string>, std::size_t>> all;
+  std::optional<std::string> bound;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    bool part_more = false;
+    auto got = read_range(parts[i], from, to, max, &part_more, keys_only);
+    if (part_more && !got.empty() && (!bound || got.back().first < *bound)) {
+      bound = got.back().first;
+    }
+    for (auto& entry : got) all.emplace_back(std::move(entry), i);
+  }
+  std::sort(all.begin(), all.end(),
+            [](const auto& a, const auto& b) { return a.first.first < b.first.first; });
+  std::vector<std::pair<std::string, std::string>> out;
+  objects->clear();
+  for (auto& [entry, part] : all) {
+    if (bound && entry.first > *bound) break;
+    out.push_back(std::move(entry));
+    objects->push_back(parts[part]);
+  }
+  *more = bound.has_value();
+  return out;
 }
 
 bool RadosStorage::moved(const Place& place) {
@@ -224,6 +270,16 @@ RadosStorage::Place RadosStorage::locate(std::string_view key) {
   const std::uint8_t space = key.size() > 4 ? static_cast<std::uint8_t>(key[4]) : 0;
   if (space == 0)
     return {{ns, "misc"}, space_prefix(table, kItemsSpace), true, table, std::nullopt};
+  if (space == kTtlSpace) {
+    // A schedule entry is kept by its item's partition; the space is ordered by expiry, so
+    // its ranges lie in every partition (`scattered`).
+    const std::uint64_t splits = splits_published_.load(std::memory_order_acquire);
+    const Starts shared = partition_starts(table);
+    const std::uint64_t start =
+        *(std::upper_bound(shared->begin(), shared->end(), key_token(key)) - 1);
+    return {
+        {ns, "p" + hex16(start)}, space_prefix(table, kTtlSpace + 1), false, table, splits, true};
+  }
   if (space == kItemsSpace || space == kIndexesSpace) {
     // Read before the map: a split published after it is seen by moved().
     const std::uint64_t splits = splits_published_.load(std::memory_order_acquire);
@@ -253,8 +309,6 @@ RadosStorage::Place RadosStorage::locate(std::string_view key) {
   }
   if (space == kStreamSpace)
     return {{ns, "stream"}, space_prefix(table, kTtlSpace), false, table, std::nullopt};
-  if (space == kTtlSpace)
-    return {{ns, "ttl"}, space_prefix(table, kTtlSpace + 1), false, table, std::nullopt};
   return {{ns, "misc"}, next_table, false, table, std::nullopt};
 }
 

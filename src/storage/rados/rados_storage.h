@@ -5,14 +5,16 @@
 // Layout. The catalog object `kumo.catalog` (default namespace) holds every key outside
 // the tables' spaces (`meta/...`: definitions, streams, sequence numbers) and each table's
 // partition map. Table T's keys live in namespace "t<T>":
-//   p<16 hex digits>  one partition: the items ([T][1][token]...) and index entries
-//                     ([T][2][index][token]...) whose token lies in its range, the
+//   p<16 hex digits>  one partition: the items ([T][1][token]...), index entries
+//                     ([T][2][index][token]...) and TTL schedule entries
+//                     ([T][4][enc(expiry)][item key]) whose token lies in its range, the
 //                     table's counters as delta keys, and its outbox;
 //   stream            the stream records ([T][3]...);
-//   ttl               the TTL schedule ([T][4]...);
 //   misc              any other key of the table.
 // An index entry is kept by the partition whose range holds the entry's own token, so an
-// LSI entry (whose token is its item's) is always in its item's object.
+// LSI entry (whose token is its item's) is always in its item's object; a schedule entry
+// by its item's partition. The schedule is ordered by expiry, so a range of it lies in
+// every partition and is read from all of them, merged.
 //
 // Writes. A batch whose partition ops (WriteBatch: everything but maintenance) touch one
 // object is one compound operation on it, atomic and replicated before it returns. Its
@@ -153,6 +155,10 @@ class RadosStorage : public Storage {
     // For items and index entries: how many splits had been published when the place was
     // found in the map.
     std::optional<std::uint64_t> splits;
+    // The segment's keys lie in every partition of `table` (the TTL schedule, ordered by
+    // expiry): `object` is the partition of the key located, and a range read merges them
+    // all (read_scattered).
+    bool scattered = false;
   };
   // Whether a split changed the map since `place` was found: what was read from the
   // partition may then be incomplete (the moved keys are removed from it after the new
@@ -167,6 +173,19 @@ class RadosStorage : public Storage {
                                                               const std::string& from,
                                                               const std::string& to, unsigned max,
                                                               bool* more, bool keys_only = false);
+
+  // Removes table `table`'s TTL schedule from its partitions.
+  void erase_schedule(std::uint32_t table);
+  // Moves the schedule entries of an object `ttl` (where a table's schedule was kept
+  // before partitions kept it) to their partitions, then removes it.
+  void move_schedule(std::uint32_t table);
+
+  // The entries of [from, to) of every partition of `table`, merged in key order: up to
+  // `max` of each partition's, cut where one that has more ends (`more`). `objects` gets
+  // the object of each entry.
+  std::vector<std::pair<std::string, std::string>> read_scattered(
+      std::uint32_t table, const std::string& from, const std::string& to, unsigned max, bool* more,
+      bool keys_only, std::vector<ObjectRef>* objects);
 
   // The values of `keys` in `object` (those that exist).
   std::map<std::string, std::string> read_values(const ObjectRef& object,
