@@ -27,10 +27,25 @@ constexpr std::uint64_t kSequenceBlock = 1000;
 // length DynamoDB's model allows, and ordered as numbers and as strings alike.
 constexpr std::size_t kSequenceDigits = 20;
 
+// [table id][kStream][u64 sequence]: where a table's records from `sequence` on start.
 std::string record_key(std::uint32_t table_id, std::uint64_t sequence) {
   std::string key = codec::space_prefix(table_id, codec::Space::kStream);
   codec::append_u64(&key, sequence);
   return key;
+}
+
+// A record's key: [table id][kStream][u64 sequence][u64 token of its item]. The token
+// places the record with its item on a back end that divides a table by token (RADOS).
+// Records written before their keys carried it have keys of the sequence alone.
+std::string record_key(std::uint32_t table_id, std::uint64_t sequence, std::uint64_t token) {
+  std::string key = record_key(table_id, sequence);
+  codec::append_u64(&key, token);
+  return key;
+}
+
+// The sequence number of a record's key, with or without its token.
+std::uint64_t key_sequence(std::string_view key) {
+  return codec::read_u64(key.substr(codec::space_prefix(0, codec::Space::kStream).size()));
 }
 
 // Record value: [event][flags][u64 created ms][u64 token, when flagged][u32 size + item]*
@@ -401,7 +416,7 @@ void ChangeStreams::add_record(const Guard& guard, const StreamInfo& stream, con
   const std::uint64_t sequence = take_sequence();
   writing_.insert(sequence);
   written->push_back(sequence);
-  batch->maintain_put(record_key(stream.table_id, sequence), encode_record(r));
+  batch->maintain_put(record_key(stream.table_id, sequence, *r.token), encode_record(r));
 }
 
 std::vector<StreamInfo> ChangeStreams::list(std::optional<std::string_view> table_name) const {
@@ -478,8 +493,7 @@ StreamPage ChangeStreams::read(const StreamInfo& stream, const StreamShard& shar
     if (!decode_record(it->value(), &r)) {
       throw storage::StorageError("corrupt stream record of table " + stream.table_name);
     }
-    std::string_view key = it->key();
-    const std::uint64_t sequence = codec::read_u64(key.substr(key.size() - 8));
+    const std::uint64_t sequence = key_sequence(it->key());
     // A record without a token was written when every stream had one shard.
     if (r.token ? !shard.holds(*r.token) : shard.index != 0) {
       page.next = sequence + 1;
@@ -511,26 +525,29 @@ void ChangeStreams::trim(double now, double retention) {
     auto [it, inserted] = first_kept.emplace(stream.table_id, stream.trimmed_before);
     if (!inserted) it->second = std::min(it->second, stream.trimmed_before);
   }
+  // The records to trim are a run of sequence numbers from the start of the table's record
+  // space: erased as ranges of up to 1,000 records (on RADOS, from every object that keeps
+  // the table's records: no record needs to be found where it lies).
   for (const auto& [table_id, from] : first_kept) {
     const std::string upper =
         codec::prefix_end(codec::space_prefix(table_id, codec::Space::kStream));
     std::string lower = record_key(table_id, from);
     for (;;) {
-      storage::WriteBatch batch;
+      std::optional<std::uint64_t> last;
       {
         auto it = storage_.iterator(lower, upper);
-        for (it->seek_to_first(); it->valid() && batch.ops().size() < 1000; it->next()) {
+        std::size_t count = 0;
+        for (it->seek_to_first(); it->valid() && count < 1000; it->next(), ++count) {
           StreamRecord r;
           if (decode_record(it->value(), &r) && r.created_ms >= cutoff_ms) break;
-          std::string_view key = it->key();
-          const std::uint64_t sequence = codec::read_u64(key.substr(key.size() - 8));
-          trimmed_through[table_id] = sequence;
-          batch.del(std::string(key));
-          lower = record_key(table_id, sequence + 1);
+          last = key_sequence(it->key());
         }
       }
-      if (batch.empty()) break;
-      storage_.write(batch);
+      if (!last) break;
+      const std::string end = record_key(table_id, *last + 1);
+      storage_.erase_range(lower, end);
+      trimmed_through[table_id] = *last;
+      lower = end;
     }
   }
   storage::WriteBatch batch;

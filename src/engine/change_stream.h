@@ -8,7 +8,8 @@
 // higher number: readers therefore stop below the lowest number still being written (the
 // horizon), so that no reader ever passes a record that appears later.
 //
-// Storage: records at [table id][kStream][u64 sequence]; the streams themselves (one per
+// Storage: records at [table id][kStream][u64 sequence][u64 token of the item] (records
+// written before keys carried the token: [table id][kStream][u64 sequence]); the streams themselves (one per
 // enable, kept until retention ends after they close) at meta/stream/<table>/<label>; in
 // the counter meta/stream_sequence, the highest sequence number that may have been handed
 // out: numbers are reserved a block at a time, and a restart goes on after the block, so

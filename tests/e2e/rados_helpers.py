@@ -67,6 +67,8 @@ def token_of(key):
     ([T][2][index][token]) or TTL schedule ([T][4][enc(expiry)][item key]) is placed by."""
     if key[4] == 4:
         return token_of(key[number_end(key, 5):])
+    if key[4] == 3:
+        return int.from_bytes(key[13:21], "big") if len(key) >= 21 else 0
     at = 9 if key[4] == 2 else 5
     return int.from_bytes(key[at:at + 8], "big")
 
@@ -97,13 +99,20 @@ def check_layout(prefix, max_keys=None):
 
     The partition objects are exactly those of the catalog's maps; each holds only keys of
     its range (a finished split removed what it moved); no split key is left; with
-    `max_keys`, no partition holds more than that many keys."""
+    `max_keys`, no partition holds more than that many keys. A stream object `s<start>`
+    is named by a start of its table's map and holds stream records only, of items whose
+    token was in its partition when they were written (at or above its start). No table
+    keeps its stream or TTL schedule in one object any more."""
     listing = rados("--all", "ls").decode().splitlines()
-    objects = {}
+    objects, streams = {}, {}
     for line in listing:
         ns, _, oid = line.partition("\t")
         if ns.startswith(prefix + "t") and oid.startswith("p"):
             objects.setdefault(ns, set()).add(oid)
+        if ns.startswith(prefix + "t") and oid.startswith("s"):
+            streams.setdefault(ns, set()).add(oid)
+        if ns.startswith(prefix + "t"):
+            assert oid not in ("stream", "ttl"), f"{ns}/{oid}"
     catalog = omap(prefix, "kumo.catalog")
     partitions = 0
     for key, value in catalog.items():
@@ -116,6 +125,12 @@ def check_layout(prefix, max_keys=None):
         names = {f"p{s:016x}" for s in starts}
         assert objects.get(ns, set()) <= names, \
             f"objects outside the map of table {table}: {sorted(objects[ns] - names)}"
+        for oid in streams.get(ns, set()):
+            start = int(oid[1:], 16)
+            assert start in starts, f"{ns}/{oid} is not named by a start of the map"
+            keys = [k for k in omap(ns, oid) if not k.startswith(b"\xff")]
+            stray = [k.hex() for k in keys if k[4] != 3 or token_of(k) < start]
+            assert not stray, f"{ns}/{oid} holds keys of other spaces or partitions: {stray[:3]}"
         for i, start in enumerate(starts):
             end = starts[i + 1] if i + 1 < len(starts) else 1 << 64
             oid = f"p{start:016x}"

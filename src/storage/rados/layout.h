@@ -25,6 +25,11 @@ inline const std::string kCounterPrefix =
 inline const std::string kOutboxPrefix =
     "\xff"
     "o";  // [u64 sequence] -> ops
+// A table dropped while its stream still had records keeps its partition map, through which
+// its stream objects are found, and this key, until the last of those records is trimmed.
+inline const std::string kDroppedPrefix =
+    "\xff"
+    "d";  // catalog: [u32 table] -> ""
 // A partition being split keeps this key, whose value is the token its new partition
 // starts at, from before the copy until its moved keys are removed.
 inline const std::string kSplitKey =
@@ -82,11 +87,13 @@ inline std::size_t number_end(std::string_view key, std::size_t at) {
 }
 
 // The token of a key of a table's items ([T][1][token]...), index entries
-// ([T][2][index][token]...) or TTL schedule ([T][4][enc(expiry)][item key]: its item's
-// token), which decides its partition.
+// ([T][2][index][token]...), stream records ([T][3][sequence][token]: its item's token; 0
+// for a record whose key has none) or TTL schedule ([T][4][enc(expiry)][item key]: its
+// item's token), which decides its partition.
 inline std::uint64_t key_token(std::string_view key) {
   const auto space = key.size() > 4 ? static_cast<std::uint8_t>(key[4]) : 0;
   if (space == kTtlSpace) return key_token(key.substr(number_end(key, 5)));
+  if (space == kStreamSpace) return key.size() >= 21 ? get_be(key.substr(13), 8) : 0;
   const std::size_t at = space == kIndexesSpace ? 9 : 5;
   return key.size() > at ? get_be(key.substr(at), 8) : 0;
 }

@@ -20,8 +20,8 @@ bool RadosIterator::load_forward() {
     if (!upper_.empty() && (to.empty() || upper_ < to)) to = upper_;
     bool more = false;
     if (place.scattered) {
-      entries_ =
-          storage_.read_scattered(place.table, resume_, to, page_, &more, keys_only_, &objects_);
+      entries_ = storage_.read_scattered(place.table, place.object.oid[0], resume_, to, page_,
+                                         &more, keys_only_, &objects_);
       page_ = std::min(page_ * 4, kPageKeys);
     } else if (!place.counters) {
       entries_ = storage_.read_range(place.object, resume_, to, page_, &more, keys_only_);

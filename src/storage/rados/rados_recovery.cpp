@@ -69,16 +69,19 @@ void RadosStorage::recover() {
   for (std::size_t i = 0; i < objects.size(); ++i) {
     if (outbox[i]) recover_outbox(objects[i]);
   }
-  for (std::uint32_t table : mapped_tables()) move_schedule(table);
+  for (std::uint32_t table : mapped_tables()) {
+    move_space(table, "stream", kStreamSpace);
+    move_space(table, "ttl", kTtlSpace);
+  }
 }
 
-void RadosStorage::move_schedule(std::uint32_t table) {
-  const ObjectRef old{table_namespace(table), "ttl"};
-  const std::string prefix = space_prefix(table, kTtlSpace);
+void RadosStorage::move_space(std::uint32_t table, const std::string& oid, std::uint8_t space) {
+  const ObjectRef old{table_namespace(table), oid};
+  const std::string prefix = space_prefix(table, space);
   bool found = false;
   for (bool more = true; more;) {
     more = false;
-    auto entries = read_range(old, prefix, space_prefix(table, kTtlSpace + 1), kPageKeys, &more);
+    auto entries = read_range(old, prefix, space_prefix(table, space + 1), kPageKeys, &more);
     if (entries.empty()) break;
     found = true;
     std::map<ObjectRef, std::vector<Resolved>> moves;

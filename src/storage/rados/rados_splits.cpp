@@ -101,7 +101,7 @@ void RadosStorage::set_split_listener(SplitListener listener) {
 
 void RadosStorage::split_partition(std::uint32_t table, std::uint64_t token) {
   std::unique_lock<std::mutex> splitting(split_mutex_);
-  const Starts map = partition_starts(table);
+  const Starts map = partition_starts(table, true);
   const std::uint64_t start = *(std::upper_bound(map->begin(), map->end(), token) - 1);
   if (start != token) split({table_namespace(table), "p" + hex16(start)}, token);
 }

@@ -173,9 +173,9 @@ std::unique_ptr<Iterator> RadosStorage::iterator(std::string lower, std::string 
 
 void RadosStorage::erase_range(const std::string& lower, const std::string& upper) {
   // Whole objects go at once: a table's partitions when the range covers its counters,
-  // items and indexes, its stream when it covers that; its TTL schedule goes from each
-  // partition, a page of keys at a time. (Not while a partition of the table is being
-  // split.)
+  // items and indexes. What the range holds of its stream records and TTL schedule goes
+  // from each object that keeps them, a page of keys at a time. (Not while a partition of
+  // the table is being split.)
   std::unique_lock<std::shared_mutex> layout(layout_);
   std::vector<std::uint32_t> dropped;
   std::string at = lower;
@@ -189,30 +189,67 @@ void RadosStorage::erase_range(const std::string& lower, const std::string& uppe
     };
     const std::string ns = table_namespace(table);
     if (covers(0, space_prefix(table, kStreamSpace))) {
+      // The map stays while the table's stream has records (they are found through it),
+      // marked as the map of a dropped table.
+      std::string key = kDroppedPrefix;
+      put_u32(&key, table);
+      librados::ObjectWriteOperation op;
+      op.omap_set({{key, librados::bufferlist()}});
+      check(catalog_io_.operate(kCatalogObject, &op),
+            "cannot mark table " + std::to_string(table) + " dropped");
       for (const ObjectRef& object : partitions(table)) remove_object(object);
       dropped.push_back(table);
     }
-    if (covers(kStreamSpace, space_prefix(table, kTtlSpace))) remove_object({ns, "stream"});
-    if (covers(kTtlSpace, space_prefix(table, kTtlSpace + 1))) erase_schedule(table);
+    bool records_erased = false;
+    for (const std::uint8_t space : {kStreamSpace, kTtlSpace}) {
+      const std::string from = std::max(lower, space_prefix(table, space));
+      std::string to = space_prefix(table, space + 1);
+      if (!upper.empty() && upper < to) to = upper;
+      if (!(from < to)) continue;
+      erase_scattered(table, space == kStreamSpace ? 's' : 'p', from, to);
+      records_erased = records_erased || space == kStreamSpace;
+    }
     if (covers(kTtlSpace + 1, next_table)) remove_object({ns, "misc"});
+    // A dropped table's last records trimmed: its stream objects and map go.
+    if (records_erased && std::find(dropped.begin(), dropped.end(), table) == dropped.end()) {
+      release_dropped(table);
+    }
     at = next_table;
   }
   layout.unlock();
   // Whatever is left (part of an object's keys) goes key by key.
   Storage::erase_range(lower, upper);
   layout.lock();
-  for (std::uint32_t table : dropped) {
-    std::string key = kMapPrefix;
-    put_u32(&key, table);
-    remove_keys({prefix_, kCatalogObject}, {key});
-    forget_partitions(table);
-  }
+  for (std::uint32_t table : dropped) release_dropped(table);
 }
 
-void RadosStorage::erase_schedule(std::uint32_t table) {
-  const std::string from = space_prefix(table, kTtlSpace);
-  const std::string to = space_prefix(table, kTtlSpace + 1);
-  for (const ObjectRef& object : partitions(table)) {
+void RadosStorage::release_dropped(std::uint32_t table) {
+  std::string dropped_key = kDroppedPrefix;
+  put_u32(&dropped_key, table);
+  std::string ignored;
+  if (!read_key({prefix_, kCatalogObject}, dropped_key, &ignored)) return;
+  const std::vector<ObjectRef> objects = scattered_objects(table, 's');
+  for (const ObjectRef& object : objects) {
+    bool more = false;
+    const std::string from = space_prefix(table, kStreamSpace);
+    if (!read_range(object, from, space_prefix(table, kTtlSpace), 1, &more, true).empty()) return;
+  }
+  for (const ObjectRef& object : objects) remove_object(object);
+  std::string map_key = kMapPrefix;
+  put_u32(&map_key, table);
+  remove_keys({prefix_, kCatalogObject}, {map_key, dropped_key});
+  forget_partitions(table);
+}
+
+std::vector<ObjectRef> RadosStorage::scattered_objects(std::uint32_t table, char kind) {
+  std::vector<ObjectRef> objects = partitions(table);
+  for (ObjectRef& object : objects) object.oid[0] = kind;
+  return objects;
+}
+
+void RadosStorage::erase_scattered(std::uint32_t table, char kind, const std::string& from,
+                                   const std::string& to) {
+  for (const ObjectRef& object : scattered_objects(table, kind)) {
     for (bool more = true; more;) {
       more = false;
       std::set<std::string> keys;
@@ -226,11 +263,11 @@ void RadosStorage::erase_schedule(std::uint32_t table) {
 }
 
 std::vector<std::pair<std::string, std::string>> RadosStorage::read_scattered(
-    std::uint32_t table, const std::string& from, const std::string& to, unsigned max, bool* more,
-    bool keys_only, std::vector<ObjectRef>* objects) {
-  // Each partition's first `max` keys of the range, merged: complete up to the lowest last
-  // key of a partition that has more.
-  const std::vector<ObjectRef> parts = partitions(table);
+    std::uint32_t table, char kind, const std::string& from, const std::string& to, unsigned max,
+    bool* more, bool keys_only, std::vector<ObjectRef>* objects) {
+  // Each object's first `max` keys of the range, merged: complete up to the lowest last key
+  // of an object that has more.
+  const std::vector<ObjectRef> parts = scattered_objects(table, kind);
   std::vector<std::pair<std::pair<std::string, std::string>, std::size_t>> all;
   std::optional<std::string> bound;
   for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -270,15 +307,17 @@ RadosStorage::Place RadosStorage::locate(std::string_view key) {
   const std::uint8_t space = key.size() > 4 ? static_cast<std::uint8_t>(key[4]) : 0;
   if (space == 0)
     return {{ns, "misc"}, space_prefix(table, kItemsSpace), true, table, std::nullopt};
-  if (space == kTtlSpace) {
-    // A schedule entry is kept by its item's partition; the space is ordered by expiry, so
-    // its ranges lie in every partition (`scattered`).
+  if (space == kStreamSpace || space == kTtlSpace) {
+    // A schedule entry is kept by its item's partition, a stream record by the stream
+    // object `s<start>` of its item's partition when it was written. These spaces are
+    // ordered by expiry and by sequence number, so their ranges lie in every object
+    // (`scattered`).
     const std::uint64_t splits = splits_published_.load(std::memory_order_acquire);
     const Starts shared = partition_starts(table);
     const std::uint64_t start =
         *(std::upper_bound(shared->begin(), shared->end(), key_token(key)) - 1);
-    return {
-        {ns, "p" + hex16(start)}, space_prefix(table, kTtlSpace + 1), false, table, splits, true};
+    const char kind = space == kStreamSpace ? 's' : 'p';
+    return {{ns, kind + hex16(start)}, space_prefix(table, space + 1), false, table, splits, true};
   }
   if (space == kItemsSpace || space == kIndexesSpace) {
     // Read before the map: a split published after it is seen by moved().
@@ -307,8 +346,6 @@ RadosStorage::Place RadosStorage::locate(std::string_view key) {
     }
     return {{ns, "p" + hex16(start)}, end, false, table, splits};
   }
-  if (space == kStreamSpace)
-    return {{ns, "stream"}, space_prefix(table, kTtlSpace), false, table, std::nullopt};
   return {{ns, "misc"}, next_table, false, table, std::nullopt};
 }
 
@@ -394,7 +431,7 @@ std::string RadosStorage::skip_empty(const std::string& at, const std::string& l
       if (!page.empty() && (!first || page.begin()->first < *first)) first = page.begin()->first;
     }
     // A split moved keys meanwhile: look again.
-    if (partition_starts(table) != map) return skip_empty(at, lower, upper);
+    if (*partition_starts(table) != *map) return skip_empty(at, lower, upper);
     if (!first) return space_prefix(table, kStreamSpace);
     return first->substr(0, 9);
   }
@@ -438,7 +475,7 @@ std::string RadosStorage::table_namespace(std::uint32_t table) const {
   return prefix_ + "t" + std::to_string(table);
 }
 
-RadosStorage::Starts RadosStorage::partition_starts(std::uint32_t table) {
+RadosStorage::Starts RadosStorage::partition_starts(std::uint32_t table, bool create) {
   {
     std::shared_lock lock(maps_mutex_);
     auto it = maps_.find(table);
@@ -462,6 +499,10 @@ RadosStorage::Starts RadosStorage::partition_starts(std::uint32_t table) {
       starts.push_back(i * (UINT64_MAX / kInitialPartitions + 1));
       put_u64(&value, starts.back());
     }
+    // A read of a table that has no map finds the initial partitions (empty: none of their
+    // objects exists yet) and makes nothing, so that reading a dropped table's keys never
+    // brings its map back.
+    if (!create) return std::make_shared<const std::vector<std::uint64_t>>(std::move(starts));
     // Created once: a map already there (another process made it) wins.
     librados::ObjectWriteOperation op;
     librados::bufferlist empty, bl;
@@ -473,7 +514,7 @@ RadosStorage::Starts RadosStorage::partition_starts(std::uint32_t table) {
     if (r == -ECANCELED) {
       lock.unlock();
       forget_partitions(table);
-      return partition_starts(table);
+      return partition_starts(table, create);
     }
     check(r, "cannot store the partition map of table " + std::to_string(table));
   }
@@ -540,6 +581,14 @@ std::vector<std::pair<std::string, std::string>> RadosStorage::read_prefix(
 std::vector<Resolved> RadosStorage::resolve(const WriteBatch& batch,
                                             std::vector<ObjectRef>* group_objects) {
   std::vector<ObjectRef>& homes = *group_objects;
+  // A table's map is made with its first write.
+  std::optional<std::uint32_t> mapped;
+  for (const WriteBatch::Op& op : batch.ops()) {
+    if (op.key.size() < 4 || op.key[0] != 0) continue;
+    const auto table = static_cast<std::uint32_t>(get_be(op.key, 4));
+    if (mapped != table) partition_starts(table, true);
+    mapped = table;
+  }
   for (const std::string& item : batch.groups()) homes.push_back(locate(item).object);
   std::vector<Resolved> out;
   out.reserve(batch.ops().size());

@@ -9,12 +9,17 @@
 //                     ([T][2][index][token]...) and TTL schedule entries
 //                     ([T][4][enc(expiry)][item key]) whose token lies in its range, the
 //                     table's counters as delta keys, and its outbox;
-//   stream            the stream records ([T][3]...);
+//   s<16 hex digits>  the stream records ([T][3][sequence][token]) of the items of the
+//                     partition of the same start when they were written;
 //   misc              any other key of the table.
 // An index entry is kept by the partition whose range holds the entry's own token, so an
 // LSI entry (whose token is its item's) is always in its item's object; a schedule entry
-// by its item's partition. The schedule is ordered by expiry, so a range of it lies in
-// every partition and is read from all of them, merged.
+// by its item's partition. The schedule is ordered by expiry and the records by sequence
+// number, so a range of either lies in every partition (or stream object) and is read from
+// all of them, merged. A split moves no record: the records of the moved half written
+// before it stay where they are, those after go to the new start's stream object. A
+// dropped table's stream objects stay, found through its map (kept, and marked dropped),
+// until its last record is trimmed.
 //
 // Writes. A batch whose partition ops (WriteBatch: everything but maintenance) touch one
 // object is one compound operation on it, atomic and replicated before it returns. Its
@@ -156,8 +161,9 @@ class RadosStorage : public Storage {
     // found in the map.
     std::optional<std::uint64_t> splits;
     // The segment's keys lie in every partition of `table` (the TTL schedule, ordered by
-    // expiry): `object` is the partition of the key located, and a range read merges them
-    // all (read_scattered).
+    // expiry) or every stream object (the stream records, ordered by sequence number):
+    // `object` is the one of the key located, and a range read merges them all
+    // (read_scattered).
     bool scattered = false;
   };
   // Whether a split changed the map since `place` was found: what was read from the
@@ -174,18 +180,26 @@ class RadosStorage : public Storage {
                                                               const std::string& to, unsigned max,
                                                               bool* more, bool keys_only = false);
 
-  // Removes table `table`'s TTL schedule from its partitions.
-  void erase_schedule(std::uint32_t table);
-  // Moves the schedule entries of an object `ttl` (where a table's schedule was kept
-  // before partitions kept it) to their partitions, then removes it.
-  void move_schedule(std::uint32_t table);
+  // The objects that keep table `table`'s keys of a scattered space: its partitions
+  // (`kind` 'p': the TTL schedule) or their stream objects ('s': the stream records).
+  std::vector<ObjectRef> scattered_objects(std::uint32_t table, char kind);
+  // Removes the keys of [from, to) from each of those objects.
+  void erase_scattered(std::uint32_t table, char kind, const std::string& from,
+                       const std::string& to);
+  // Removes a dropped table's stream objects and partition map once no record is left in
+  // them (nothing when the table was not dropped).
+  void release_dropped(std::uint32_t table);
+  // Moves the keys of `space` kept in the object `oid` of table `table`'s namespace (where
+  // the stream records and the TTL schedule were kept before objects per partition kept
+  // them: "stream", "ttl") to the objects that keep them now, then removes it.
+  void move_space(std::uint32_t table, const std::string& oid, std::uint8_t space);
 
-  // The entries of [from, to) of every partition of `table`, merged in key order: up to
-  // `max` of each partition's, cut where one that has more ends (`more`). `objects` gets
-  // the object of each entry.
+  // The entries of [from, to) of every object of `table` of `kind` (scattered_objects),
+  // merged in key order: up to `max` of each object's, cut where one that has more ends
+  // (`more`). `objects` gets the object of each entry.
   std::vector<std::pair<std::string, std::string>> read_scattered(
-      std::uint32_t table, const std::string& from, const std::string& to, unsigned max, bool* more,
-      bool keys_only, std::vector<ObjectRef>* objects);
+      std::uint32_t table, char kind, const std::string& from, const std::string& to, unsigned max,
+      bool* more, bool keys_only, std::vector<ObjectRef>* objects);
 
   // The values of `keys` in `object` (those that exist).
   std::map<std::string, std::string> read_values(const ObjectRef& object,
@@ -202,9 +216,9 @@ class RadosStorage : public Storage {
   librados::IoCtx& io(const std::string& ns);
   std::string table_namespace(std::uint32_t table) const;
 
-  // The start tokens of the table's partitions, in order (the first is 0); created with
-  // the table's first use.
-  Starts partition_starts(std::uint32_t table);
+  // The start tokens of the table's partitions, in order (the first is 0). A table without
+  // a map has the initial partitions; `create` (a write) stores them as its map.
+  Starts partition_starts(std::uint32_t table, bool create = false);
 
   void forget_partitions(std::uint32_t table);
   std::vector<ObjectRef> partitions(std::uint32_t table);
