@@ -48,6 +48,7 @@ if [ -z "${CEPH_CONF:-}" ]; then
 fi
 
 cd "$root"
+KUMO_CEPH_CONF=$CEPH_CONF KUMO_RADOS_POOL=${KUMO_RADOS_POOL:-kumo} "$build/kumo_storage_tests" --gtest_filter='*RadosLayout*'
 if [ "$all" = 0 ]; then export KUMO_CRASH_LOOPS=${KUMO_CRASH_LOOPS:-10}; fi
 KUMO_BIN="$build/kumo" KUMO_RADOS_POOL=${KUMO_RADOS_POOL:-kumo} KUMO_CEPH_CONF=$CEPH_CONF \
   timeout --kill-after=30 1800 /usr/bin/python3 -m pytest -p no:cacheprovider -q -ra "${files[@]}"

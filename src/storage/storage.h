@@ -163,7 +163,10 @@ class Storage {
   virtual void visit_range(std::string lower, std::string upper, bool forward,
                            const EntryVisitor& visit, const Snapshot* snapshot = nullptr);
   // Deletes every key in [lower, upper), counters included, in batches of bounded size (so
-  // not atomically). By default, deletions of the keys an iterator finds.
+  // not atomically). By default, deletions of the keys an iterator finds. A range that
+  // covers a table's counters, items and indexes (the engine erases them only to drop the
+  // table, and its TTL schedule next) may take the table's TTL schedule with it: RADOS keeps
+  // the schedule in the partitions, which it removes whole.
   virtual void erase_range(const std::string& lower, const std::string& upper);
 
   // Partitions of the back end's own layout (a back end that keeps a table's items in

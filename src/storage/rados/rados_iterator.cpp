@@ -107,9 +107,12 @@ void RadosIterator::load_values() {
         value = storage_.get(entries_[i].first, nullptr);
       }
       if (value) {
-        entries_[kept].first = std::move(entries_[i].first);
+        // (A string moved into itself is left empty: only entries that shift are moved.)
+        if (kept != i) {
+          entries_[kept].first = std::move(entries_[i].first);
+          objects_[kept] = objects_[i];
+        }
         entries_[kept].second = std::move(*value);
-        objects_[kept] = objects_[i];
         if (i <= at_) stand = kept;
         ++kept;
       }

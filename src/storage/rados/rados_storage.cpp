@@ -50,6 +50,9 @@ RadosStorage::RadosStorage(const std::string& pool, const std::string& conf,
   connected_ = true;
   check(cluster_.ioctx_create(pool.c_str(), catalog_io_), "cannot open pool " + pool);
   catalog_io_.set_namespace(prefix_);
+  // The catalog object exists from the start: a guard (omap_cmp) on a key of an object
+  // that does not exist fails with ENOENT, not with the comparison.
+  check(catalog_io_.create(kCatalogObject, false), "cannot create " + kCatalogObject);
   std::random_device random;
   instance_ = (std::uint64_t{random()} << 32) ^ random();
   recover();
@@ -69,18 +72,37 @@ std::optional<std::string> RadosStorage::get(std::string_view key, const Snapsho
   for (;;) {
     const Place place = locate(key);
     if (place.counters) return encode_counter(get_counter(key));
-    std::map<std::string, librados::bufferlist> out;
-    librados::ObjectReadOperation op;
-    int rv = 0;
-    op.omap_get_vals_by_keys({std::string(key)}, &out, &rv);
-    const int r = io(place.object.ns).operate(place.object.oid, &op, nullptr);
-    if (r != -ENOENT) check(r, "read");
+    std::optional<std::string> found;
+    for (const ObjectRef& object : holders(place, key)) {
+      std::map<std::string, librados::bufferlist> out;
+      librados::ObjectReadOperation op;
+      int rv = 0;
+      op.omap_get_vals_by_keys({std::string(key)}, &out, &rv);
+      const int r = io(object.ns).operate(object.oid, &op, nullptr);
+      if (r != -ENOENT) check(r, "read");
+      auto it = out.find(std::string(key));
+      if (r != -ENOENT && it != out.end()) {
+        found = it->second.to_str();
+        break;
+      }
+    }
     if (moved(place)) continue;
-    if (r == -ENOENT) return std::nullopt;
-    auto it = out.find(std::string(key));
-    if (it == out.end()) return std::nullopt;
-    return it->second.to_str();
+    return found;
   }
+}
+
+std::vector<ObjectRef> RadosStorage::holders(const Place& place, std::string_view key) {
+  if (!place.scattered || place.object.oid[0] != 's') return {place.object};
+  // A stream record stays in the stream object it was written to: that of its item's
+  // partition then, whose start is at most its token. Nearest first.
+  std::vector<ObjectRef> out;
+  const Starts starts = partition_starts(place.table);
+  auto end = std::upper_bound(starts->begin(), starts->end(), key_token(key));
+  for (auto it = end; it != starts->begin();) {
+    --it;
+    out.push_back({place.object.ns, "s" + hex16(*it)});
+  }
+  return out;
 }
 
 std::int64_t RadosStorage::get_counter(std::string_view key) {
@@ -594,6 +616,13 @@ std::vector<Resolved> RadosStorage::resolve(const WriteBatch& batch,
   out.reserve(batch.ops().size());
   for (const WriteBatch::Op& op : batch.ops()) {
     Place place = locate(op.key);
+    if (op.type == WriteBatch::OpType::kDelete && place.scattered) {
+      // (A record is written once: only a delete looks for it where it may be.)
+      for (ObjectRef& object : holders(place, op.key)) {
+        out.push_back({std::move(object), op.maintenance, true, op.key, {}});
+      }
+      continue;
+    }
     if (!place.counters && op.type != WriteBatch::OpType::kAddCounter) {
       out.push_back({std::move(place.object), op.maintenance,
                      op.type == WriteBatch::OpType::kDelete, op.key, op.value});
@@ -630,19 +659,29 @@ void RadosStorage::apply(const ObjectRef& object, const std::vector<const Resolv
                          const std::map<std::string, std::string>& extra) {
   librados::ObjectWriteOperation op;
   int deltas = 0, sets = 0;
-  add_ops(&op, ops, &deltas, &sets);
+  const bool removals_only = add_ops(&op, ops, &deltas, &sets, !extra.empty());
   if (!extra.empty()) {
     std::map<std::string, librados::bufferlist> set;
     for (const auto& [k, v] : extra) set[k].append(v);
     op.omap_set(set);
   }
-  check(io(object.ns).operate(object.oid, &op), "write");
+  const int r = io(object.ns).operate(object.oid, &op);
+  // Keys removed from an object that does not exist are gone already.
+  if (!(r == -ENOENT && removals_only)) check(r, "write");
   if (deltas > 0) note_deltas(object, deltas);
   if (sets > 0) note_growth(object, sets);
 }
 
-void RadosStorage::add_ops(librados::ObjectWriteOperation* op,
-                           const std::vector<const Resolved*>& ops, int* deltas, int* sets) {
+bool RadosStorage::add_ops(librados::ObjectWriteOperation* op,
+                           const std::vector<const Resolved*>& ops, int* deltas, int* sets,
+                           bool then_set) {
+  // Removing keys from an object that does not exist fails the whole op: one that also
+  // sets keys (which would create it) creates it first.
+  const bool removes =
+      std::any_of(ops.begin(), ops.end(), [](const Resolved* r) { return r->del; });
+  const bool only_removes =
+      !then_set && std::all_of(ops.begin(), ops.end(), [](const Resolved* r) { return r->del; });
+  if (removes && !only_removes) op->create(false);
   std::map<std::string, librados::bufferlist> set;
   std::set<std::string> removed;
   auto flush = [&] {
@@ -664,6 +703,7 @@ void RadosStorage::add_ops(librados::ObjectWriteOperation* op,
     }
   }
   flush();
+  return only_removes;
 }
 
 void RadosStorage::apply_all(const std::vector<const Resolved*>& ops) {
@@ -676,11 +716,12 @@ void RadosStorage::apply_all(const std::vector<const Resolved*>& ops) {
     int deltas = 0, sets = 0;
   };
   std::vector<Pending> pending(by_object.size());
+  std::vector<bool> removals_only(by_object.size());
   std::size_t i = 0;
   for (const auto& [object, object_ops] : by_object) {
     Pending& p = pending[i++];
     p.object = &object;
-    add_ops(&p.op, object_ops, &p.deltas, &p.sets);
+    removals_only[i - 1] = add_ops(&p.op, object_ops, &p.deltas, &p.sets);
     p.done = librados::Rados::aio_create_completion();
     const int r = io(object.ns).aio_operate(object.oid, p.done, &p.op);
     if (r < 0) {
@@ -693,10 +734,12 @@ void RadosStorage::apply_all(const std::vector<const Resolved*>& ops) {
     }
   }
   int failed = 0;
-  for (Pending& p : pending) {
+  for (std::size_t j = 0; j < pending.size(); ++j) {
+    Pending& p = pending[j];
     p.done->wait_for_complete();
-    const int r = p.done->get_return_value();
+    int r = p.done->get_return_value();
     p.done->release();
+    if (r == -ENOENT && removals_only[j]) r = 0;  // the keys are gone already
     if (r < 0 && failed == 0) failed = r;
     if (r >= 0 && p.deltas > 0) note_deltas(*p.object, p.deltas);
     if (r >= 0 && p.sets > 0) note_growth(*p.object, p.sets);
@@ -743,7 +786,8 @@ void RadosStorage::reap_removals(bool wait) {
 void RadosStorage::remove_keys(const ObjectRef& object, const std::set<std::string>& keys) {
   librados::ObjectWriteOperation op;
   op.omap_rm_keys(keys);
-  check(io(object.ns).operate(object.oid, &op), "write");
+  const int r = io(object.ns).operate(object.oid, &op);
+  if (r != -ENOENT) check(r, "write");  // no object: no keys to remove
 }
 
 void RadosStorage::remove_object(const ObjectRef& object) {

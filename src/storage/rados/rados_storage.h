@@ -166,6 +166,9 @@ class RadosStorage : public Storage {
     // (read_scattered).
     bool scattered = false;
   };
+  // The objects that may hold `key`, located at `place`: its object, but for a stream
+  // record every stream object it may have been written to (a split moves none).
+  std::vector<ObjectRef> holders(const Place& place, std::string_view key);
   // Whether a split changed the map since `place` was found: what was read from the
   // partition may then be incomplete (the moved keys are removed from it after the new
   // map is published), so the read is done again.
@@ -242,10 +245,13 @@ class RadosStorage : public Storage {
   void apply(const ObjectRef& object, const std::vector<const Resolved*>& ops,
              const std::map<std::string, std::string>& extra);
 
-  // Adds the ops to `op`: runs of sets and of removals, in order.
-  // `sets`: how many keys of Kumo's space (not reserved ones) it sets.
-  static void add_ops(librados::ObjectWriteOperation* op, const std::vector<const Resolved*>& ops,
-                      int* deltas, int* sets);
+  // Adds the ops to `op`: runs of sets and of removals, in order (after creating the
+  // object, when they remove keys and either they or what the caller adds after them
+  // (`then_set`) set keys). `sets`: how many keys of Kumo's space (not reserved ones) it
+  // sets. True when the op only removes keys: it then fails with ENOENT on an object that
+  // does not exist, where its keys are gone already.
+  static bool add_ops(librados::ObjectWriteOperation* op, const std::vector<const Resolved*>& ops,
+                      int* deltas, int* sets, bool then_set = false);
 
   // Applies ops to their objects: one compound op per object, all at once.
   void apply_all(const std::vector<const Resolved*>& ops);
