@@ -748,6 +748,15 @@ class RadosLayoutTest : public testing::Test {
     writer.committed(batch);
   }
 
+  // A writer of both tables (`items` item keys) that created them and wrote `batches`
+  // batches, checking everything every `every`.
+  std::unique_ptr<Writer> writing(int items, int batches, int every) {
+    auto writer = std::make_unique<Writer>(tables(), "w", &sequence_, seed_, items);
+    create(*writer);
+    run(*writer, batches, every);
+    return writer;
+  }
+
   // Writes `batches` of the writer's batches, checking everything every `every`.
   void run(Writer& writer, int batches, int every) {
     for (int i = 1; i <= batches; ++i) {
@@ -784,6 +793,7 @@ class RadosLayoutTest : public testing::Test {
   }
 
   std::string conf_, pool_, prefix_;
+  std::atomic<std::uint64_t> sequence_{1};  // the stream records' sequence numbers
   std::uint64_t seed_ = 0;
   std::uint64_t check_seed_ = 1;
   int written_ = 0;
@@ -796,10 +806,8 @@ class RadosLayoutTest : public testing::Test {
 // transactions, catalog keys), every kind of read checked against the model while the
 // tables' partitions split many times and a hot partition's counters fold.
 TEST_F(RadosLayoutTest, RandomWritesMatchTheModel) {
-  std::atomic<std::uint64_t> sequence{1};
-  Writer writer(tables(), "w", &sequence, seed_, 60);
-  create(writer);
-  run(writer, 600, 100);
+  const std::unique_ptr<Writer> written = writing(60, 600, 100);
+  const Writer& writer = *written;
   // More than one fold's worth of deltas went to one partition's object.
   RecordProperty("hot_deltas", writer.hot_deltas());
   EXPECT_GT(writer.hot_deltas(), 256);
@@ -890,10 +898,8 @@ TEST_F(RadosLayoutTest, DeletingAbsentKeysChangesNothing) {
 // The store reopened with the same namespaces holds what it held, counters included,
 // and goes on from there.
 TEST_F(RadosLayoutTest, ReopenKeepsEverything) {
-  std::atomic<std::uint64_t> sequence{1};
-  Writer writer(tables(), "w", &sequence, seed_, 50);
-  create(writer);
-  run(writer, 300, 300);
+  const std::unique_ptr<Writer> written = writing(50, 300, 300);
+  Writer& writer = *written;
   db_.reset();
   open();
   phase_ = "reopened after " + std::to_string(written_);
@@ -912,10 +918,8 @@ TEST_F(RadosLayoutTest, ReopenKeepsEverything) {
 // stay); then its stream records, as their trim does. Every key of each range goes
 // (counters too), every other key stays.
 TEST_F(RadosLayoutTest, EraseRangeRemovesExactlyTheRange) {
-  std::atomic<std::uint64_t> sequence{1};
-  Writer writer(tables(), "w", &sequence, seed_, 50);
-  create(writer);
-  run(writer, 300, 300);
+  const std::unique_ptr<Writer> written = writing(50, 300, 300);
+  Writer& writer = *written;
   Model& model = writer.model;
   auto count = [&](std::uint32_t table, std::uint8_t space) {
     return model.range(space_prefix(table, space), space_prefix(table, space + 1)).size();
