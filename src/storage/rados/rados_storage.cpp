@@ -129,6 +129,18 @@ void RadosStorage::write(const WriteBatch& batch) {
 }
 
 void RadosStorage::write_resolved(const WriteBatch& batch) {
+  // The number of the record the write may need (an outbox entry or a transaction record)
+  // is taken before its counter deltas get theirs: a fold leaves alone every delta numbered
+  // at or above a record still in flight, whose replay after a crash would set it again.
+  // A write that needs no record ends it when it returns; the others hand it on.
+  struct Record {
+    RadosStorage& storage;
+    const std::uint64_t sequence;
+    bool handed_on = false;
+    ~Record() {
+      if (!handed_on) storage.end_record(sequence);
+    }
+  } record{*this, begin_record()};
   std::vector<ObjectRef> homes;
   std::vector<Resolved> ops = resolve(batch, &homes);
   if (ops.empty()) return;
@@ -161,8 +173,9 @@ void RadosStorage::write_resolved(const WriteBatch& batch) {
   for (const Resolved& op : ops) {
     if (!op.maintenance) primary.insert(op.object);
   }
+  record.handed_on = true;
   if (primary.size() > 1) {
-    write_transaction(ops);
+    write_transaction(ops, record.sequence);
     return;
   }
   // The partition's object keeps the outbox entry, even when only maintenance changes.
@@ -176,12 +189,11 @@ void RadosStorage::write_resolved(const WriteBatch& batch) {
   // (With no maintenance, every op is in `home`: written above as one object's op.)
   std::unique_lock<std::shared_mutex> exclusive(applying_, std::defer_lock);
   if (homes.size() > 1) exclusive.lock();
-  const std::uint64_t sequence = begin_record();
   std::string entry = kOutboxPrefix;
-  put_u64(&entry, sequence);
+  put_u64(&entry, record.sequence);
   apply(home, own, {{entry, encode_ops(maintenance)}});
   apply_all(maintenance);
-  remove_entry_later(home, entry, sequence);
+  remove_entry_later(home, entry, record.sequence);
 }
 
 std::unique_ptr<Snapshot> RadosStorage::snapshot() {
@@ -795,10 +807,9 @@ void RadosStorage::remove_object(const ObjectRef& object) {
   if (r != -ENOENT) check(r, "cannot remove " + object.oid);
 }
 
-void RadosStorage::write_transaction(const std::vector<Resolved>& ops) {
+void RadosStorage::write_transaction(const std::vector<Resolved>& ops, std::uint64_t sequence) {
   std::vector<const Resolved*> all;
   for (const Resolved& op : ops) all.push_back(&op);
-  const std::uint64_t sequence = begin_record();
   const std::string record = kTxnPrefix + hex16(instance_) + "." + hex16(sequence);
   {
     librados::ObjectWriteOperation op;

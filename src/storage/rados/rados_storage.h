@@ -267,11 +267,14 @@ class RadosStorage : public Storage {
   void remove_keys(const ObjectRef& object, const std::set<std::string>& keys);
   void remove_object(const ObjectRef& object);
 
-  // A batch across partitions: the record first (the commit point), then its ops.
-  void write_transaction(const std::vector<Resolved>& ops);
+  // A batch across partitions: the record (numbered `sequence`, from begin_record) first
+  // (the commit point), then its ops; ends the record.
+  void write_transaction(const std::vector<Resolved>& ops, std::uint64_t sequence);
 
   // Records (outbox entries, transaction records) in flight: their delta keys may be set
-  // again by a replay, so no fold may take them.
+  // again by a replay, so no fold may take them. A record's number is below its deltas'
+  // (taken before them), and a fold takes no delta numbered at or above the lowest record
+  // in flight.
   std::uint64_t begin_record();
   void end_record(std::uint64_t sequence);
 
