@@ -9,8 +9,8 @@
 // horizon), so that no reader ever passes a record that appears later.
 //
 // Storage: records at [table id][kStream][u64 sequence][u64 token of the item] (records
-// written before keys carried the token: [table id][kStream][u64 sequence]); the streams themselves (one per
-// enable, kept until retention ends after they close) at meta/stream/<table>/<label>; in
+// written before keys carried the token: [table id][kStream][u64 sequence]); the streams themselves
+// (one per enable, kept until retention ends after they close) at meta/stream/<table>/<label>; in
 // the counter meta/stream_sequence, the highest sequence number that may have been handed
 // out: numbers are reserved a block at a time, and a restart goes on after the block, so
 // that a number is never handed out twice (those of a block a stopped process did not use
