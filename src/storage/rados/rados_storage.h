@@ -37,8 +37,8 @@
 // but never one that a record still to be applied again (after a crash) would set again.
 //
 // This header declares the back end; its definitions are in rados_storage.cpp (reads,
-// writes, the partition maps, counters), rados_splits.cpp, rados_iterator.cpp and
-// rados_recovery.cpp.
+// writes, the partition maps, counters), rados_scattered.cpp (the TTL schedule's and the
+// stream records' spaces), rados_splits.cpp, rados_iterator.cpp and rados_recovery.cpp.
 #pragma once
 
 #include <rados/librados.hpp>
