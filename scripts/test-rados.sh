@@ -31,7 +31,7 @@ if [ "$all" = 0 ]; then
     tests/e2e/test_streams_records.py tests/e2e/test_tables_manage.py
     tests/e2e/test_persistence.py tests/e2e/test_crash_loops.py tests/e2e/test_rados_faults.py
     tests/e2e/test_rados_splits.py tests/e2e/test_rados_ttl.py
-    tests/e2e/test_rados_streams.py
+    tests/e2e/test_rados_streams.py tests/e2e/test_rados_front_ends.py
   )
 fi
 

@@ -20,6 +20,12 @@ namespace {
 // table can never surface in a new one).
 constexpr std::string_view kTablePrefix = "meta/table/";
 constexpr std::string_view kNextIdKey = "meta/next_table_id";
+// meta/catalog_version → the number of changes made to the catalog (decimal), which every
+// change expects to be what it read and raises: of two front ends sharing one storage that
+// change the catalog at once, one stores its change and the other reloads and tries again.
+constexpr std::string_view kVersionKey = "meta/catalog_version";
+// Attempts of a change that meets another front end's changes.
+constexpr int kChangeAttempts = 32;
 
 AttributeValue num(double v) {
   Decimal d;
@@ -374,30 +380,95 @@ std::string random_uuid() {
 }  // namespace
 
 Catalog::Catalog(storage::Storage& storage) : storage_(storage) {
+  WriterLock lock(mutex_);
+  load(nullptr);
+}
+
+void Catalog::load(const std::function<void(TableDefinition&)>* prepare) {
+  std::optional<std::string> version = storage_.get(kVersionKey);
+  version_ = version ? std::strtoull(version->c_str(), nullptr, 10) : 0;
   next_id_ =
       static_cast<std::uint32_t>(std::max<std::int64_t>(1, storage_.get_counter(kNextIdKey)));
+  std::map<std::string, Loaded, std::less<>> tables;
   std::string lower(kTablePrefix);
   auto it = storage_.iterator(lower, codec::prefix_end(lower));
   for (it->seek_to_first(); it->valid(); it->next()) {
+    const std::string name(it->key().substr(kTablePrefix.size()));
+    auto known = tables_.find(name);
+    if (known != tables_.end() && known->second.stored == it->value()) {
+      // Unchanged: the definition in use stays (with what this process added to it).
+      tables.emplace(name, std::move(known->second));
+      continue;
+    }
     Item record;
     if (!codec::decode_item(it->value(), &record)) {
       throw storage::StorageError("corrupt catalog record: " + std::string(it->key()));
     }
-    auto table = std::make_shared<const TableDefinition>(from_record(record));
-    next_id_ = std::max(next_id_, table->id + 1);
-    tables_.emplace(table->name, std::move(table));
+    TableDefinition definition = from_record(record);
+    if (prepare) (*prepare)(definition);
+    tables.emplace(name, Loaded{std::make_shared<const TableDefinition>(std::move(definition)),
+                                std::string(it->value())});
   }
+  for (const auto& [name, loaded] : tables) next_id_ = std::max(next_id_, loaded.table->id + 1);
+  tables_ = std::move(tables);
+}
+
+std::vector<Catalog::Change> Catalog::reload(const std::function<void(TableDefinition&)>& prepare) {
+  WriterLock lock(mutex_);
+  std::map<std::string, TablePtr, std::less<>> before;
+  for (const auto& [name, loaded] : tables_) before.emplace(name, loaded.table);
+  load(&prepare);
+  std::vector<Change> changes;
+  for (const auto& [name, table] : before) {
+    auto it = tables_.find(name);
+    if (it == tables_.end()) {
+      changes.push_back({table, nullptr});
+    } else if (it->second.table != table) {
+      // (A table deleted and created again under its name has another id.)
+      if (it->second.table->id != table->id) changes.push_back({table, nullptr});
+      changes.push_back({it->second.table->id != table->id ? nullptr : table, it->second.table});
+    }
+  }
+  for (const auto& [name, loaded] : tables_) {
+    if (!before.count(name)) changes.push_back({nullptr, loaded.table});
+  }
+  return changes;
 }
 
 TablePtr Catalog::find(std::string_view name) const {
   ReaderLock lock(mutex_);
   auto it = tables_.find(name);
-  return it == tables_.end() ? nullptr : it->second;
+  return it == tables_.end() ? nullptr : it->second.table;
 }
 
-void Catalog::store(const TableDefinition& definition, storage::WriteBatch* batch) const {
-  batch->put(std::string(kTablePrefix) + definition.name,
-             codec::encode_item(to_record(definition)));
+std::string Catalog::store(const TableDefinition& definition, storage::WriteBatch* batch) const {
+  std::string stored = codec::encode_item(to_record(definition));
+  batch->put(std::string(kTablePrefix) + definition.name, stored);
+  return stored;
+}
+
+void Catalog::guard(storage::WriteBatch* batch) const {
+  batch->expect(
+      std::string(kVersionKey),
+      version_ == 0 ? std::nullopt : std::optional<std::string>(std::to_string(version_)));
+  batch->put(std::string(kVersionKey), std::to_string(version_ + 1));
+}
+
+template <typename Attempt>
+auto Catalog::change(const Attempt& attempt) -> decltype(attempt()) {
+  for (int i = 0;; ++i) {
+    try {
+      auto result = attempt();
+      // The other front ends sharing the storage reload it before this change returns.
+      if (result) storage_.notify_catalog();
+      return result;
+    } catch (const storage::WriteConflict&) {
+      // Another front end changed the catalog since it was loaded here.
+      if (i + 1 >= kChangeAttempts) throw;
+      WriterLock lock(mutex_);
+      load(&prepare_loaded_);
+    }
+  }
 }
 
 void Catalog::set_verify(Verify verify) {
@@ -405,86 +476,105 @@ void Catalog::set_verify(Verify verify) {
   verify_ = std::move(verify);
 }
 
+void Catalog::set_prepare_loaded(std::function<void(TableDefinition&)> prepare) {
+  WriterLock lock(mutex_);
+  prepare_loaded_ = std::move(prepare);
+}
+
 void Catalog::verify(const TableDefinition* before, const TableDefinition& after) const {
   if (!verify_) return;
   std::vector<const TableDefinition*> others;
   others.reserve(tables_.size());
-  for (const auto& [name, table] : tables_) {
-    if (name != after.name) others.push_back(table.get());
+  for (const auto& [name, loaded] : tables_) {
+    if (name != after.name) others.push_back(loaded.table.get());
   }
   verify_(before, after, others);
 }
 
 TablePtr Catalog::create(TableDefinition definition,
                          const std::function<void(TableDefinition&)>& prepare) {
-  WriterLock lock(mutex_);
-  if (tables_.count(definition.name)) {
-    throw ApiError::resource_in_use("Table already exists: " + definition.name);
-  }
-  definition.id = next_id_;
-  definition.table_id = random_uuid();
-  if (definition.creation_date_time == 0) definition.creation_date_time = now_seconds();
-  if (definition.billing_mode == BillingMode::PAY_PER_REQUEST) {
-    definition.last_update_to_pay_per_request = definition.creation_date_time;
-  }
-  if (prepare) prepare(definition);
-  verify(nullptr, definition);
-  storage::WriteBatch batch;
-  store(definition, &batch);
-  batch.add_counter(std::string(kNextIdKey),
-                    static_cast<std::int64_t>(next_id_ + 1) - storage_.get_counter(kNextIdKey));
-  storage_.write(batch);
-  ++next_id_;
-  auto table = std::make_shared<const TableDefinition>(std::move(definition));
-  tables_.emplace(table->name, table);
-  return table;
+  return change([&] {
+    WriterLock lock(mutex_);
+    if (tables_.count(definition.name)) {
+      throw ApiError::resource_in_use("Table already exists: " + definition.name);
+    }
+    TableDefinition made = definition;
+    made.id = next_id_;
+    made.table_id = random_uuid();
+    if (made.creation_date_time == 0) made.creation_date_time = now_seconds();
+    if (made.billing_mode == BillingMode::PAY_PER_REQUEST) {
+      made.last_update_to_pay_per_request = made.creation_date_time;
+    }
+    if (prepare) prepare(made);
+    verify(nullptr, made);
+    storage::WriteBatch batch;
+    std::string stored = store(made, &batch);
+    guard(&batch);
+    batch.add_counter(std::string(kNextIdKey),
+                      static_cast<std::int64_t>(next_id_ + 1) - storage_.get_counter(kNextIdKey));
+    storage_.write(batch);
+    ++version_;
+    ++next_id_;
+    auto table = std::make_shared<const TableDefinition>(std::move(made));
+    tables_.emplace(table->name, Loaded{table, std::move(stored)});
+    return TablePtr(table);
+  });
 }
 
 TablePtr Catalog::update(std::string_view name,
-                         const std::function<void(TableDefinition&)>& change) {
-  WriterLock lock(mutex_);
-  auto it = tables_.find(name);
-  if (it == tables_.end()) {
-    throw ApiError::resource_not_found("Requested resource not found: Table: " + std::string(name) +
-                                       " not found");
-  }
-  TableDefinition copy = *it->second;
-  change(copy);
-  verify(it->second.get(), copy);
-  storage::WriteBatch batch;
-  store(copy, &batch);
-  storage_.write(batch);
-  it->second = std::make_shared<const TableDefinition>(std::move(copy));
-  return it->second;
+                         const std::function<void(TableDefinition&)>& change_definition) {
+  return change([&] {
+    WriterLock lock(mutex_);
+    auto it = tables_.find(name);
+    if (it == tables_.end()) {
+      throw ApiError::resource_not_found(
+          "Requested resource not found: Table: " + std::string(name) + " not found");
+    }
+    TableDefinition copy = *it->second.table;
+    change_definition(copy);
+    verify(it->second.table.get(), copy);
+    storage::WriteBatch batch;
+    std::string stored = store(copy, &batch);
+    guard(&batch);
+    storage_.write(batch);
+    ++version_;
+    it->second =
+        Loaded{std::make_shared<const TableDefinition>(std::move(copy)), std::move(stored)};
+    return it->second.table;
+  });
 }
 
 void Catalog::amend_loaded(const std::function<void(TableDefinition&)>& change) {
   WriterLock lock(mutex_);
-  for (auto& [name, table] : tables_) {
-    TableDefinition copy = *table;
+  for (auto& [name, loaded] : tables_) {
+    TableDefinition copy = *loaded.table;
     change(copy);
-    table = std::make_shared<const TableDefinition>(std::move(copy));
+    loaded.table = std::make_shared<const TableDefinition>(std::move(copy));
   }
 }
 
 TablePtr Catalog::find_id(std::uint32_t id) const {
   ReaderLock lock(mutex_);
-  for (const auto& [name, table] : tables_) {
-    if (table->id == id) return table;
+  for (const auto& [name, loaded] : tables_) {
+    if (loaded.table->id == id) return loaded.table;
   }
   return nullptr;
 }
 
 TablePtr Catalog::remove(std::string_view name) {
-  WriterLock lock(mutex_);
-  auto it = tables_.find(name);
-  if (it == tables_.end()) return nullptr;
-  TablePtr table = it->second;
-  storage::WriteBatch batch;
-  batch.del(std::string(kTablePrefix) + table->name);
-  storage_.write(batch);
-  tables_.erase(it);
-  return table;
+  return change([&] {
+    WriterLock lock(mutex_);
+    auto it = tables_.find(name);
+    if (it == tables_.end()) return TablePtr();
+    TablePtr table = it->second.table;
+    storage::WriteBatch batch;
+    batch.del(std::string(kTablePrefix) + table->name);
+    guard(&batch);
+    storage_.write(batch);
+    ++version_;
+    tables_.erase(it);
+    return table;
+  });
 }
 
 void Catalog::drop_data(const TableDefinition& table) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,10 +38,26 @@ class Catalog {
 
   // Called by every create and update from now on.
   void set_verify(Verify verify);
+  // Completes each definition loaded from now on (reload, or a retried change), as the
+  // engine completes those loaded at start (amend_loaded).
+  void set_prepare_loaded(std::function<void(TableDefinition&)> prepare);
+
+  // A table that changed in a reload: before null when added, after null when removed.
+  struct Change {
+    TablePtr before, after;
+  };
+  // Loads the catalog again from storage (another front end sharing it changed it):
+  // tables whose stored record is unchanged keep their definition; the others get the
+  // stored one, completed by `prepare`. Returns what changed.
+  std::vector<Change> reload(const std::function<void(TableDefinition&)>& prepare);
 
   // The table named `name`, or null.
   TablePtr find(std::string_view name) const;
 
+  // Every change below is stored only if the catalog is still as loaded (several front
+  // ends may share the storage); otherwise it is loaded again and the change retried. Once
+  // stored, the change is announced to the other front ends (Storage::notify_catalog).
+  //
   // Stores a new table. Assigns id, TableId and CreationDateTime. Throws ApiError
   // ResourceInUse ("Table already exists: <name>") when the name is taken.
   // `prepare`, when given, completes the definition once its id is known, before it is
@@ -70,7 +87,23 @@ class Catalog {
                                 bool* more) const;
 
  private:
-  void store(const TableDefinition& definition, storage::WriteBatch* batch) const;
+  // A table as loaded or stored: its definition, and the record stored for it.
+  struct Loaded {
+    TablePtr table;
+    std::string stored;
+  };
+  // Loads every table (keeping the definitions whose records did not change), the version
+  // and the next id.
+  void load(const std::function<void(TableDefinition&)>* prepare) KUMO_REQUIRES(mutex_);
+  // Adds the table's record to `batch`; returns it.
+  std::string store(const TableDefinition& definition, storage::WriteBatch* batch) const;
+  // Adds to `batch` the guard of a change: the version is still the one loaded; and its
+  // raise.
+  void guard(storage::WriteBatch* batch) const KUMO_REQUIRES(mutex_);
+  // Runs `attempt` (a change that takes the lock itself) until it is stored without
+  // meeting another front end's change; then announces it.
+  template <typename Attempt>
+  auto change(const Attempt& attempt) -> decltype(attempt());
 
   void verify(const TableDefinition* before, const TableDefinition& after) const
       KUMO_REQUIRES_SHARED(mutex_);
@@ -78,8 +111,10 @@ class Catalog {
   storage::Storage& storage_;
   mutable SharedMutex mutex_;
   Verify verify_ KUMO_GUARDED_BY(mutex_);
-  std::map<std::string, TablePtr, std::less<>> tables_ KUMO_GUARDED_BY(mutex_);
+  std::function<void(TableDefinition&)> prepare_loaded_ KUMO_GUARDED_BY(mutex_);
+  std::map<std::string, Loaded, std::less<>> tables_ KUMO_GUARDED_BY(mutex_);
   std::uint32_t next_id_ KUMO_GUARDED_BY(mutex_) = 1;
+  std::uint64_t version_ KUMO_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace kumo::engine

@@ -4,6 +4,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
+#include <random>
+#include <thread>
 
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
@@ -33,10 +36,12 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
   });
   // Tables stored before partitions were kept get their initial maps, stored with their
   // next change.
-  catalog_.amend_loaded([this](TableDefinition& t) {
+  auto prepare = [this](TableDefinition& t) {
     fit_partitions(t, false);
     attach_meters(t);
-  });
+  };
+  catalog_.amend_loaded(prepare);
+  catalog_.set_prepare_loaded(prepare);
   bool more = false, ttl = false;
   for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
     TablePtr table = catalog_.find(name);
@@ -52,6 +57,8 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
     streams = !streams_.empty(guard);
   }
   if (ttl || streams) start_maintenance();
+  // Other front ends sharing the storage announce their changes of the catalog.
+  storage_->set_catalog_listener([this] { reload_catalog(); });
   if (!capacity()) return;
   capacity()->set_item_count_source([this](std::uint32_t id) -> std::optional<std::int64_t> {
     TablePtr table = catalog_.find_id(id);
@@ -62,6 +69,36 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
     walk_partition_sizes();
   } else {
     capacity_thread_ = std::thread([this] { run_capacity_clock(); });
+  }
+}
+
+void Engine::reload_catalog() {
+  // A table that changed keeps its meters (what it consumed, its partitions' heat); a new
+  // one gets its own.
+  std::unordered_map<std::uint32_t, std::shared_ptr<capacity::TableMeters>> meters;
+  bool more = false;
+  for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
+    if (TablePtr table = catalog_.find(name); table && table->meters) {
+      meters.emplace(table->id, table->meters);
+    }
+  }
+  const std::vector<Catalog::Change> changes = catalog_.reload([&](TableDefinition& t) {
+    fit_partitions(t, false);
+    auto it = meters.find(t.id);
+    if (it != meters.end()) {
+      t.meters = it->second;
+    } else {
+      attach_meters(t);
+    }
+  });
+  for (const Catalog::Change& change : changes) {
+    if (!change.after) {
+      if (capacity() && change.before->meters) capacity()->detach(*change.before->meters);
+      reset_ttl_progress(change.before->id);
+      continue;
+    }
+    if (change.before) configure_meters(change.after);
+    if (change.after->ttl_enabled) start_maintenance();
   }
 }
 
@@ -76,6 +113,7 @@ void Engine::start_maintenance() {
 }
 
 Engine::~Engine() {
+  storage_->set_catalog_listener({});
   {
     MutexLock lock(maintenance_mutex_);
     stopping_ = true;
@@ -155,12 +193,14 @@ std::optional<Item> Engine::read_current(const TableDefinition& table,
   return decode_stored(table, *stored, nullptr);
 }
 
-void Engine::read_old(const TableDefinition& table, const std::string& storage_key,
-                      WriteResult& result) const {
+std::optional<std::string> Engine::read_old(const TableDefinition& table,
+                                            const std::string& storage_key,
+                                            WriteResult& result) const {
   result.old_item.reset();
   result.old_size = 0;
   std::optional<std::string> stored = storage_->get(storage_key);
   if (stored) result.old_item = decode_stored(table, *stored, &result.old_size);
+  return stored;
 }
 
 Engine::Change Engine::add_write(const TableDefinition& table, const std::string& storage_key,
@@ -248,6 +288,20 @@ bool condition_failed(const std::exception_ptr& failure) {
 
 }  // namespace
 
+void Engine::conflict_backoff(int attempt) {
+  // Several front ends writing one hot item meet each other's writes; each retry reads the
+  // item anew. A bounded number of attempts, each after a random wait of up to 1, 2, 4 ...
+  // 64 ms, keeps a request from looping for ever behind a stream of writes.
+  constexpr int kAttempts = 64;
+  if (attempt + 1 >= kAttempts) {
+    throw ApiError::internal("The item is being written by other requests; retry the request");
+  }
+  thread_local std::minstd_rand random(std::random_device{}());
+  const int ceiling = 1 << std::min(attempt, 6);
+  std::this_thread::sleep_for(
+      std::chrono::microseconds(std::uniform_int_distribution<int>(0, ceiling * 1000)(random)));
+}
+
 WriteResult Engine::write_item(const TableDefinition& table, const std::string& storage_key,
                                const ItemMutation& mutation, const Metering& metering) {
   // A refused write never waits for the item's lock.
@@ -255,24 +309,35 @@ WriteResult Engine::write_item(const TableDefinition& table, const std::string& 
         capacity::Milli{1000} * metering.factor, metering);
   WriteResult result;
   std::vector<Change> changes;
-  {
-    auto guard = locks_.lock(storage_key);
-    read_old(table, storage_key, result);
+  for (int attempt = 0;; ++attempt) {
     try {
-      result.new_item = mutation(result.old_item);
-    } catch (...) {
-      if (condition_failed(std::current_exception())) {
-        charge_failed_condition(table, storage_key, result.old_size, metering);
+      auto guard = locks_.lock(storage_key);
+      std::optional<std::string> stored = read_old(table, storage_key, result);
+      try {
+        result.new_item = mutation(result.old_item);
+      } catch (...) {
+        if (condition_failed(std::current_exception())) {
+          charge_failed_condition(table, storage_key, result.old_size, metering);
+        }
+        throw;
       }
-      throw;
-    }
-    if (result.old_item || result.new_item) {
-      if (result.new_item) result.new_size = item_size(*result.new_item);
-      storage::WriteBatch batch;
-      changes.push_back(add_write(table, storage_key, result, &batch));
-      // Nothing is written when a GSI the write changes refuses it.
-      admit_indexes(changes.back().table ? *changes.back().table : table, result, metering);
-      commit(batch, changes);
+      if (result.old_item || result.new_item) {
+        if (result.new_item) result.new_size = item_size(*result.new_item);
+        storage::WriteBatch batch;
+        changes.push_back(add_write(table, storage_key, result, &batch));
+        // Applied only if no other process wrote the item since it was read.
+        batch.expect(storage_key, std::move(stored));
+        // Nothing is written when a GSI the write changes refuses it.
+        admit_indexes(changes.back().table ? *changes.back().table : table, result, metering);
+        commit(batch, changes);
+      }
+      break;
+    } catch (const storage::WriteConflict&) {
+      // Another front end on the same storage wrote the item between the read and the
+      // write: read it again and decide again.
+      changes.clear();
+      result = WriteResult{};
+      conflict_backoff(attempt);
     }
   }
   // Deleting nothing still costs a write unit.

@@ -404,6 +404,8 @@ class Engine {
                    double now);
   // The background loop: TTL reaper and stream trimming, until the engine stops.
   void maintain();
+  // Loads the catalog again: another front end sharing the storage changed it.
+  void reload_catalog();
   // Starts the maintenance thread unless it runs already (or background_maintenance is off).
   void start_maintenance();
   // Runs `work` on a new thread named `name` (at most 15 characters), after joining the
@@ -456,8 +458,13 @@ class Engine {
                                    const storage::Snapshot* snapshot = nullptr) const;
   // Reads the item a write replaces into result.old_item, and its size, as stored with it,
   // into result.old_size.
-  void read_old(const TableDefinition& table, const std::string& storage_key,
-                WriteResult& result) const;
+  // Returns the stored bytes read, the write's expectation of the item (WriteBatch::expect).
+  std::optional<std::string> read_old(const TableDefinition& table, const std::string& storage_key,
+                                      WriteResult& result) const;
+  // Waits before attempt `attempt` + 1 of a write that met a WriteConflict: a random time
+  // that grows with the attempts. Past the last attempt it throws InternalServerError,
+  // which the SDKs retry.
+  static void conflict_backoff(int attempt);
   // Bytes `item` adds to its item collection: its size plus its LSI entries.
   std::int64_t collection_bytes(const TableDefinition& table,
                                 const std::optional<Item>& item) const;

@@ -269,7 +269,7 @@ bool Engine::expire_item(const TableDefinition& table, const Item& key, const st
   TablePtr latest = current(table);
   if (!latest || !latest->ttl_enabled) return false;
   WriteResult result;
-  read_old(*latest, storage_key, result);
+  std::optional<std::string> stored = read_old(*latest, storage_key, result);
   storage::WriteBatch batch;
   if (!result.old_item || !is_expired(*latest, *result.old_item, now)) {
     // Written again since it was scheduled: its write moved the entry, unless this one is
@@ -283,7 +283,13 @@ bool Engine::expire_item(const TableDefinition& table, const Item& key, const st
   }
   Change change = add_write(*latest, storage_key, result, &batch);
   change.by_service = true;
-  commit(batch, {change});
+  batch.expect(storage_key, std::move(stored));
+  try {
+    commit(batch, {change});
+  } catch (const storage::WriteConflict&) {
+    // Written by another front end since it was read: a later pass looks at it again.
+    return false;
+  }
   // A TTL deletion is not charged, but frees its partitions' bytes.
   charge_write(change.table ? *change.table : *latest, storage_key, result, Metering{});
   return true;

@@ -13,5 +13,7 @@ void* load_module_symbol(const char* file, const char* symbol, const char* what)
 // Throws StorageError(message). Modules report failures through it: they use the shared
 // C++ runtime and kumo its own, and an exception must be thrown and caught by one runtime.
 [[noreturn]] void throw_storage_error(const char* message);
+// Throws WriteConflict(message), likewise.
+[[noreturn]] void throw_write_conflict(const char* message);
 
 }  // namespace kumo::storage

@@ -21,6 +21,14 @@ class StorageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Thrown by Storage::write when an expectation of the batch (WriteBatch::expect) did not
+// hold: another process changed the key since the caller read it. Nothing of the batch was
+// applied; the caller reads again and retries.
+class WriteConflict : public StorageError {
+ public:
+  using StorageError::StorageError;
+};
+
 // A group of writes applied atomically: all or none, and no reader sees part of it.
 //
 // A batch also says what must be atomic on a back end that cannot apply any set of keys
@@ -72,6 +80,21 @@ class WriteBatch {
   void maintain_add_counter(std::string key, std::int64_t delta) {
     ops_.push_back({OpType::kAddCounter, true, group_, std::move(key), {}, delta});
   }
+  // The current partition group applies only while `key` still holds `value` (nullopt:
+  // absent), as the caller read it: the guard of a read-modify-write against writers in
+  // other processes. A back end shared by several processes (RADOS) checks it atomically
+  // with the group's ops and throws WriteConflict when it fails. The local back ends are
+  // owned by one process, whose callers order their read-modify-writes of a key (the
+  // engine's ItemLocks), so an expectation always holds there and they ignore it.
+  struct Expectation {
+    std::uint32_t group = kNoGroup;
+    std::string key;
+    std::optional<std::string> value;
+  };
+  void expect(std::string key, std::optional<std::string> value) {
+    expectations_.push_back({group_, std::move(key), std::move(value)});
+  }
+  const std::vector<Expectation>& expectations() const { return expectations_; }
   const std::vector<Op>& ops() const { return ops_; }
   // The item key of each partition group.
   const std::vector<std::string>& groups() const { return groups_; }
@@ -79,6 +102,7 @@ class WriteBatch {
 
  private:
   std::vector<Op> ops_;
+  std::vector<Expectation> expectations_;
   std::vector<std::string> groups_;
   std::uint32_t group_ = kNoGroup;
 };
@@ -184,6 +208,18 @@ class Storage {
     (void)table;
     (void)token;
   }
+
+  // Several processes (front ends) may share one back end (RADOS). Each keeps the catalog
+  // (the keys outside the tables' spaces) in memory, so a change is announced:
+  // notify_catalog() tells every other process sharing the storage that the catalog
+  // changed, and returns once each has called its listener (or has not answered within a
+  // few seconds: it finds out by its writes' guards). `listener` is called on a thread of
+  // the back end's, never from inside a call into the storage; it may read the storage.
+  // Setting an empty listener waits for a call in progress to end. The local back ends
+  // belong to one process and do neither.
+  using CatalogListener = std::function<void()>;
+  virtual void set_catalog_listener(CatalogListener listener) { (void)listener; }
+  virtual void notify_catalog() {}
 };
 
 // Opens (creating if needed) a RocksDB database at options.path.

@@ -44,8 +44,10 @@
 #include <rados/librados.hpp>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <map>
 #include <memory>
@@ -55,6 +57,7 @@
 #include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -69,12 +72,17 @@ namespace kumo::storage::rados {
 [[noreturn]] void fail(const std::string& message);
 // Fails with `what` and the error when `r`, a librados result, is negative.
 void check(int r, const std::string& what);
+// Reports a write whose guard failed (storage::WriteConflict), which throws.
+[[noreturn]] void conflict(const std::string& message);
 
 // Keys a range read asks for at once: a walk's first read asks for few (a Query with a
 // small Limit, or one that stops at its first 1 MB of items of up to 400 KB, reads no more
 // than it needs), and each next one for four times as many, up to kPageKeys.
 constexpr unsigned kPageKeys = 512;
 constexpr unsigned kFirstPageKeys = 8;
+
+// omap_cmp assertions: key -> (value, comparison). An empty value tests absence.
+using Guards = std::map<std::string, std::pair<librados::bufferlist, int>>;
 
 class RadosSnapshot : public Snapshot {
  public:
@@ -85,6 +93,18 @@ class RadosSnapshot : public Snapshot {
 };
 
 class RadosStorage;
+
+// librados's callbacks of the catalog watch, handed to the storage's watch thread.
+class CatalogWatch : public librados::WatchCtx2 {
+ public:
+  explicit CatalogWatch(RadosStorage& storage) : storage_(storage) {}
+  void handle_notify(std::uint64_t notify_id, std::uint64_t cookie, std::uint64_t notifier,
+                     librados::bufferlist& bl) override;
+  void handle_error(std::uint64_t cookie, int err) override;
+
+ private:
+  RadosStorage& storage_;
+};
 
 // Walks [lower, upper) forward in pages. RADOS reads omaps forward only: for a backward
 // walk it reads the keys of the range whole (keys only), then the values from the end back,
@@ -215,7 +235,23 @@ class RadosStorage : public Storage {
   // (A walk that starts at a table's own prefix stays in that table: no jump.)
   std::string skip_empty(const std::string& at, const std::string& lower, const std::string& upper);
 
+  // The catalog watch (rados_watch.cpp). A notify received, or the watch lost (`lost`).
+  struct Notice {
+    std::uint64_t id = 0, cookie = 0;
+    std::string payload;  // the notifier's instance
+    bool lost = false;
+  };
+  void queue_notify(Notice notice);
+  void set_catalog_listener(CatalogListener listener) override;
+  void notify_catalog() override;
+
  private:
+  // Watches the catalog object, and starts the thread that handles its notifies: each is
+  // acknowledged after the listener ran (but this process's own).
+  void start_watch();
+  void stop_watch();
+  void watch_loop();
+
   librados::IoCtx& io(const std::string& ns);
   std::string table_namespace(std::uint32_t table) const;
 
@@ -241,9 +277,18 @@ class RadosStorage : public Storage {
   // keys everywhere.
   std::vector<Resolved> resolve(const WriteBatch& batch, std::vector<ObjectRef>* group_objects);
 
-  // One compound operation on `object`: its ops in order, then `extra` keys set.
+  // One compound operation on `object`: its ops in order, then `extra` keys set; with
+  // `guards`, only if they all hold (else WriteConflict, and nothing is applied).
   void apply(const ObjectRef& object, const std::vector<const Resolved*>& ops,
-             const std::map<std::string, std::string>& extra);
+             const std::map<std::string, std::string>& extra, const Guards& guards = {});
+
+  // The batch's expectations (WriteBatch::expect) as guards, by the object of their
+  // partition group.
+  std::map<ObjectRef, Guards> expectations(const WriteBatch& batch,
+                                           const std::vector<ObjectRef>& homes);
+  // Reads the guarded keys and throws WriteConflict when one differs: for a batch whose
+  // guards cannot go with its ops in one object's operation.
+  void verify(const std::map<ObjectRef, Guards>& guards);
 
   // Adds the ops to `op`: runs of sets and of removals, in order (after creating the
   // object, when they remove keys and either they or what the caller adds after them
@@ -377,6 +422,16 @@ class RadosStorage : public Storage {
   SplitListener split_listener_;
   // Splits finished at open, reported to the listener once it is set.
   std::vector<std::pair<std::uint32_t, std::uint64_t>> finished_splits_;
+  // The catalog watch.
+  std::unique_ptr<CatalogWatch> watch_ctx_;
+  std::uint64_t watch_handle_ = 0;
+  std::thread watch_thread_;
+  std::mutex watch_mutex_;
+  std::condition_variable watch_wake_;
+  std::deque<Notice> notices_;   // (watch_mutex_)
+  bool watch_stopping_ = false;  // (watch_mutex_)
+  std::mutex listener_mutex_;    // held while the listener runs
+  CatalogListener catalog_listener_;
 };
 
 }  // namespace kumo::storage::rados

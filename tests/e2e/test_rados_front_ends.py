@@ -1,0 +1,160 @@
+"""Several Kumo front ends on one RADOS pool and namespace (docs/scale-out.md, "Several front
+ends"), as behind a load balancer: any of them serves any request.
+
+- A catalog change made through one front end is seen by every other one when the request
+  returns (the catalog object's watch/notify): a table created through one is written
+  through another at once, a table deleted through one is gone on the others, an index
+  added through one is described by the others.
+- Catalog changes made at once through several front ends are ordered (each guarded on
+  the catalog's version): tables created at once get tables of their own; the same name
+  created at once through three front ends is created once, and the others get
+  ResourceInUseException.
+- A read-modify-write of one item through several front ends at once loses no update
+  (each write guarded on the item as it was read): conditional increments and ADD updates
+  from three front ends add up exactly.
+"""
+
+import os
+import threading
+
+import botocore.exceptions
+import pytest
+
+from kumo_testlib import KumoServer, on_rados
+
+pytestmark = pytest.mark.skipif(not on_rados(), reason="several front ends share a RADOS pool")
+
+
+@pytest.fixture
+def front_ends(kumo_bin, tmp_path):
+    # The same data directory gives each server the same RADOS namespaces.
+    shared = tmp_path / "shared"
+    servers = [KumoServer(kumo_bin, str(tmp_path), data_dir=shared) for _ in range(3)]
+    try:
+        for server in servers:
+            server.start()
+        yield servers
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def create(client, name, **extra):
+    client.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}], **extra)
+
+
+def error_code(call):
+    with pytest.raises(botocore.exceptions.ClientError) as raised:
+        call()
+    return raised.value.response["Error"]["Code"]
+
+
+def run_all(targets):
+    threads = [threading.Thread(target=t) for t in targets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def test_a_table_created_through_one_front_end_is_served_by_the_others(front_ends):
+    one, two, three = (s.client() for s in front_ends)
+    create(one, "shared-table")
+    two.put_item(TableName="shared-table", Item={"pk": {"S": "a"}, "v": {"N": "1"}})
+    assert three.get_item(TableName="shared-table", Key={"pk": {"S": "a"}},
+                          ConsistentRead=True)["Item"] == {"pk": {"S": "a"}, "v": {"N": "1"}}
+    for client in (one, two, three):
+        assert client.list_tables()["TableNames"] == ["shared-table"]
+        assert client.describe_table(TableName="shared-table")["Table"]["TableStatus"] == "ACTIVE"
+
+    three.update_table(
+        TableName="shared-table",
+        AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexUpdates=[{"Create": {
+            "IndexName": "by-g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"}}}])
+    described = one.describe_table(TableName="shared-table")["Table"]
+    assert [g["IndexName"] for g in described["GlobalSecondaryIndexes"]] == ["by-g"]
+
+    two.delete_table(TableName="shared-table")
+    for client in (one, three):
+        assert error_code(lambda: client.get_item(
+            TableName="shared-table", Key={"pk": {"S": "a"}})) == "ResourceNotFoundException"
+        assert client.list_tables()["TableNames"] == []
+
+
+def test_tables_created_at_once_through_several_front_ends_are_each_their_own(front_ends):
+    clients = [s.client() for s in front_ends]
+    run_all([lambda c=c, i=i: create(c, f"table-{i}") for i, c in enumerate(clients)])
+    # Each table holds only what was written to it: no two share an id.
+    for i in range(3):
+        clients[(i + 1) % 3].put_item(TableName=f"table-{i}", Item={"pk": {"S": f"item-{i}"}})
+    for i in range(3):
+        items = clients[(i + 2) % 3].scan(TableName=f"table-{i}", ConsistentRead=True)["Items"]
+        assert items == [{"pk": {"S": f"item-{i}"}}]
+    for client in clients:
+        assert client.list_tables()["TableNames"] == ["table-0", "table-1", "table-2"]
+
+    outcomes = []
+
+    def create_same(client):
+        try:
+            create(client, "same-name")
+            outcomes.append("created")
+        except botocore.exceptions.ClientError as e:
+            outcomes.append(e.response["Error"]["Code"])
+
+    run_all([lambda c=c: create_same(c) for c in clients])
+    assert sorted(outcomes) == ["ResourceInUseException", "ResourceInUseException", "created"]
+
+
+def test_read_modify_writes_through_three_front_ends_lose_no_update(front_ends):
+    clients = [s.client() for s in front_ends]
+    create(clients[0], "counters")
+    rounds, workers = 25, 6
+    acknowledged, unexpected = [], []
+
+    def increment(client):
+        # A conditional increment: read, then put n+1 only if n is still what was read.
+        for _ in range(rounds):
+            while True:
+                item = client.get_item(TableName="counters", Key={"pk": {"S": "hot"}},
+                                       ConsistentRead=True).get("Item")
+                n = int(item["n"]["N"]) if item else 0
+                try:
+                    if item is None:
+                        client.put_item(TableName="counters",
+                                        Item={"pk": {"S": "hot"}, "n": {"N": "1"}},
+                                        ConditionExpression="attribute_not_exists(pk)")
+                    else:
+                        client.put_item(TableName="counters",
+                                        Item={"pk": {"S": "hot"}, "n": {"N": str(n + 1)}},
+                                        ConditionExpression="n = :n",
+                                        ExpressionAttributeValues={":n": {"N": str(n)}})
+                    acknowledged.append(n + 1)
+                    break
+                except botocore.exceptions.ClientError as e:
+                    if e.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                        unexpected.append(e.response["Error"])
+                        return
+
+    def add(client):
+        for _ in range(rounds):
+            client.update_item(TableName="counters", Key={"pk": {"S": "added"}},
+                               UpdateExpression="ADD n :one",
+                               ExpressionAttributeValues={":one": {"N": "1"}})
+
+    run_all([lambda c=clients[i % 3]: increment(c) for i in range(workers)] +
+            [lambda c=clients[i % 3]: add(c) for i in range(workers)])
+    assert unexpected == []
+    total = rounds * workers
+    # Every acknowledged increment saw a value no other one saw.
+    assert sorted(acknowledged) == list(range(1, total + 1))
+    for client in clients:
+        for key in ("hot", "added"):
+            item = client.get_item(TableName="counters", Key={"pk": {"S": key}},
+                                   ConsistentRead=True)["Item"]
+            assert item["n"] == {"N": str(total)}, key
