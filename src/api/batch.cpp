@@ -170,7 +170,7 @@ std::string batch_write_item(const Context& ctx, const JsonObject& request) {
   std::vector<const ItemWrite*> refused;
   std::exception_ptr first_refusal;
   for (auto& w : writes) {
-    // Before the write: a Put's item is moved into the store.
+    // Before the write: the item collections are counted from the request's item.
     std::size_t collections_before = collections.size();
     if (metrics) add_item_collection(collections, w.table_name, *w.table, w.item);
     try {

@@ -142,7 +142,8 @@ void check_write_condition(const ItemWrite& w, const std::optional<Item>& curren
 std::optional<Item> apply_write(ItemWrite& w, const std::optional<Item>& current) {
   switch (w.kind) {
     case WriteKind::kPut:
-      return std::move(w.item);
+      // A copy: a write that meets another front end's write of the item decides again.
+      return w.item;
     case WriteKind::kDelete:
       return std::nullopt;
     case WriteKind::kConditionCheck:

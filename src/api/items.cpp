@@ -48,7 +48,7 @@ ItemWrite decode_single_write(const JsonObject& request, WriteKind kind) {
 // Applies the write to its item under the item's lock (condition first) and answers it.
 std::string apply_single_write(const Context& ctx, const JsonObject& request, ItemWrite& w,
                                capacity::Operation op) {
-  // Before the write: a Put's item is moved into the store. Item collections exist only
+  // Before the write: the item collections are counted from the request's item. Item collections exist only
   // on tables with local secondary indexes.
   const std::string storage_key = ctx.engine.item_key(*w.table, w.item);
   std::vector<ItemCollection> collections;

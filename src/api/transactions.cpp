@@ -170,7 +170,7 @@ void validate_transact_write(const Context& ctx, TransactWriteRequest& r,
 // of the request under its ClientRequestToken gets: it writes nothing, and reports the
 // (transactional) read units of the items instead of the write units.
 std::string apply_transact_write(const Context& ctx, TransactWriteRequest& r, std::string* replay) {
-  // Before the writes: a Put's item is moved into the store.
+  // Before the writes: the item collections are counted from the request's item.
   std::vector<Item> keys;
   std::vector<ItemWrite*> writes;
   for (ItemWrite& w : r.writes) {

@@ -538,8 +538,7 @@ void Engine::update_indexes(const TableDefinition& table, WriteResult& result,
 
 WriteResult Engine::put_item(const TableDefinition& table, Item item, const Metering& metering) {
   return write_item(
-      table, item_key(table, item), [&](const std::optional<Item>&) { return std::move(item); },
-      metering);
+      table, item_key(table, item), [&](const std::optional<Item>&) { return item; }, metering);
 }
 
 std::optional<Item> Engine::get_item(const TableDefinition& table, const Item& key, bool consistent,

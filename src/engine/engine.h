@@ -98,7 +98,9 @@ WriteResult::IndexUnits index_write(const IndexDefinition& index, double units,
 
 // Decides, under the item's lock, what a write does to the current item (nullopt when
 // absent): returns the item to store, or nullopt to delete it. It may throw (a failed
-// condition, an invalid update) to abort the write; nothing is written then.
+// condition, an invalid update) to abort the write; nothing is written then. It is called
+// again, on the item read again, when the write meets another front end's write of the
+// item (storage::WriteConflict), so it must not consume what it decides from.
 using ItemMutation = std::function<std::optional<Item>(const std::optional<Item>& current)>;
 
 // A condition on the sort key of a Query: =, <, <=, >, >=, BETWEEN or begins_with.

@@ -98,7 +98,8 @@ def check_layout(prefix, max_keys=None):
     """Checks every table namespace of a deployment; returns the number of partitions.
 
     The partition objects are exactly those of the catalog's maps; each holds only keys of
-    its range (a finished split removed what it moved); no split key is left; with
+    its range (a finished split removed what it moved) and that range in its range key; no
+    split key is left; with
     `max_keys`, no partition holds more than that many keys. A stream object `s<start>`
     is named by a start of its table's map and holds stream records only, of items whose
     token was in its partition when they were written (at or above its start). No table
@@ -138,6 +139,13 @@ def check_layout(prefix, max_keys=None):
                 continue
             keys = omap(ns, oid)
             assert b"\xffs" not in keys, f"{ns}/{oid}: a split left half done"
+            # Its range, as every write and read to it compares: [start][1][end], or
+            # [start][0][zeros] for the last partition.
+            last = i + 1 == len(starts)
+            expected = start.to_bytes(8, "big") + (b"\x00" + bytes(8) if last
+                                                   else b"\x01" + end.to_bytes(8, "big"))
+            found = keys.get(b"\xffr")
+            assert found == expected, f"{ns}/{oid}: range {found}, not {expected}"
             own = [k for k in keys if not k.startswith(b"\xff")]
             stray = [k.hex() for k in own if not start <= token_of(k) < end]
             assert not stray, f"{ns}/{oid} holds keys outside its range: {stray[:3]}"

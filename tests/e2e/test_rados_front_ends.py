@@ -21,6 +21,7 @@ import botocore.exceptions
 import pytest
 
 from kumo_testlib import KumoServer, on_rados
+from rados_helpers import check_layout, deployment_prefix
 
 pytestmark = pytest.mark.skipif(not on_rados(), reason="several front ends share a RADOS pool")
 
@@ -158,3 +159,88 @@ def test_read_modify_writes_through_three_front_ends_lose_no_update(front_ends):
             item = client.get_item(TableName="counters", Key={"pk": {"S": key}},
                                    ConsistentRead=True)["Item"]
             assert item["n"] == {"N": str(total)}, key
+
+
+PARTITION_KEYS = 40
+
+
+def test_partitions_split_while_three_front_ends_write(kumo_bin, tmp_path):
+    """Each front end splits the partitions its writes fill; the others' writes to a
+    partition being split wait, and those located with a map from before the split find
+    another range, reload the map and go where the key lives now. Nothing acknowledged is
+    lost, every front end reads every item, and the GSI equals the table."""
+    shared = tmp_path / "shared"
+    servers = [KumoServer(kumo_bin, str(tmp_path), data_dir=shared,
+                          extra_args=["--rados-partition-keys", str(PARTITION_KEYS)])
+               for _ in range(3)]
+    try:
+        for server in servers:
+            server.start()
+        clients = [s.client() for s in servers]
+        clients[0].create_table(
+            TableName="split-table", BillingMode="PAY_PER_REQUEST",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                  {"AttributeName": "g", "AttributeType": "S"}],
+            GlobalSecondaryIndexes=[{
+                "IndexName": "by-g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"}}])
+        per_writer, writers = 70, 6
+        model, errors = {}, []
+        lock = threading.Lock()
+
+        def write(w):
+            client = clients[w % 3]
+            try:
+                for i in range(per_writer):
+                    key = f"w{w}-{i}"
+                    item = {"pk": {"S": key}, "g": {"S": f"g{i % 7}"}, "v": {"N": str(i)}}
+                    client.put_item(TableName="split-table", Item=item)
+                    with lock:
+                        model[key] = item
+                    if i % 5 == 0:
+                        # Through another front end: an update of an item already written.
+                        other = clients[(w + 1) % 3]
+                        other.update_item(TableName="split-table", Key={"pk": {"S": key}},
+                                          UpdateExpression="SET v = v + :one",
+                                          ExpressionAttributeValues={":one": {"N": "1"}})
+                        with lock:
+                            model[key] = dict(item, v={"N": str(i + 1)})
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(repr(e))
+
+        run_all([lambda w=w: write(w) for w in range(writers)])
+        assert errors == []
+        assert len(model) == per_writer * writers
+        for n, client in enumerate(clients):
+            items = []
+            kwargs = {"TableName": "split-table", "ConsistentRead": True}
+            while True:
+                page = client.scan(**kwargs)
+                items += page["Items"]
+                if "LastEvaluatedKey" not in page:
+                    break
+                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+            assert {i["pk"]["S"]: i for i in items} == model, f"front end {n}"
+            for key in list(model)[n::25]:
+                assert client.get_item(TableName="split-table", Key={"pk": {"S": key}},
+                                       ConsistentRead=True)["Item"] == model[key]
+        for g in range(7):
+            entries = []
+            kwargs = {"TableName": "split-table", "IndexName": "by-g",
+                      "KeyConditionExpression": "g = :g",
+                      "ExpressionAttributeValues": {":g": {"S": f"g{g}"}}}
+            while True:
+                page = clients[g % 3].query(**kwargs)
+                entries += page["Items"]
+                if "LastEvaluatedKey" not in page:
+                    break
+                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+            expected = {k: v for k, v in model.items() if v["g"]["S"] == f"g{g}"}
+            assert {e["pk"]["S"]: e for e in entries} == expected, f"g{g}"
+        prefix = deployment_prefix(servers[0])
+        # 420 items and as many GSI entries over partitions of 40 keys: many splits.
+        assert check_layout(prefix) >= 4 + 10
+    finally:
+        for server in servers:
+            server.stop()

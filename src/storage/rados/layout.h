@@ -30,6 +30,15 @@ inline const std::string kOutboxPrefix =
 inline const std::string kDroppedPrefix =
     "\xff"
     "d";  // catalog: [u32 table] -> ""
+// Every partition holds its range under this key: [u64 start][1][u64 end], or
+// [u64 start][0][8 zero bytes] for the last one. Every write to a partition (and every read
+// of one) compares it with the range of the map it was located in, so that a front end
+// whose map is stale (another split the partition) never writes to, or reads from, an
+// object that no longer holds the key. A partition being split holds its range followed by
+// 'F' and the split's token ("frozen"): writes wait, reads go on.
+inline const std::string kRangeKey =
+    "\xff"
+    "r";
 // A partition being split keeps this key, whose value is the token its new partition
 // starts at, from before the copy until its moved keys are removed.
 inline const std::string kSplitKey =

@@ -66,6 +66,17 @@ void RadosStorage::recover() {
   for (std::size_t i = 0; i < objects.size(); ++i) {
     if (split[i]) finish_split(objects[i]);
   }
+  // Every partition holds its range (those written before ranges were kept get theirs;
+  // those never written are made), but a dropped table's, which are gone.
+  std::set<std::uint32_t> dropped;
+  for (const auto& [k, v] : read_prefix({prefix_, kCatalogObject}, kDroppedPrefix)) {
+    if (k.size() == kDroppedPrefix.size() + 4) {
+      dropped.insert(static_cast<std::uint32_t>(get_be(std::string_view(k).substr(2), 4)));
+    }
+  }
+  for (std::uint32_t table : mapped_tables()) {
+    if (!dropped.count(table)) ensure_ranges(table, *partition_starts(table));
+  }
   for (std::size_t i = 0; i < objects.size(); ++i) {
     if (outbox[i]) recover_outbox(objects[i]);
   }

@@ -53,8 +53,14 @@ void RadosStorage::split_due() {
         growth_[object] = -static_cast<std::int64_t>(partition_keys_);
       }
     } catch (...) {
-      log("the split of " + object.ns + "/" + object.oid +
-          " failed; the next start finishes or undoes it");
+      // (Failures are thrown by kumo's runtime, so only `...` catches them here.) Undone,
+      // or finished when its map was published.
+      log("the split of " + object.ns + "/" + object.oid + " failed; ending it");
+      try {
+        finish_split(object);
+      } catch (...) {
+        log("the split of " + object.ns + "/" + object.oid + " is left for the next start");
+      }
     }
   }
 }
@@ -116,18 +122,51 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
   put_u32(&map_key, table);
   std::string stored;
   if (!read_key({prefix_, kCatalogObject}, map_key, &stored)) return true;
-  const Starts map = partition_starts(table);
-  if (encode_map(*map) != stored)
-    fail("the partition map of table " + std::to_string(table) + " changed under this process");
+  Starts map = partition_starts(table);
+  if (encode_map(*map) != stored) {
+    // Another front end split a partition of the table.
+    refresh_map(table);
+    map = partition_starts(table);
+    if (encode_map(*map) != stored) return true;
+  }
   auto here = std::find(map->begin(), map->end(), start);
   if (here == map->end()) return true;
   const bool last = here + 1 == map->end();
   const std::uint64_t end = last ? 0 : *(here + 1);
   if (at && (*at <= start || (!last && *at >= end))) return true;
-  // 1. Nothing in flight: no removal of an outbox entry, no entry left to apply.
+  // 1. No removal of an outbox entry in flight.
   reap_removals(true);
-  finish_split(object);
-  recover_outbox(object);
+  // A split key left means a split under way in another front end (or left by one that
+  // stopped, which the next open finishes): not split again meanwhile.
+  std::string splitting;
+  if (read_key(object, kSplitKey, &splitting)) return true;
+  // 2. The partition is frozen before its keys are read: other front ends' writes to it
+  // wait (their guard on its range fails), and one splitting it too finds it frozen and
+  // stops. Its split key names no new partition yet (0: undone by the next open).
+  const std::string range = range_value(*map, start);
+  auto freeze = [&](std::uint64_t middle, bool guarded) {
+    std::string value, frozen = range;
+    put_u64(&value, middle);
+    frozen.push_back('F');
+    put_u64(&frozen, middle);
+    librados::ObjectWriteOperation op;
+    librados::bufferlist expected;
+    expected.append(range);
+    int cmp = 0;
+    if (guarded) op.omap_cmp({{kRangeKey, {expected, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
+    std::map<std::string, librados::bufferlist> set;
+    set[kSplitKey].append(value);
+    set[kRangeKey].append(frozen);
+    op.omap_set(set);
+    return io(object.ns).operate(object.oid, &op);
+  };
+  if (const int r = freeze(0, true); r == -ECANCELED || r == -ENOENT) {
+    // Split or dropped meanwhile by another front end.
+    refresh_map(table);
+    return true;
+  } else {
+    check(r, "split");
+  }
   std::vector<std::pair<std::string, std::string>> keys;
   std::vector<std::uint64_t> tokens;
   for (auto& [k, v] : read_prefix(object, table_prefix(table))) {
@@ -146,23 +185,21 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
     if (!middle || off < best) middle = tokens[i], best = off;
   }
   if (at) middle = at;
-  if (!middle) return false;
-  const ObjectRef added{object.ns, "p" + hex16(*middle)};
-  // 2.
-  {
-    std::string value;
-    put_u64(&value, *middle);
-    librados::ObjectWriteOperation op;
-    std::map<std::string, librados::bufferlist> set;
-    set[kSplitKey].append(value);
-    op.omap_set(set);
-    check(io(object.ns).operate(object.oid, &op), "split");
+  if (!middle) {
+    set_range(object, range);
+    remove_keys(object, {kSplitKey});
+    return false;
   }
+  const ObjectRef added{object.ns, "p" + hex16(*middle)};
+  std::vector<std::uint64_t> starts = *map;
+  starts.insert(std::upper_bound(starts.begin(), starts.end(), *middle), *middle);
+  check(freeze(*middle, false), "split");
   fault_point("intent");
-  // 3.
+  // 3. The new object is made with its range.
   remove_object(added);
   std::set<std::string> moved_keys;
   std::map<std::string, librados::bufferlist> chunk;
+  chunk[kRangeKey].append(range_value(starts, *middle));
   std::size_t chunk_bytes = 0;
   auto copy = [&] {
     if (chunk.empty()) return;
@@ -181,10 +218,10 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
   }
   copy();
   fault_point("copy");
-  // 4.
-  std::vector<std::uint64_t> starts = *map;
-  starts.insert(std::upper_bound(starts.begin(), starts.end(), *middle), *middle);
-  {
+  // 4. Guarded on the map read: other front ends split other partitions of the table
+  // meanwhile, and the new start goes into the map as it is now (this partition's range is
+  // its own: frozen, nobody else split it).
+  for (int attempt = 0;; ++attempt) {
     librados::ObjectWriteOperation op;
     librados::bufferlist old_value, new_value;
     old_value.append(stored);
@@ -192,8 +229,19 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
     int cmp = 0;
     op.omap_cmp({{map_key, {old_value, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
     op.omap_set({{map_key, new_value}});
-    check(catalog_io_.operate(kCatalogObject, &op),
-          "cannot publish the partition map of table " + std::to_string(table));
+    const int r = catalog_io_.operate(kCatalogObject, &op);
+    if (r != -ECANCELED || attempt >= 100) {
+      check(r, "cannot publish the partition map of table " + std::to_string(table));
+      break;
+    }
+    if (!read_key({prefix_, kCatalogObject}, map_key, &stored)) {
+      fail("the partition map of table " + std::to_string(table) + " is gone");
+    }
+    starts.clear();
+    for (std::size_t i = 0; i + 8 <= stored.size(); i += 8) {
+      starts.push_back(get_be(std::string_view(stored).substr(i), 8));
+    }
+    starts.insert(std::upper_bound(starts.begin(), starts.end(), *middle), *middle);
   }
   {
     std::unique_lock lock(maps_mutex_);
@@ -201,6 +249,9 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
   }
   splits_published_.fetch_add(1, std::memory_order_release);
   fault_point("publish");
+  // The lower half thaws with its new range: writes with the new map go on, and those
+  // with the old one find another range and reload it.
+  set_range(object, range_value(starts, start));
   layout.unlock();
   if (split_listener_) split_listener_(table, *middle);
   const auto paused = std::chrono::steady_clock::now() - began;
@@ -214,6 +265,15 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
       std::to_string(keys.size()) + " keys moved to " + added.oid + "; writes paused " + pause +
       " ms");
   return true;
+}
+
+void RadosStorage::set_range(const ObjectRef& object, const std::string& range) {
+  librados::ObjectWriteOperation op;
+  librados::bufferlist value;
+  value.append(range);
+  op.omap_set({{kRangeKey, value}});
+  const int r = io(object.ns).operate(object.oid, &op);
+  check(r, "cannot set the range of " + object.oid);
 }
 
 void RadosStorage::remove_moved(const ObjectRef& object, const std::set<std::string>& keys) {
@@ -234,12 +294,16 @@ void RadosStorage::finish_split(const ObjectRef& object) {
   if (!read_key(object, kSplitKey, &value) || value.size() != 8) return;
   const std::uint64_t middle = get_be(value, 8);
   const auto table = static_cast<std::uint32_t>(std::stoul(object.ns.substr(prefix_.size() + 1)));
+  refresh_map(table);
   const Starts map = partition_starts(table);
-  if (!std::binary_search(map->begin(), map->end(), middle)) {
-    remove_object({object.ns, "p" + hex16(middle)});
+  const std::uint64_t start = std::stoull(object.oid.substr(1), nullptr, 16);
+  if (middle <= start || !std::binary_search(map->begin(), map->end(), middle)) {
+    if (middle > start) remove_object({object.ns, "p" + hex16(middle)});
+    set_range(object, range_value(*map, start));
     remove_keys(object, {kSplitKey});
     return;
   }
+  set_range(object, range_value(*map, start));
   std::set<std::string> moved_keys;
   for (const auto& [k, v] : read_prefix(object, table_prefix(table))) {
     if (key_token(k) >= middle) moved_keys.insert(k);

@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include "storage/counter.h"
 
@@ -85,9 +87,23 @@ std::optional<std::string> RadosStorage::get(std::string_view key, const Snapsho
       std::map<std::string, librados::bufferlist> out;
       librados::ObjectReadOperation op;
       int rv = 0;
-      op.omap_get_vals_by_keys({std::string(key)}, &out, &rv);
+      // A partition's range comes with the key: read with a stale map, it is not the
+      // map's (moved() then says so).
+      const std::string range = expected_range(object);
+      if (range.empty()) {
+        op.omap_get_vals_by_keys({std::string(key)}, &out, &rv);
+      } else {
+        op.omap_get_vals_by_keys({std::string(key), kRangeKey}, &out, &rv);
+      }
       const int r = io(object.ns).operate(object.oid, &op, nullptr);
       if (r != -ENOENT) check(r, "read");
+      if (r != -ENOENT && !range.empty()) {
+        auto at = out.find(kRangeKey);
+        if (at != out.end() && !range_fits(at->second.to_str(), range)) {
+          refresh_map(place.table);
+          break;
+        }
+      }
       auto it = out.find(std::string(key));
       if (r != -ENOENT && it != out.end()) {
         found = it->second.to_str();
@@ -113,11 +129,29 @@ std::int64_t RadosStorage::get_counter(std::string_view key) {
 }
 
 void RadosStorage::write(const WriteBatch& batch) {
-  {
-    // A split waits for the writes in flight, and no write resolves to a partition
-    // while it is being split.
-    std::shared_lock<std::shared_mutex> layout(layout_);
-    write_resolved(batch);
+  for (int attempt = 0;; ++attempt) {
+    try {
+      // A split waits for the writes in flight, and no write resolves to a partition
+      // while it is being split.
+      std::shared_lock<std::shared_mutex> layout(layout_);
+      write_resolved(batch);
+      break;
+    } catch (const LayoutChanged& changed) {
+      // Nothing was written: another front end split the partition or dropped the table.
+      refresh_map(changed.table);
+      if (changed.missing) {
+        // The catalog this process holds is stale too (it missed the notify): reload it;
+        // the caller retries and finds the table gone.
+        queue_notify({0, 0, {}, true});
+        conflict("table " + std::to_string(changed.table) + " was dropped");
+      }
+      // A split takes milliseconds (about a second for 100,000 keys); one whose front
+      // end died is finished by the next one to open the pool.
+      if (attempt >= 600)
+        fail("a partition of table " + std::to_string(changed.table) + " stays frozen by a split");
+      if (changed.frozen)
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(attempt + 1, 50)));
+    }
   }
   if (split_due_.load(std::memory_order_relaxed)) split_due();
 }
@@ -329,8 +363,14 @@ std::vector<std::pair<std::string, std::string>> RadosStorage::read_range(const 
   int r1 = 0, r2 = 0;
   bool more_keys = false;
   librados::ObjectReadOperation op;
-  // omap_get_vals2 starts after its key: the first key itself is read by name.
-  op.omap_get_vals_by_keys({from}, &first, &r1);
+  // omap_get_vals2 starts after its key: the first key itself is read by name; with it,
+  // a partition's range (a read with a stale map finds another: see moved()).
+  const std::string range = expected_range(object);
+  if (range.empty()) {
+    op.omap_get_vals_by_keys({from}, &first, &r1);
+  } else {
+    op.omap_get_vals_by_keys({from, kRangeKey}, &first, &r1);
+  }
   if (keys_only) {
     op.omap_get_keys2(from, max, &keys, &more_keys, &r2);
   } else {
@@ -340,6 +380,13 @@ std::vector<std::pair<std::string, std::string>> RadosStorage::read_range(const 
   *more = false;
   if (r == -ENOENT) return out;
   check(r, "range read");
+  if (!range.empty()) {
+    auto at = first.find(kRangeKey);
+    if (at != first.end() && !range_fits(at->second.to_str(), range)) {
+      refresh_map(table_of(object));
+      return out;
+    }
+  }
   auto keep = [&](const std::string& k, const librados::bufferlist& v) {
     if (!to.empty() && k >= to) return false;
     if (k.compare(0, kReserved.size(), kReserved) == 0) return false;
@@ -472,6 +519,8 @@ RadosStorage::Starts RadosStorage::partition_starts(std::uint32_t table, bool cr
     // objects exists yet) and makes nothing, so that reading a dropped table's keys never
     // brings its map back.
     if (!create) return std::make_shared<const std::vector<std::uint64_t>>(std::move(starts));
+    // The partitions exist, with their ranges, before the map that names them.
+    ensure_ranges(table, starts);
     // Created once: a map already there (another process made it) wins.
     librados::ObjectWriteOperation op;
     librados::bufferlist empty, bl;
@@ -606,10 +655,22 @@ void RadosStorage::apply(const ObjectRef& object, const std::vector<const Resolv
                          const std::map<std::string, std::string>& extra, const Guards& guards) {
   librados::ObjectWriteOperation op;
   int cmp = 0;
-  if (!guards.empty()) {
-    // A guard on an object that does not exist yet fails with ENOENT, not the comparison.
-    op.create(false);
-    op.omap_cmp(guards, &cmp);
+  // A partition's writes hold only if its range is the one of the map they were located
+  // in. (A guard on an object that does not exist fails with ENOENT: a partition is
+  // created with its range, and one that is gone is not made again.)
+  const std::string range = expected_range(object);
+  // Located with a map older than the one that gives the range: located again.
+  for (const Resolved* r : ops) {
+    if (!range.empty() && !in_range(range, r->key)) throw LayoutChanged{table_of(object)};
+  }
+  if (!guards.empty() || !range.empty()) {
+    Guards all = guards;
+    if (!range.empty()) {
+      auto& guard = all[kRangeKey];
+      guard.first.append(range);
+      guard.second = LIBRADOS_CMPXATTR_OP_EQ;
+    }
+    op.omap_cmp(all, &cmp);
   }
   int deltas = 0, sets = 0;
   const bool removals_only = add_ops(&op, ops, &deltas, &sets, !extra.empty());
@@ -619,11 +680,104 @@ void RadosStorage::apply(const ObjectRef& object, const std::vector<const Resolv
     op.omap_set(set);
   }
   const int r = io(object.ns).operate(object.oid, &op);
+  if (!range.empty() && (r == -ECANCELED || (r == -ENOENT && !removals_only))) {
+    check_range(object, range);
+    // The range is the map's again (a split ended meanwhile): whether the item changed
+    // is read; if not, the write is tried again.
+    if (r == -ECANCELED) {
+      verify({{object, guards}});
+      throw LayoutChanged{table_of(object)};
+    }
+  }
   if (r == -ECANCELED && !guards.empty()) conflict("the item changed since it was read");
   // Keys removed from an object that does not exist are gone already.
   if (!(r == -ENOENT && removals_only)) check(r, "write");
   if (deltas > 0) note_deltas(object, deltas);
   if (sets > 0) note_growth(object, sets);
+}
+
+std::string RadosStorage::range_value(const std::vector<std::uint64_t>& starts,
+                                      std::uint64_t start) {
+  std::string value;
+  put_u64(&value, start);
+  auto next = std::upper_bound(starts.begin(), starts.end(), start);
+  value.push_back(next == starts.end() ? '\0' : '\1');
+  put_u64(&value, next == starts.end() ? 0 : *next);
+  return value;
+}
+
+std::string RadosStorage::expected_range(const ObjectRef& object) {
+  if (object.oid.size() != 17 || object.oid[0] != 'p' || object.ns == prefix_) return {};
+  const std::uint64_t start = std::stoull(object.oid.substr(1), nullptr, 16);
+  const Starts starts = partition_starts(table_of(object));
+  if (!std::binary_search(starts->begin(), starts->end(), start)) return {};
+  return range_value(*starts, start);
+}
+
+bool RadosStorage::in_range(std::string_view range, std::string_view key) {
+  if (key.compare(0, kReserved.size(), kReserved) == 0) return true;
+  const std::uint64_t token = key_token(key);
+  return token >= get_be(range, 8) && (range[8] == '\0' || token < get_be(range.substr(9), 8));
+}
+
+bool RadosStorage::range_fits(std::string_view found, std::string_view expected) {
+  if (found == expected) return true;
+  // Frozen: [range]['F'][u64 middle]. The partition still holds its whole range, so it
+  // fits the map from before the split and the lower half's range of the map after.
+  if (found.size() != 26 || found[17] != 'F' || expected.size() != 17) return false;
+  if (found.substr(0, 17) == expected) return true;
+  std::string lower(found.substr(0, 8));
+  lower.push_back('\1');
+  lower.append(found.substr(18, 8));
+  return lower == expected;
+}
+
+void RadosStorage::check_range(const ObjectRef& object, const std::string& expected) {
+  std::map<std::string, librados::bufferlist> out;
+  librados::ObjectReadOperation op;
+  int rv = 0;
+  op.omap_get_vals_by_keys({kRangeKey}, &out, &rv);
+  const int r = io(object.ns).operate(object.oid, &op, nullptr);
+  if (r == -ENOENT) throw LayoutChanged{table_of(object), false, true};
+  check(r, "read");
+  auto it = out.find(kRangeKey);
+  const std::string found = it == out.end() ? std::string() : it->second.to_str();
+  if (found == expected) return;
+  throw LayoutChanged{table_of(object), range_fits(found, expected), false};
+}
+
+std::uint32_t RadosStorage::table_of(const ObjectRef& object) const {
+  return static_cast<std::uint32_t>(std::stoul(object.ns.substr(prefix_.size() + 1)));
+}
+
+void RadosStorage::refresh_map(std::uint32_t table) {
+  forget_partitions(table);
+  splits_published_.fetch_add(1, std::memory_order_release);
+}
+
+void RadosStorage::ensure_ranges(std::uint32_t table, const std::vector<std::uint64_t>& starts) {
+  std::vector<librados::AioCompletion*> done;
+  std::vector<librados::ObjectWriteOperation> ops(starts.size());
+  std::vector<int> cmp(starts.size());
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    // Set only where there is none: a range already there is the newer one.
+    librados::bufferlist absent, value;
+    value.append(range_value(starts, starts[i]));
+    ops[i].create(false);
+    ops[i].omap_cmp({{kRangeKey, {absent, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp[i]);
+    ops[i].omap_set({{kRangeKey, value}});
+    done.push_back(librados::Rados::aio_create_completion());
+    check(io(table_namespace(table)).aio_operate("p" + hex16(starts[i]), done.back(), &ops[i]),
+          "write");
+  }
+  int failed = 0;
+  for (librados::AioCompletion* c : done) {
+    c->wait_for_complete();
+    const int r = c->get_return_value();
+    c->release();
+    if (r < 0 && r != -ECANCELED && failed == 0) failed = r;
+  }
+  check(failed, "cannot set the ranges of table " + std::to_string(table) + "'s partitions");
 }
 
 std::map<ObjectRef, Guards> RadosStorage::expectations(const WriteBatch& batch,
@@ -689,44 +843,91 @@ bool RadosStorage::add_ops(librados::ObjectWriteOperation* op,
 }
 
 void RadosStorage::apply_all(const std::vector<const Resolved*>& ops) {
-  std::map<ObjectRef, std::vector<const Resolved*>> by_object;
-  for (const Resolved* op : ops) by_object[op->object].push_back(op);
-  struct Pending {
-    const ObjectRef* object;
-    librados::ObjectWriteOperation op;
-    librados::AioCompletion* done;
-    int deltas = 0, sets = 0;
-  };
-  std::vector<Pending> pending(by_object.size());
-  std::vector<bool> removals_only(by_object.size());
-  std::size_t i = 0;
-  for (const auto& [object, object_ops] : by_object) {
-    Pending& p = pending[i++];
-    p.object = &object;
-    removals_only[i - 1] = add_ops(&p.op, object_ops, &p.deltas, &p.sets);
-    p.done = librados::Rados::aio_create_completion();
-    const int r = io(object.ns).aio_operate(object.oid, p.done, &p.op);
-    if (r < 0) {
-      p.done->release();
-      p.done = nullptr;
-      for (Pending& q : pending) {
-        if (q.done) q.done->wait_for_complete(), q.done->release(), q.done = nullptr;
+  std::vector<const Resolved*> todo = ops;
+  std::list<Resolved> relocated;  // ops sent again to where their keys live now
+  for (int attempt = 0; !todo.empty(); ++attempt) {
+    if (attempt > 600) fail("a partition stays frozen by a split");
+    std::map<ObjectRef, std::vector<const Resolved*>> by_object;
+    for (const Resolved* op : todo) {
+      // A key located with an older map (an outbox entry, or a split since) goes where the
+      // map now puts it, which is where a range guard is compared.
+      const std::string range = expected_range(op->object);
+      if (!range.empty() && !in_range(range, op->key)) {
+        Resolved& copy = relocated.emplace_back(*op);
+        copy.object = locate(copy.key).object;
+        by_object[copy.object].push_back(&copy);
+      } else {
+        by_object[op->object].push_back(op);
       }
-      check(r, "write");
     }
+    todo.clear();
+    struct Pending {
+      const ObjectRef* object = nullptr;
+      const std::vector<const Resolved*>* ops = nullptr;
+      librados::ObjectWriteOperation op;
+      librados::AioCompletion* done = nullptr;
+      int deltas = 0, sets = 0, cmp = 0;
+      std::string range;  // a partition's, as the map gave it
+      bool removals_only = false;
+    };
+    std::vector<Pending> pending(by_object.size());
+    std::size_t i = 0;
+    for (const auto& [object, object_ops] : by_object) {
+      Pending& p = pending[i++];
+      p.object = &object;
+      p.ops = &object_ops;
+      // As in apply(): a partition's keys are written only where its range is the map's.
+      p.range = expected_range(object);
+      if (!p.range.empty()) {
+        librados::bufferlist range;
+        range.append(p.range);
+        p.op.omap_cmp({{kRangeKey, {range, LIBRADOS_CMPXATTR_OP_EQ}}}, &p.cmp);
+      }
+      p.removals_only = add_ops(&p.op, object_ops, &p.deltas, &p.sets);
+      p.done = librados::Rados::aio_create_completion();
+      const int r = io(object.ns).aio_operate(object.oid, p.done, &p.op);
+      if (r < 0) {
+        p.done->release();
+        p.done = nullptr;
+        for (Pending& q : pending) {
+          if (q.done) q.done->wait_for_complete(), q.done->release(), q.done = nullptr;
+        }
+        check(r, "write");
+      }
+    }
+    int failed = 0;
+    bool frozen = false;
+    for (Pending& p : pending) {
+      p.done->wait_for_complete();
+      int r = p.done->get_return_value();
+      p.done->release();
+      if (r == -ENOENT && p.removals_only) r = 0;  // the keys are gone already
+      if (!p.range.empty() && (r == -ECANCELED || r == -ENOENT)) {
+        try {
+          check_range(*p.object, p.range);
+          todo.insert(todo.end(), p.ops->begin(), p.ops->end());  // the range is back
+        } catch (const LayoutChanged& changed) {
+          // A dropped table's maintenance goes with it. A split partition's keys go where
+          // the new map puts them (a counter's delta may stay in any partition).
+          if (!changed.missing) {
+            refresh_map(changed.table);
+            frozen = frozen || changed.frozen;
+            for (const Resolved* op : *p.ops) {
+              Resolved& copy = relocated.emplace_back(*op);
+              if (!copy.table_counter) copy.object = locate(copy.key).object;
+              todo.push_back(&copy);
+            }
+          }
+        }
+        continue;
+      }
+      if (r < 0 && failed == 0) failed = r;
+      if (r >= 0 && p.deltas > 0) note_deltas(*p.object, p.deltas);
+      if (r >= 0 && p.sets > 0) note_growth(*p.object, p.sets);
+    }
+    check(failed, "write");
+    if (frozen) std::this_thread::sleep_for(std::chrono::milliseconds(std::min(attempt + 1, 50)));
   }
-  int failed = 0;
-  for (std::size_t j = 0; j < pending.size(); ++j) {
-    Pending& p = pending[j];
-    p.done->wait_for_complete();
-    int r = p.done->get_return_value();
-    p.done->release();
-    if (r == -ENOENT && removals_only[j]) r = 0;  // the keys are gone already
-    if (r < 0 && failed == 0) failed = r;
-    if (r >= 0 && p.deltas > 0) note_deltas(*p.object, p.deltas);
-    if (r >= 0 && p.sets > 0) note_growth(*p.object, p.sets);
-  }
-  check(failed, "write");
 }
 
 void RadosStorage::remove_entry_later(const ObjectRef& home, const std::string& entry,

@@ -84,6 +84,15 @@ constexpr unsigned kFirstPageKeys = 8;
 // omap_cmp assertions: key -> (value, comparison). An empty value tests absence.
 using Guards = std::map<std::string, std::pair<librados::bufferlist, int>>;
 
+// A write found that a partition's range is not the one its map gave (another front end
+// split it, or dropped the table): thrown by apply() before anything was written, and
+// caught by write(), which reloads the map and writes again.
+struct LayoutChanged {
+  std::uint32_t table = 0;
+  bool frozen = false;   // the partition is being split: wait, then write again
+  bool missing = false;  // the object is gone (the table was dropped)
+};
+
 class RadosSnapshot : public Snapshot {
  public:
   explicit RadosSnapshot(std::shared_mutex& applying) : lock_(applying) {}
@@ -282,6 +291,25 @@ class RadosStorage : public Storage {
   void apply(const ObjectRef& object, const std::vector<const Resolved*>& ops,
              const std::map<std::string, std::string>& extra, const Guards& guards = {});
 
+  // Partition ranges (kRangeKey). The value partition `start` of a map holds.
+  static std::string range_value(const std::vector<std::uint64_t>& starts, std::uint64_t start);
+  // The range the cached map gives a partition object; empty for any other object.
+  std::string expected_range(const ObjectRef& object);
+  // Whether a key of a partition's spaces belongs to `range` (reserved keys do).
+  static bool in_range(std::string_view range, std::string_view key);
+  // Whether `found`, a partition's range key, is `expected` or `expected` frozen by a split.
+  static bool range_fits(std::string_view found, std::string_view expected);
+  // Why a guarded write to a partition whose range was `expected` failed: the range key
+  // read now says whether the layout changed (LayoutChanged thrown) or not (returns).
+  void check_range(const ObjectRef& object, const std::string& expected);
+  std::uint32_t table_of(const ObjectRef& object) const;
+  // The table's map changed in another front end: the cached one is dropped, and every
+  // place found before counts as moved (moved()).
+  void refresh_map(std::uint32_t table);
+  // Creates the objects of the table's partitions that do not exist, each with its range,
+  // and sets the range of those that have none (written before ranges were kept).
+  void ensure_ranges(std::uint32_t table, const std::vector<std::uint64_t>& starts);
+
   // The batch's expectations (WriteBatch::expect) as guards, by the object of their
   // partition group.
   std::map<ObjectRef, Guards> expectations(const WriteBatch& batch,
@@ -370,6 +398,9 @@ class RadosStorage : public Storage {
   // Splits partition `object` at `at`, or (nullopt) where about half of its keys lie on
   // each side; false when those all have one token. Runs under split_mutex_.
   bool split(const ObjectRef& object, std::optional<std::uint64_t> at = std::nullopt);
+
+  // Sets a partition's range key.
+  void set_range(const ObjectRef& object, const std::string& range);
 
   // Removes moved keys from a split partition, a chunk at a time, then its split key.
   void remove_moved(const ObjectRef& object, const std::set<std::string>& keys);

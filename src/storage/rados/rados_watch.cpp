@@ -91,8 +91,9 @@ void RadosStorage::watch_loop() {
       if (catalog_listener_) {
         try {
           catalog_listener_();
-        } catch (const std::exception& e) {
-          log(std::string("reloading the catalog failed: ") + e.what());
+        } catch (...) {
+          // (Thrown by kumo's runtime: only `...` catches it here.)
+          log("reloading the catalog failed");
         }
       }
     }
