@@ -12,6 +12,9 @@
 //   s<16 hex digits>  the stream records ([T][3][sequence][token]) of the items of the
 //                     partition of the same start when they were written;
 //   misc              any other key of the table.
+// Every partition also holds its range (kRangeKey), which every write to it and every read
+// of it compares with the writer's map: several front ends may share the pool, and one
+// whose map is stale (another split the partition) finds out before it writes.
 // An index entry is kept by the partition whose range holds the entry's own token, so an
 // LSI entry (whose token is its item's) is always in its item's object; a schedule entry
 // by its item's partition. The schedule is ordered by expiry and the records by sequence
