@@ -14,7 +14,6 @@ ends"), as behind a load balancer: any of them serves any request.
   from three front ends add up exactly.
 """
 
-import os
 import threading
 
 import botocore.exceptions
@@ -51,6 +50,17 @@ def error_code(call):
     with pytest.raises(botocore.exceptions.ClientError) as raised:
         call()
     return raised.value.response["Error"]["Code"]
+
+
+def all_pages(call, **request):
+    """The items of every page of a Scan or Query (`call`: the client's method)."""
+    items = []
+    while True:
+        page = call(**request)
+        items += page["Items"]
+        if "LastEvaluatedKey" not in page:
+            return items
+        request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
 def run_all(targets):
@@ -213,29 +223,15 @@ def test_partitions_split_while_three_front_ends_write(kumo_bin, tmp_path):
         assert errors == []
         assert len(model) == per_writer * writers
         for n, client in enumerate(clients):
-            items = []
-            kwargs = {"TableName": "split-table", "ConsistentRead": True}
-            while True:
-                page = client.scan(**kwargs)
-                items += page["Items"]
-                if "LastEvaluatedKey" not in page:
-                    break
-                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+            items = all_pages(client.scan, TableName="split-table", ConsistentRead=True)
             assert {i["pk"]["S"]: i for i in items} == model, f"front end {n}"
             for key in list(model)[n::25]:
                 assert client.get_item(TableName="split-table", Key={"pk": {"S": key}},
                                        ConsistentRead=True)["Item"] == model[key]
         for g in range(7):
-            entries = []
-            kwargs = {"TableName": "split-table", "IndexName": "by-g",
-                      "KeyConditionExpression": "g = :g",
-                      "ExpressionAttributeValues": {":g": {"S": f"g{g}"}}}
-            while True:
-                page = clients[g % 3].query(**kwargs)
-                entries += page["Items"]
-                if "LastEvaluatedKey" not in page:
-                    break
-                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+            entries = all_pages(clients[g % 3].query, TableName="split-table", IndexName="by-g",
+                                KeyConditionExpression="g = :g",
+                                ExpressionAttributeValues={":g": {"S": f"g{g}"}})
             expected = {k: v for k, v in model.items() if v["g"]["S"] == f"g{g}"}
             assert {e["pk"]["S"]: e for e in entries} == expected, f"g{g}"
         prefix = deployment_prefix(servers[0])
