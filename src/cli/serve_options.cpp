@@ -289,6 +289,7 @@ storage::BackendChoice backend_choice(const ServeOptions& options) {
   choice.ceph_conf = options.ceph_conf;
   choice.rados_namespace = options.rados_namespace;
   choice.rados_partition_keys = options.rados_partition_keys;
+  choice.rados_lease_seconds = options.rados_lease_seconds;
   choice.io_threads =
       options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   choice.options.sync = options.sync;
@@ -362,6 +363,15 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
                    "than this (0: never; Ceph warns past 200,000 keys in one object)")
       ->type_name("N")
       ->capture_default_str()
+      ->needs(rados);
+  serve
+      ->add_option("--rados-lease-seconds", options.rados_lease_seconds,
+                   "Seconds this front end's lease lasts unless renewed; once it lapses, the "
+                   "other front ends sharing the pool finish what it left, and it writes no "
+                   "more under it")
+      ->type_name("S")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 3600u))
       ->needs(rados);
   serve
       ->add_option("--credentials", options.credentials_file,

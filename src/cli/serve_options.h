@@ -36,6 +36,7 @@ struct ServeOptions {
   std::string rados_namespace;
   // Keys (items and index entries) past which a partition's RADOS object splits in two.
   std::uint64_t rados_partition_keys = storage::kDefaultRadosPartitionKeys;
+  unsigned rados_lease_seconds = storage::kDefaultRadosLeaseSeconds;
   // File of access keys whose signatures are verified; empty: any well-formed signature.
   std::string credentials_file;
   // Region the server names in ARNs (and in the health check of a request without Host).

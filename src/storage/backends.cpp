@@ -36,7 +36,8 @@ const std::array<Backend, 3> kBackends{{
      [](const BackendChoice&) { return std::string("the memory store"); }, 1},
     {"rados", [](const BackendChoice& c) { return !c.rados_pool.empty(); },
      [](const BackendChoice& c) {
-       return open_rados(c.rados_pool, c.ceph_conf, c.rados_namespace, c.rados_partition_keys);
+       return open_rados(c.rados_pool, c.ceph_conf, c.rados_namespace, c.rados_partition_keys,
+                         c.rados_lease_seconds);
      },
      [](const BackendChoice& c) {
        return "RADOS pool " + c.rados_pool +

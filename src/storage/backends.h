@@ -17,6 +17,9 @@ namespace kumo::storage {
 
 // Ceph warns past 200,000 keys in one object; a partition splits well before.
 constexpr std::uint64_t kDefaultRadosPartitionKeys = 100000;
+// Seconds a RADOS front end's lease lasts unless renewed; past it, the other front ends
+// finish what it left (docs/scale-out.md, "Leases").
+constexpr unsigned kDefaultRadosLeaseSeconds = 10;
 
 // What the options say about storage.
 struct BackendChoice {
@@ -27,6 +30,7 @@ struct BackendChoice {
   std::string rados_namespace;  // prefix of the RADOS namespaces this deployment uses
   // Keys (items and index entries) past which a partition's object splits; 0: never.
   std::uint64_t rados_partition_keys = kDefaultRadosPartitionKeys;
+  unsigned rados_lease_seconds = kDefaultRadosLeaseSeconds;
   unsigned io_threads = 1;  // the server's I/O threads (RocksDB tunes its allocator by them)
   Options options;          // RocksDB's tuning; options.path is data_dir
 };
@@ -52,6 +56,7 @@ const Backend& chosen_backend(const BackendChoice& choice);
 // Opens the RADOS back end (storage/rados/), loaded as the module kumo-rados.so from
 // beside the executable; throws StorageError when Kumo was built without librados.
 std::unique_ptr<Storage> open_rados(const std::string& pool, const std::string& ceph_conf,
-                                    const std::string& prefix, std::uint64_t partition_keys);
+                                    const std::string& prefix, std::uint64_t partition_keys,
+                                    unsigned lease_seconds = kDefaultRadosLeaseSeconds);
 
 }  // namespace kumo::storage

@@ -15,11 +15,12 @@ void log_info(const char* message) {
 }  // namespace
 
 std::unique_ptr<Storage> open_rados(const std::string& pool, const std::string& ceph_conf,
-                                    const std::string& prefix, std::uint64_t partition_keys) {
+                                    const std::string& prefix, std::uint64_t partition_keys,
+                                    unsigned lease_seconds) {
   using OpenFunction = decltype(&kumo_open_rados);
   static const auto open = reinterpret_cast<OpenFunction>(
       load_module_symbol("kumo-rados.so", "kumo_open_rados", "RADOS"));
-  const KumoRadosSettings settings{partition_keys};
+  const KumoRadosSettings settings{partition_keys, lease_seconds};
   return std::unique_ptr<Storage>(open(pool.c_str(), ceph_conf.c_str(), prefix.c_str(), &settings,
                                        throw_storage_error, throw_write_conflict, log_info));
 }

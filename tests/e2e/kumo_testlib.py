@@ -98,7 +98,9 @@ def rados_args(pool, data_dir):
     else:
         digest = hashlib.sha1(os.path.abspath(str(data_dir)).encode()).hexdigest()[:16]
         namespace = "e2e-" + digest + "-"
-    args = ["--rados", pool, "--rados-namespace", namespace]
+    # Leases of 3 s: a server restarted after kill -9 finishes what the killed one left
+    # once its lease lapses, within 3.5 s, before it serves.
+    args = ["--rados", pool, "--rados-namespace", namespace, "--rados-lease-seconds", "3"]
     if os.environ.get("KUMO_CEPH_CONF"):
         args += ["--ceph-conf", os.environ["KUMO_CEPH_CONF"]]
     return args

@@ -14,13 +14,16 @@ ends"), as behind a load balancer: any of them serves any request.
   from three front ends add up exactly.
 """
 
+import os
+import signal
 import threading
+import time
 
 import botocore.exceptions
 import pytest
 
 from kumo_testlib import KumoServer, on_rados
-from rados_helpers import check_layout, deployment_prefix
+from rados_helpers import check_layout, deployment_prefix, rados
 
 pytestmark = pytest.mark.skipif(not on_rados(), reason="several front ends share a RADOS pool")
 
@@ -237,6 +240,137 @@ def test_partitions_split_while_three_front_ends_write(kumo_bin, tmp_path):
         prefix = deployment_prefix(servers[0])
         # 420 items and as many GSI entries over partitions of 40 keys: many splits.
         assert check_layout(prefix) >= 4 + 10
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def start_with_fault(server, fault):
+    """Starts `server` with KUMO_RADOS_FAULT=`fault` (it inherits the environment)."""
+    os.environ["KUMO_RADOS_FAULT"] = fault
+    try:
+        server.start()
+    finally:
+        del os.environ["KUMO_RADOS_FAULT"]
+
+
+def lease_objects(prefix):
+    return sorted(oid for oid in rados("-N", prefix, "ls").decode().split()
+                  if oid.startswith("kumo.fe."))
+
+
+def wait_for(predicate, seconds, what):
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, f"{what} not within {seconds} s"
+        time.sleep(0.2)
+
+
+def gsi_keys(client, table, g):
+    return sorted(e["pk"]["S"] for e in all_pages(
+        client.query, TableName=table, IndexName="by-g", KeyConditionExpression="g = :g",
+        ExpressionAttributeValues={":g": {"S": g}}))
+
+
+def create_with_gsi(client, name):
+    client.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                              {"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexes=[{
+            "IndexName": "by-g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"}}])
+
+
+@pytest.mark.parametrize("fault", ["outbox", "transaction"])
+def test_what_a_killed_front_end_left_is_finished_by_the_others(kumo_bin, tmp_path, fault):
+    """A front end killed between a write's partition op and its GSI entry (`outbox`), or
+    between a transaction's record and its items (`transaction`), is not restarted: once
+    its lease (3 s) lapses, another front end takes its lease object, finishes its work and
+    removes the object."""
+    shared = tmp_path / "shared"
+    servers = [KumoServer(kumo_bin, str(tmp_path), data_dir=shared) for _ in range(3)]
+    try:
+        start_with_fault(servers[0], fault)
+        for server in servers[1:]:
+            server.start()
+        prefix = deployment_prefix(servers[0])
+        assert len(lease_objects(prefix)) == 3
+        one = servers[1].client()
+        create_with_gsi(one, "left-work")
+        victim = servers[0].client()
+        with pytest.raises(Exception):
+            if fault == "outbox":
+                victim.put_item(TableName="left-work",
+                                Item={"pk": {"S": "a"}, "g": {"S": "x"}})
+            else:
+                victim.transact_write_items(TransactItems=[
+                    {"Put": {"TableName": "left-work",
+                             "Item": {"pk": {"S": f"t{i}"}, "g": {"S": "x"}}}}
+                    for i in range(6)])
+        servers[0].proc.wait(timeout=10)
+        expected = ["a"] if fault == "outbox" else [f"t{i}" for i in range(6)]
+        # Lease 3 s, and the others look for lapsed leases every 3 s.
+        wait_for(lambda: gsi_keys(one, "left-work", "x") == expected, 15,
+                 "the killed front end's work finished")
+        two = servers[2].client()
+        for key in expected:
+            assert two.get_item(TableName="left-work", Key={"pk": {"S": key}},
+                                ConsistentRead=True)["Item"] == {"pk": {"S": key},
+                                                                 "g": {"S": "x"}}
+        wait_for(lambda: len(lease_objects(prefix)) == 2, 10, "the dead lease removed")
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def test_a_front_end_paused_past_its_lease_writes_nothing_under_it(kumo_bin, tmp_path):
+    """A front end stops itself (SIGSTOP) between a write's partition op and its GSI entry.
+    Once its lease lapses the others finish that write, and a newer write of the same
+    item moves its GSI entry; resumed (SIGCONT), the paused front end does not apply its
+    old GSI op (which would bring the old entry back): it finds its lease lapsed, fails
+    that request, and goes on under a new lease, serving as before."""
+    shared = tmp_path / "shared"
+    servers = [KumoServer(kumo_bin, str(tmp_path), data_dir=shared) for _ in range(2)]
+    try:
+        start_with_fault(servers[0], "outbox-pause")
+        servers[1].start()
+        prefix = deployment_prefix(servers[0])
+        other = servers[1].client()
+        create_with_gsi(other, "paused")
+        outcome = []
+
+        def paused_put():
+            try:
+                servers[0].client().put_item(TableName="paused",
+                                                Item={"pk": {"S": "a"}, "g": {"S": "old"}})
+                outcome.append("ok")
+            except Exception as e:  # noqa: BLE001 - what the client saw
+                outcome.append(type(e).__name__)
+
+        writer = threading.Thread(target=paused_put)
+        writer.start()
+        wait_for(lambda: open(f"/proc/{servers[0].proc.pid}/stat").read().split()[2] == "T", 10,
+                 "the front end stopped")
+        wait_for(lambda: gsi_keys(other, "paused", "old") == ["a"], 15,
+                 "the paused front end's write finished by the other")
+        wait_for(lambda: len(lease_objects(prefix)) == 1, 10, "the lapsed lease taken over")
+        other.put_item(TableName="paused", Item={"pk": {"S": "a"}, "g": {"S": "new"}})
+        assert gsi_keys(other, "paused", "new") == ["a"]
+        servers[0].proc.send_signal(signal.SIGCONT)
+        writer.join(timeout=30)
+        assert outcome and outcome[0] != "ok", outcome
+        # Its old GSI op was not applied: the entry is the newer write's.
+        assert gsi_keys(other, "paused", "old") == []
+        assert gsi_keys(other, "paused", "new") == ["a"]
+        # It goes on under a new lease and serves writes again.
+        resumed = servers[0].client()
+        wait_for(lambda: len(lease_objects(prefix)) == 2, 10, "the new lease")
+        resumed.put_item(TableName="paused", Item={"pk": {"S": "b"}, "g": {"S": "new"}})
+        assert gsi_keys(other, "paused", "new") == ["a", "b"]
+        with open(servers[0].log_path) as log:
+            assert "lapsed; this process goes on as" in log.read()
     finally:
         for server in servers:
             server.stop()

@@ -14,7 +14,9 @@ namespace kumo::storage::rados {
 constexpr std::uint8_t kItemsSpace = 1, kIndexesSpace = 2, kStreamSpace = 3, kTtlSpace = 4;
 
 inline const std::string kCatalogObject = "kumo.catalog";
-inline const std::string kTxnPrefix = "kumo.txn.";
+inline const std::string kTxnPrefix = "kumo.txn.";  // <hex instance>.<hex sequence>
+// A front end's lease object (rados_leases.cpp): kumo.fe.<hex instance>.
+inline const std::string kLeasePrefix = "kumo.fe.";
 // Reserved omap keys start with 0xFF, which no key of Kumo's space starts with (table keys
 // start with the table id's high byte, 0 for every id below 2^24; the others with "meta/").
 inline const std::string kReserved = "\xff";
@@ -24,7 +26,7 @@ inline const std::string kCounterPrefix =
     "c";  // [len u16][counter key][0 base | 1 id]
 inline const std::string kOutboxPrefix =
     "\xff"
-    "o";  // [u64 sequence] -> ops
+    "o";  // [u64 instance][u64 sequence] -> ops (before leases: [u64 sequence])
 // A table dropped while its stream still had records keeps its partition map, through which
 // its stream objects are found, and this key, until the last of those records is trimmed.
 inline const std::string kDroppedPrefix =
@@ -40,7 +42,8 @@ inline const std::string kRangeKey =
     "\xff"
     "r";
 // A partition being split keeps this key, whose value is the token its new partition
-// starts at, from before the copy until its moved keys are removed.
+// starts at and the splitting front end's instance ([u64 token][u64 instance]), from
+// before the copy until its moved keys are removed.
 inline const std::string kSplitKey =
     "\xff"
     "s";

@@ -17,6 +17,9 @@ struct KumoRadosSettings {
   // A partition whose object holds more keys (items and index entries) than this splits
   // in two; 0: never. Ceph warns past 200,000 keys in one object.
   unsigned long long partition_keys;
+  // Seconds this front end's lease lasts unless renewed (it renews it every quarter of
+  // that); once it lapses, the other front ends sharing the pool finish what it left.
+  unsigned lease_seconds;
 };
 
 // Connects to the cluster that `ceph_conf` describes (Ceph's default search when empty),

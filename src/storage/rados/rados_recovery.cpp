@@ -8,7 +8,18 @@
 
 namespace kumo::storage::rados {
 
-void RadosStorage::recover() {
+void RadosStorage::recover(std::map<std::uint64_t, bool>* known) {
+  std::map<std::uint64_t, bool> found_now;
+  const bool at_open = known == nullptr;
+  if (at_open) known = &found_now;
+  // What a front end left is finished once it is gone (its lease lapsed); what was left
+  // before leases were kept, at open. At open this waits up to a lease's length for the
+  // lease of a front end that left something: after kill -9 and a restart, the process
+  // that stopped is gone only once its lease lapses, and its work is finished before this
+  // one serves.
+  auto finish = [&](std::optional<std::uint64_t> owner) {
+    return owner ? owner_gone(*owner, known, at_open) : at_open;
+  };
   std::vector<std::string> records;
   for (auto it = catalog_io_.nobjects_begin(); it != catalog_io_.nobjects_end(); ++it) {
     if (it->get_oid().compare(0, kTxnPrefix.size(), kTxnPrefix) == 0) {
@@ -17,6 +28,12 @@ void RadosStorage::recover() {
   }
   std::sort(records.begin(), records.end());
   for (const std::string& record : records) {
+    // kumo.txn.<16 hex digits of the instance>.<sequence>
+    const std::string owner = record.substr(kTxnPrefix.size(), 16);
+    if (owner.size() != 16 || owner.find_first_not_of("0123456789abcdef") != std::string::npos ||
+        !finish(std::stoull(owner, nullptr, 16))) {
+      continue;
+    }
     librados::bufferlist bl;
     const int r = catalog_io_.read(record, bl, 0, 0);
     if (r == -ENOENT) continue;
@@ -64,7 +81,14 @@ void RadosStorage::recover() {
   }
   check(failed, "read");
   for (std::size_t i = 0; i < objects.size(); ++i) {
-    if (split[i]) finish_split(objects[i]);
+    if (!split[i]) continue;
+    std::string value;
+    if (!read_key(objects[i], kSplitKey, &value)) continue;
+    // [u64 token][u64 instance] (before leases: the token alone)
+    if (finish(value.size() == 16 ? std::optional<std::uint64_t>(get_be(value.substr(8), 8))
+                                  : std::nullopt)) {
+      finish_split(objects[i]);
+    }
   }
   // Every partition holds its range (those written before ranges were kept get theirs;
   // those never written are made), but a dropped table's, which are gone.
@@ -75,14 +99,20 @@ void RadosStorage::recover() {
     }
   }
   for (std::uint32_t table : mapped_tables()) {
-    if (!dropped.count(table)) ensure_ranges(table, *partition_starts(table));
+    if (at_open && !dropped.count(table)) ensure_ranges(table, *partition_starts(table));
   }
   for (std::size_t i = 0; i < objects.size(); ++i) {
-    if (outbox[i]) recover_outbox(objects[i]);
+    if (outbox[i]) recover_outbox(objects[i], finish);
   }
-  for (std::uint32_t table : mapped_tables()) {
-    move_space(table, "stream", kStreamSpace);
-    move_space(table, "ttl", kTtlSpace);
+  if (at_open) {
+    for (std::uint32_t table : mapped_tables()) {
+      move_space(table, "stream", kStreamSpace);
+      move_space(table, "ttl", kTtlSpace);
+    }
+  }
+  // The front ends found gone have nothing left: their leases go.
+  for (const auto& [owner, gone] : *known) {
+    if (gone) remove_object({prefix_, lease_object(owner)});
   }
 }
 
@@ -112,10 +142,17 @@ void RadosStorage::move_space(std::uint32_t table, const std::string& oid, std::
   if (found) remove_object(old);
 }
 
-void RadosStorage::recover_outbox(const ObjectRef& object) {
+void RadosStorage::recover_outbox(const ObjectRef& object,
+                                  const std::function<bool(std::optional<std::uint64_t>)>& finish) {
   {
     std::set<std::string> done;
     for (const auto& [k, v] : read_prefix(object, kOutboxPrefix)) {
+      // [0xFF 'o'][u64 instance][u64 sequence] (before leases: the sequence alone)
+      if (!finish(k.size() == kOutboxPrefix.size() + 16
+                      ? std::optional<std::uint64_t>(get_be(std::string_view(k).substr(2), 8))
+                      : std::nullopt)) {
+        continue;
+      }
       std::vector<Resolved> ops;
       if (decode_ops(v, &ops)) {
         std::vector<const Resolved*> all;

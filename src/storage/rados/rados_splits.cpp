@@ -94,6 +94,10 @@ std::string RadosStorage::encode_map(const std::vector<std::uint64_t>& starts) {
 
 void RadosStorage::fault_point(const char* step) {
   if (split_fault_ == step) ::kill(::getpid(), SIGKILL);
+  if (split_fault_ == std::string(step) + "-pause" && !paused_.exchange(true)) {
+    // Once; SIGCONT resumes it here. (Sent to this thread, which stops before it goes on.)
+    ::raise(SIGSTOP);
+  }
 }
 
 void RadosStorage::set_split_listener(SplitListener listener) {
@@ -147,6 +151,7 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
   auto freeze = [&](std::uint64_t middle, bool guarded) {
     std::string value, frozen = range;
     put_u64(&value, middle);
+    put_u64(&value, instance_);
     frozen.push_back('F');
     put_u64(&frozen, middle);
     librados::ObjectWriteOperation op;
@@ -291,7 +296,7 @@ void RadosStorage::remove_moved(const ObjectRef& object, const std::set<std::str
 
 void RadosStorage::finish_split(const ObjectRef& object) {
   std::string value;
-  if (!read_key(object, kSplitKey, &value) || value.size() != 8) return;
+  if (!read_key(object, kSplitKey, &value) || (value.size() != 8 && value.size() != 16)) return;
   const std::uint64_t middle = get_be(value, 8);
   const auto table = static_cast<std::uint32_t>(std::stoul(object.ns.substr(prefix_.size() + 1)));
   refresh_map(table);

@@ -44,9 +44,12 @@ void check(int r, const std::string& what) {
 
 RadosStorage::RadosStorage(const std::string& pool, const std::string& conf,
                            const std::string& prefix, const KumoRadosSettings& settings)
-    : prefix_(prefix), partition_keys_(settings.partition_keys) {
+    : prefix_(prefix),
+      lease_seconds_(std::max(1u, settings.lease_seconds)),
+      partition_keys_(settings.partition_keys) {
   // A test stops the process at one step of a split, as kill -9 would (see split()).
   if (const char* fault = std::getenv("KUMO_RADOS_SPLIT_FAULT")) split_fault_ = fault;
+  if (const char* fault = std::getenv("KUMO_RADOS_FAULT")) split_fault_ = fault;
   check(cluster_.init2("client.admin", "ceph", 0), "cannot set up the Ceph client");
   if (!conf.empty()) {
     check(cluster_.conf_read_file(conf.c_str()), "cannot read " + conf);
@@ -63,13 +66,18 @@ RadosStorage::RadosStorage(const std::string& pool, const std::string& conf,
   check(catalog_io_.create(kCatalogObject, false), "cannot create " + kCatalogObject);
   std::random_device random;
   instance_ = (std::uint64_t{random()} << 32) ^ random();
+  take_lease();
   recover();
   start_watch();
+  start_leases();
 }
 
 RadosStorage::~RadosStorage() {
+  stop_leases();
   stop_watch();
   reap_removals(true);
+  // Nothing of this front end is left in flight: its lease goes, and nobody waits for it.
+  if (connected_) catalog_io_.remove(lease_object(instance_));
   {
     std::unique_lock lock(mutex_);
     io_.clear();
@@ -130,6 +138,7 @@ std::int64_t RadosStorage::get_counter(std::string_view key) {
 
 void RadosStorage::write(const WriteBatch& batch) {
   for (int attempt = 0;; ++attempt) {
+    check_lease();
     try {
       // A split waits for the writes in flight, and no write resolves to a partition
       // while it is being split.
@@ -225,10 +234,12 @@ void RadosStorage::write_resolved(const WriteBatch& batch) {
   std::unique_lock<std::shared_mutex> exclusive(applying_, std::defer_lock);
   if (homes.size() > 1) exclusive.lock();
   std::string entry = kOutboxPrefix;
+  put_u64(&entry, instance_);
   put_u64(&entry, record.sequence);
   if (guards.size() > (guards.count(home) ? 1u : 0u)) verify(guards);
   apply(home, own, {{entry, encode_ops(maintenance)}}, guards[home]);
   record.handed_on = true;  // the entry is written: it ends once it is removed
+  fault_point("outbox");
   apply_all(maintenance);
   remove_entry_later(home, entry, record.sequence);
 }
@@ -843,6 +854,9 @@ bool RadosStorage::add_ops(librados::ObjectWriteOperation* op,
 }
 
 void RadosStorage::apply_all(const std::vector<const Resolved*>& ops) {
+  // A front end paused past its lease has its work finished by another: applied late, an
+  // op could undo a newer write's.
+  check_lease();
   std::vector<const Resolved*> todo = ops;
   std::list<Resolved> relocated;  // ops sent again to where their keys live now
   for (int attempt = 0; !todo.empty(); ++attempt) {
@@ -990,6 +1004,7 @@ void RadosStorage::write_transaction(const std::vector<Resolved>& ops, std::uint
     op.write_full(bl);
     check(catalog_io_.operate(record, &op), "cannot write a transaction record");
   }
+  fault_point("transaction");
   {
     // No snapshot sees part of it.
     std::unique_lock lock(applying_);

@@ -51,6 +51,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -390,8 +391,11 @@ class RadosStorage : public Storage {
 
   static std::string encode_map(const std::vector<std::uint64_t>& starts);
 
-  // Stops the process as kill -9 would when KUMO_RADOS_SPLIT_FAULT names this step of a
-  // split ("intent", "copy", "publish", "cleanup"), for the fault tests.
+  // Stops the process as kill -9 would when KUMO_RADOS_SPLIT_FAULT (or KUMO_RADOS_FAULT)
+  // names this step: of a split ("intent", "copy", "publish", "cleanup"), of a write after
+  // its partition's op and before its maintenance ("outbox"), of a transaction after its
+  // record and before its ops ("transaction"); for the fault tests. The step followed by
+  // "-pause" stops it with SIGSTOP instead, once.
   void fault_point(const char* step);
 
   void log(const std::string& message);
@@ -412,11 +416,39 @@ class RadosStorage : public Storage {
   // published (the new object removed), finished when it was (the moved keys removed).
   void finish_split(const ObjectRef& object);
 
-  // Finishes what a process that stopped mid-write left: transaction records, then each
-  // partition's outbox.
-  void recover();
+  // Finishes what front ends that stopped mid-write left: transaction records, splits, then
+  // each partition's outbox. At open (`known` null), also what was left before leases
+  // were kept (naming no front end), and the partitions' ranges; later, only what front
+  // ends found gone in `known` left. Removes the lease objects of those found gone.
+  void recover(std::map<std::uint64_t, bool>* known = nullptr);
 
-  void recover_outbox(const ObjectRef& object);
+  // Applies and removes the outbox entries of `object` that `finish(owner)` says to (owner
+  // nullopt: an entry from before leases).
+  void recover_outbox(const ObjectRef& object,
+                      const std::function<bool(std::optional<std::uint64_t>)>& finish);
+
+  // Leases (rados_leases.cpp).
+  static std::string lease_object(std::uint64_t instance);
+  // Locks `instance`'s lease object as `cookie` for a lease's length (flags: renew).
+  int lock_lease(std::uint64_t instance, std::uint64_t cookie, std::uint8_t flags);
+  // Takes this front end's lease (drawing another instance if the one drawn is taken).
+  void take_lease();
+  // Fails (and has the lease thread go on under a new instance) when this front end's
+  // lease may have lapsed: nothing is written under it any more.
+  void check_lease();
+  void start_leases();
+  void stop_leases();
+  // Renews the lease every quarter of its length, and every lease's length finishes the
+  // work of front ends whose leases lapsed.
+  void lease_loop();
+  // Goes on under a new instance and lease.
+  void renew_instance();
+  // Whether the front end `owner` is gone: its lease lapsed, and this front end now holds
+  // its lock. Remembered in `known`.
+  // With `wait`, waits up to a lease's length for it to lapse.
+  bool owner_gone(std::uint64_t owner, std::map<std::uint64_t, bool>* known, bool wait);
+  // Finds the front ends whose leases lapsed and finishes their work.
+  void take_over();
 
   // The tables that have a partition map, in order of id: every table that holds data.
   std::vector<std::uint32_t> mapped_tables();
@@ -425,7 +457,18 @@ class RadosStorage : public Storage {
   librados::Rados cluster_;
   bool connected_ = false;
   librados::IoCtx catalog_io_;
-  std::uint64_t instance_ = 0;
+  // This front end's instance: it names its lease, records and split keys. Changes only
+  // under layout_ held exclusively (renew_instance).
+  std::atomic<std::uint64_t> instance_{0};
+  const unsigned lease_seconds_;
+  // Writes are allowed until then (steady clock, ns): two thirds of the lease after the
+  // last renewal was sent.
+  std::atomic<std::int64_t> lease_until_{0};
+  std::atomic<bool> lease_lost_{false};
+  std::thread lease_thread_;
+  std::mutex lease_mutex_;
+  std::condition_variable lease_wake_;
+  bool lease_stopping_ = false;  // (lease_mutex_)
   std::atomic<std::uint64_t> next_delta_{1};
   std::mutex mutex_;  // deltas_written_
   std::shared_mutex io_mutex_;
@@ -448,6 +491,7 @@ class RadosStorage : public Storage {
   std::shared_mutex layout_;
   const std::uint64_t partition_keys_;  // 0: no splits
   std::string split_fault_;
+  std::atomic<bool> paused_{false};
   std::map<ObjectRef, std::int64_t> growth_;  // keys set since last counted (mutex_)
   std::set<ObjectRef> due_;                   // to be counted (mutex_)
   std::atomic<bool> split_due_{false};

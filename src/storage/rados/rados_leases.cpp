@@ -1,0 +1,168 @@
+// The RADOS back end's leases: each front end sharing a pool holds a lease (an exclusive
+// RADOS lock with a duration on an object of its own, `kumo.fe.<instance>`), renewed every
+// quarter of its length. What a front end leaves in the pool while it works (outbox
+// entries, transaction records, split keys) names it; another front end finishes them only
+// once it holds that front end's lock itself, which RADOS grants only when the lease has
+// lapsed. A front end writes only while its lease has at least a third of its length left
+// by its own clock; one that finds it lapsed (paused past it, or cut off) writes nothing
+// more under it and goes on under a new instance and lease.
+#include <pthread.h>
+
+#include <cerrno>
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "storage/rados/rados_storage.h"
+
+namespace kumo::storage::rados {
+
+namespace {
+
+const std::string kLeaseLock = "live";
+
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::string RadosStorage::lease_object(std::uint64_t instance) {
+  return kLeasePrefix + hex16(instance);
+}
+
+int RadosStorage::lock_lease(std::uint64_t instance, std::uint64_t cookie, std::uint8_t flags) {
+  timeval duration{static_cast<time_t>(lease_seconds_), 0};
+  return catalog_io_.lock_exclusive(lease_object(instance), kLeaseLock, hex16(cookie),
+                                    "kumo front end", &duration, flags);
+}
+
+void RadosStorage::take_lease() {
+  for (;;) {
+    const std::int64_t sent = steady_ns();
+    const int r = lock_lease(instance_, instance_, 0);
+    if (r == 0) {
+      lease_until_.store(sent + lease_seconds_ * 2'000'000'000LL / 3, std::memory_order_release);
+      return;
+    }
+    // (An instance is random: one taken already is drawn again.)
+    if (r != -EBUSY && r != -EEXIST) check(r, "cannot take this front end's lease");
+    std::random_device random;
+    instance_ = (std::uint64_t{random()} << 32) ^ random();
+  }
+}
+
+void RadosStorage::check_lease() {
+  if (steady_ns() < lease_until_.load(std::memory_order_acquire)) return;
+  // Paused, or cut off from the cluster, past the lease: what this process has in flight
+  // may be finished by another front end already. Nothing more is written under it.
+  lease_lost_.store(true, std::memory_order_release);
+  { std::unique_lock lock(lease_mutex_); }
+  lease_wake_.notify_all();
+  fail("this front end's lease lapsed; it goes on under a new one");
+}
+
+void RadosStorage::start_leases() {
+  lease_thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "kumo-lease");
+    lease_loop();
+  });
+}
+
+void RadosStorage::stop_leases() {
+  {
+    std::unique_lock lock(lease_mutex_);
+    if (!lease_thread_.joinable()) return;
+    lease_stopping_ = true;
+  }
+  lease_wake_.notify_all();
+  lease_thread_.join();
+}
+
+void RadosStorage::lease_loop() {
+  const auto renew_every = std::chrono::milliseconds(lease_seconds_ * 1000 / 4);
+  auto next_takeover = std::chrono::steady_clock::now() + std::chrono::seconds(lease_seconds_);
+  for (;;) {
+    {
+      std::unique_lock lock(lease_mutex_);
+      lease_wake_.wait_for(lock, renew_every, [&] {
+        return lease_stopping_ || lease_lost_.load(std::memory_order_acquire);
+      });
+      if (lease_stopping_) return;
+    }
+    try {
+      const std::int64_t sent = steady_ns();
+      const bool lapsed = sent >= lease_until_.load(std::memory_order_acquire) ||
+                          lease_lost_.load(std::memory_order_acquire);
+      const int r =
+          lapsed ? -ETIMEDOUT : lock_lease(instance_, instance_, LIBRADOS_LOCK_FLAG_MUST_RENEW);
+      if (r == 0) {
+        lease_until_.store(sent + lease_seconds_ * 2'000'000'000LL / 3, std::memory_order_release);
+      } else {
+        renew_instance();
+      }
+      if (std::chrono::steady_clock::now() >= next_takeover) {
+        next_takeover = std::chrono::steady_clock::now() + std::chrono::seconds(lease_seconds_);
+        take_over();
+      }
+    } catch (...) {
+      // (Thrown by kumo's runtime: only `...` catches it here.) Tried again next round.
+      log("the lease round failed; it is tried again");
+    }
+  }
+}
+
+void RadosStorage::renew_instance() {
+  // Writes wait while the instance changes: none may name the old one from here on.
+  std::unique_lock<std::shared_mutex> layout(layout_);
+  const std::uint64_t old = instance_;
+  {
+    std::unique_lock lock(records_mutex_);
+    records_.clear();  // the old instance's records are for others to finish
+  }
+  std::random_device random;
+  instance_ = (std::uint64_t{random()} << 32) ^ random();
+  take_lease();
+  lease_lost_.store(false, std::memory_order_release);
+  log("the lease of front end " + hex16(old) + " lapsed; this process goes on as " +
+      hex16(instance_));
+}
+
+bool RadosStorage::owner_gone(std::uint64_t owner, std::map<std::uint64_t, bool>* known,
+                              bool wait) {
+  if (owner == instance_) return false;
+  auto it = known->find(owner);
+  if (it != known->end()) return it->second;
+  // Holding its lock is proof it is gone (RADOS grants it only once its lease lapsed), and
+  // makes this front end the one that finishes its work. With `wait`, for up to a lease's
+  // length: a front end that left work behind and renews its lease no longer is alive.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(lease_seconds_ * 1000 + 500);
+  for (;;) {
+    const int r = lock_lease(owner, instance_, 0);
+    if (r != 0 && r != -EBUSY && r != -EEXIST) check(r, "cannot look at a front end's lease");
+    if (r == 0 || !wait || std::chrono::steady_clock::now() >= deadline) {
+      return known->emplace(owner, r == 0).first->second;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+}
+
+void RadosStorage::take_over() {
+  std::vector<std::uint64_t> owners;
+  for (auto it = catalog_io_.nobjects_begin(); it != catalog_io_.nobjects_end(); ++it) {
+    const std::string& oid = it->get_oid();
+    if (oid.size() == kLeasePrefix.size() + 16 &&
+        oid.compare(0, kLeasePrefix.size(), kLeasePrefix) == 0) {
+      owners.push_back(std::stoull(oid.substr(kLeasePrefix.size()), nullptr, 16));
+    }
+  }
+  std::map<std::uint64_t, bool> known;
+  bool any = false;
+  for (std::uint64_t owner : owners) any = owner_gone(owner, &known, false) || any;
+  if (any) recover(&known);
+}
+
+}  // namespace kumo::storage::rados
