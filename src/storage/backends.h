@@ -19,7 +19,10 @@ namespace kumo::storage {
 constexpr std::uint64_t kDefaultRadosPartitionKeys = 100000;
 // Seconds a RADOS front end's lease lasts unless renewed; past it, the other front ends
 // finish what it left (docs/scale-out.md, "Leases").
-constexpr unsigned kDefaultRadosLeaseSeconds = 10;
+// Longer than the time a Ceph cluster takes to mark a failed OSD down (20 s of heartbeat
+// grace by default): a renewal waiting on a placement group of that OSD must not outlast
+// the lease.
+constexpr unsigned kDefaultRadosLeaseSeconds = 30;
 
 // What the options say about storage.
 struct BackendChoice {

@@ -98,9 +98,7 @@ def rados_args(pool, data_dir):
     else:
         digest = hashlib.sha1(os.path.abspath(str(data_dir)).encode()).hexdigest()[:16]
         namespace = "e2e-" + digest + "-"
-    # Leases of 3 s: a server restarted after kill -9 finishes what the killed one left
-    # once its lease lapses, within 3.5 s, before it serves.
-    args = ["--rados", pool, "--rados-namespace", namespace, "--rados-lease-seconds", "3"]
+    args = ["--rados", pool, "--rados-namespace", namespace]
     if os.environ.get("KUMO_CEPH_CONF"):
         args += ["--ceph-conf", os.environ["KUMO_CEPH_CONF"]]
     return args
@@ -156,6 +154,11 @@ class KumoServer:
         if pool:
             # A server asked to run in memory runs on fresh RADOS namespaces instead.
             extra = [a for a in extra if a != "--in-memory"]
+            # Leases of 3 s (unless a test sets its own): a server restarted after kill -9
+            # finishes what the killed one left once its lease lapses, within 3.5 s, before
+            # it serves.
+            if "--rados-lease-seconds" not in extra:
+                extra = extra + ["--rados-lease-seconds", "3"]
         return cmd + extra
 
     @property

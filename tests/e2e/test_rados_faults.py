@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from kumo_testlib import on_rados
+from kumo_testlib import KumoServer, on_rados
 
 pytestmark = pytest.mark.skipif(
     not (on_rados() and os.environ.get("KUMO_CEPH_DIR")),
@@ -54,7 +54,18 @@ def wait_until(predicate, seconds, what):
         time.sleep(0.5)
 
 
-def test_an_osd_killed_under_load_loses_nothing(server, client_factory):
+@pytest.fixture
+def long_lease_server(kumo_bin, tmp_path):
+    # Its lease (30 s, as by default) outlasts the time the cluster takes to mark the OSD
+    # down (8 s here): a renewal waiting on that OSD's placement groups never lets it lapse.
+    srv = KumoServer(kumo_bin, str(tmp_path), extra_args=["--rados-lease-seconds", "30"])
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+def test_an_osd_killed_under_load_loses_nothing(long_lease_server):
+    client_factory = long_lease_server.client
     client = client_factory()
     table = "osd-fault-" + str(int(time.time() * 1000))
     client.create_table(

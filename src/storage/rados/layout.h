@@ -32,6 +32,11 @@ inline const std::string kOutboxPrefix =
 inline const std::string kDroppedPrefix =
     "\xff"
     "d";  // catalog: [u32 table] -> ""
+// The front ends that hold (or held, until another finished their work) a lease: the
+// others look only at these leases.
+inline const std::string kFrontEndPrefix =
+    "\xff"
+    "f";  // catalog: [u64 instance] -> ""
 // Every partition holds its range under this key: [u64 start][1][u64 end], or
 // [u64 start][0][8 zero bytes] for the last one. Every write to a partition (and every read
 // of one) compares it with the range of the map it was located in, so that a front end

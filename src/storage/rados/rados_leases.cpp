@@ -20,6 +20,8 @@ namespace kumo::storage::rados {
 namespace {
 
 const std::string kLeaseLock = "live";
+// The tick thread ticks every 100 ms; a gap of a second means the process was stopped.
+constexpr std::int64_t kTickGapNs = 1'000'000'000;
 
 std::int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -31,6 +33,13 @@ std::int64_t steady_ns() {
 
 std::string RadosStorage::lease_object(std::uint64_t instance) {
   return kLeasePrefix + hex16(instance);
+}
+
+void RadosStorage::forget_front_end(std::uint64_t instance) {
+  remove_object({prefix_, lease_object(instance)});
+  std::string key = kFrontEndPrefix;
+  put_u64(&key, instance);
+  remove_keys({prefix_, kCatalogObject}, {key});
 }
 
 int RadosStorage::lock_lease(std::uint64_t instance, std::uint64_t cookie, std::uint8_t flags) {
@@ -45,6 +54,12 @@ void RadosStorage::take_lease() {
     const int r = lock_lease(instance_, instance_, 0);
     if (r == 0) {
       lease_until_.store(sent + lease_seconds_ * 2'000'000'000LL / 3, std::memory_order_release);
+      // Listed in the catalog, where the others find the leases to watch.
+      std::string key = kFrontEndPrefix;
+      put_u64(&key, instance_);
+      librados::ObjectWriteOperation op;
+      op.omap_set({{key, librados::bufferlist()}});
+      check(catalog_io_.operate(kCatalogObject, &op), "cannot list this front end");
       return;
     }
     // (An instance is random: one taken already is drawn again.)
@@ -55,7 +70,21 @@ void RadosStorage::take_lease() {
 }
 
 void RadosStorage::check_lease() {
-  if (steady_ns() < lease_until_.load(std::memory_order_acquire)) return;
+  const std::int64_t now = steady_ns();
+  const std::int64_t until = lease_until_.load(std::memory_order_acquire);
+  if (now < until) return;
+  // A renewal sent while the lease held and still waiting on the cluster (the lease
+  // object's placement group is down: an OSD failed and is not yet marked down), while
+  // this process runs: nobody can take the lease meanwhile, since that too goes through
+  // the same placement group. A process that was itself stopped (its ticks stopped) since
+  // the renewal was sent gets no such grace.
+  const std::int64_t sent = renew_sent_.load(std::memory_order_acquire);
+  const std::int64_t lease = std::int64_t{lease_seconds_} * 1'000'000'000LL;
+  if (sent != 0 && sent < until && now - last_tick_.load(std::memory_order_acquire) < kTickGapNs &&
+      stall_seen_.load(std::memory_order_acquire) < sent && now < sent + 10 * lease) {
+    return;
+  }
+
   // Paused, or cut off from the cluster, past the lease: what this process has in flight
   // may be finished by another front end already. Nothing more is written under it.
   lease_lost_.store(true, std::memory_order_release);
@@ -65,9 +94,47 @@ void RadosStorage::check_lease() {
 }
 
 void RadosStorage::start_leases() {
+  last_tick_.store(steady_ns(), std::memory_order_release);
   lease_thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "kumo-lease");
     lease_loop();
+  });
+  // Every lease's length, the work of front ends whose leases lapsed is finished: on a
+  // thread of its own, so that renewals never wait behind it.
+  takeover_thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "kumo-takeover");
+    for (;;) {
+      {
+        std::unique_lock lock(lease_mutex_);
+        if (lease_wake_.wait_for(lock, std::chrono::seconds(lease_seconds_),
+                                 [&] { return lease_stopping_; })) {
+          return;
+        }
+      }
+      try {
+        take_over();
+      } catch (...) {
+        // (Thrown by kumo's runtime: only `...` catches it here.) Tried again next time.
+        log("finishing the work of front ends whose leases lapsed failed; tried again");
+      }
+    }
+  });
+  tick_thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "kumo-tick");
+    for (;;) {
+      {
+        std::unique_lock lock(lease_mutex_);
+        if (lease_wake_.wait_for(lock, std::chrono::milliseconds(100),
+                                 [&] { return lease_stopping_; })) {
+          return;
+        }
+      }
+      const std::int64_t now = steady_ns();
+      if (now - last_tick_.load(std::memory_order_acquire) >= kTickGapNs) {
+        stall_seen_.store(now, std::memory_order_release);
+      }
+      last_tick_.store(now, std::memory_order_release);
+    }
   });
 }
 
@@ -79,33 +146,37 @@ void RadosStorage::stop_leases() {
   }
   lease_wake_.notify_all();
   lease_thread_.join();
+  takeover_thread_.join();
+  tick_thread_.join();
 }
 
 void RadosStorage::lease_loop() {
+  // Renewals are sent a quarter of the lease apart, counted from the last one sent: a
+  // renewal the cluster answered slowly (an OSD failing) is followed at once by the next.
   const auto renew_every = std::chrono::milliseconds(lease_seconds_ * 1000 / 4);
-  auto next_takeover = std::chrono::steady_clock::now() + std::chrono::seconds(lease_seconds_);
+  auto next = std::chrono::steady_clock::now() + renew_every;
   for (;;) {
     {
       std::unique_lock lock(lease_mutex_);
-      lease_wake_.wait_for(lock, renew_every, [&] {
+      lease_wake_.wait_until(lock, next, [&] {
         return lease_stopping_ || lease_lost_.load(std::memory_order_acquire);
       });
       if (lease_stopping_) return;
     }
+    next = std::chrono::steady_clock::now() + renew_every;
     try {
+      // A write was refused for a lapsed lease: what it left half done is for the others to
+      // finish, under the old instance.
+      const bool lost = lease_lost_.load(std::memory_order_acquire);
       const std::int64_t sent = steady_ns();
-      const bool lapsed = sent >= lease_until_.load(std::memory_order_acquire) ||
-                          lease_lost_.load(std::memory_order_acquire);
+      renew_sent_.store(sent, std::memory_order_release);
       const int r =
-          lapsed ? -ETIMEDOUT : lock_lease(instance_, instance_, LIBRADOS_LOCK_FLAG_MUST_RENEW);
+          lost ? -ETIMEDOUT : lock_lease(instance_, instance_, LIBRADOS_LOCK_FLAG_MUST_RENEW);
+      renew_sent_.store(0, std::memory_order_release);
       if (r == 0) {
         lease_until_.store(sent + lease_seconds_ * 2'000'000'000LL / 3, std::memory_order_release);
       } else {
         renew_instance();
-      }
-      if (std::chrono::steady_clock::now() >= next_takeover) {
-        next_takeover = std::chrono::steady_clock::now() + std::chrono::seconds(lease_seconds_);
-        take_over();
       }
     } catch (...) {
       // (Thrown by kumo's runtime: only `...` catches it here.) Tried again next round.
@@ -152,12 +223,8 @@ bool RadosStorage::owner_gone(std::uint64_t owner, std::map<std::uint64_t, bool>
 
 void RadosStorage::take_over() {
   std::vector<std::uint64_t> owners;
-  for (auto it = catalog_io_.nobjects_begin(); it != catalog_io_.nobjects_end(); ++it) {
-    const std::string& oid = it->get_oid();
-    if (oid.size() == kLeasePrefix.size() + 16 &&
-        oid.compare(0, kLeasePrefix.size(), kLeasePrefix) == 0) {
-      owners.push_back(std::stoull(oid.substr(kLeasePrefix.size()), nullptr, 16));
-    }
+  for (const auto& [k, v] : read_prefix({prefix_, kCatalogObject}, kFrontEndPrefix)) {
+    if (k.size() == kFrontEndPrefix.size() + 8) owners.push_back(get_be(k.substr(2), 8));
   }
   std::map<std::uint64_t, bool> known;
   bool any = false;

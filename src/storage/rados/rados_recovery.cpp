@@ -9,6 +9,7 @@
 namespace kumo::storage::rados {
 
 void RadosStorage::recover(std::map<std::uint64_t, bool>* known) {
+  std::unique_lock<std::mutex> one_at_a_time(recover_mutex_);
   std::map<std::uint64_t, bool> found_now;
   const bool at_open = known == nullptr;
   if (at_open) known = &found_now;
@@ -112,7 +113,7 @@ void RadosStorage::recover(std::map<std::uint64_t, bool>* known) {
   }
   // The front ends found gone have nothing left: their leases go.
   for (const auto& [owner, gone] : *known) {
-    if (gone) remove_object({prefix_, lease_object(owner)});
+    if (gone) forget_front_end(owner);
   }
 }
 

@@ -67,9 +67,15 @@ RadosStorage::RadosStorage(const std::string& pool, const std::string& conf,
   std::random_device random;
   instance_ = (std::uint64_t{random()} << 32) ^ random();
   take_lease();
-  recover();
-  start_watch();
+  // (Renewed while recovery waits for the leases of the front ends that left work.)
   start_leases();
+  try {
+    recover();
+    start_watch();
+  } catch (...) {
+    stop_leases();
+    throw;
+  }
 }
 
 RadosStorage::~RadosStorage() {
@@ -77,7 +83,13 @@ RadosStorage::~RadosStorage() {
   stop_watch();
   reap_removals(true);
   // Nothing of this front end is left in flight: its lease goes, and nobody waits for it.
-  if (connected_) catalog_io_.remove(lease_object(instance_));
+  if (connected_) {
+    try {
+      forget_front_end(instance_);
+    } catch (...) {
+      // (The cluster is unreachable: the others find the lease lapsed.)
+    }
+  }
   {
     std::unique_lock lock(mutex_);
     io_.clear();

@@ -416,6 +416,7 @@ class RadosStorage : public Storage {
   // published (the new object removed), finished when it was (the moved keys removed).
   void finish_split(const ObjectRef& object);
 
+  std::mutex recover_mutex_;  // one recovery at a time
   // Finishes what front ends that stopped mid-write left: transaction records, splits, then
   // each partition's outbox. At open (`known` null), also what was left before leases
   // were kept (naming no front end), and the partitions' ranges; later, only what front
@@ -429,6 +430,8 @@ class RadosStorage : public Storage {
 
   // Leases (rados_leases.cpp).
   static std::string lease_object(std::uint64_t instance);
+  // Removes a front end's lease object and its entry in the catalog's list.
+  void forget_front_end(std::uint64_t instance);
   // Locks `instance`'s lease object as `cookie` for a lease's length (flags: renew).
   int lock_lease(std::uint64_t instance, std::uint64_t cookie, std::uint8_t flags);
   // Takes this front end's lease (drawing another instance if the one drawn is taken).
@@ -438,8 +441,7 @@ class RadosStorage : public Storage {
   void check_lease();
   void start_leases();
   void stop_leases();
-  // Renews the lease every quarter of its length, and every lease's length finishes the
-  // work of front ends whose leases lapsed.
+  // Renews the lease every quarter of its length.
   void lease_loop();
   // Goes on under a new instance and lease.
   void renew_instance();
@@ -465,7 +467,10 @@ class RadosStorage : public Storage {
   // last renewal was sent.
   std::atomic<std::int64_t> lease_until_{0};
   std::atomic<bool> lease_lost_{false};
-  std::thread lease_thread_;
+  // When the renewal in flight was sent (0: none); the tick thread's last tick, and when
+  // it last saw a gap (the process was stopped).
+  std::atomic<std::int64_t> renew_sent_{0}, last_tick_{0}, stall_seen_{0};
+  std::thread lease_thread_, takeover_thread_, tick_thread_;
   std::mutex lease_mutex_;
   std::condition_variable lease_wake_;
   bool lease_stopping_ = false;  // (lease_mutex_)
