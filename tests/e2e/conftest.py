@@ -16,6 +16,7 @@ from kumo_testlib import (  # noqa: E402
     Api,
     KumoServer,
     create_table_args,
+    front_end_count,
     kumo_binary,
     make_client,
     unique_name,
@@ -24,6 +25,22 @@ from kumo_testlib import (  # noqa: E402
 
 _server_logs = []
 _shared = []
+
+# The group's own tests are collected only when the servers are groups (KUMO_FRONT_ENDS).
+collect_ignore = [] if front_end_count() > 1 else ["test_front_end_groups.py"]
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "single_process(reason): depends on one kumo process by nature; skipped "
+        "when $KUMO_FRONT_ENDS makes every server a group of front ends")
+
+
+def pytest_runtest_setup(item):
+    marker = item.get_closest_marker("single_process")
+    if marker is not None and front_end_count() > 1:
+        reason = marker.args[0] if marker.args else marker.kwargs.get("reason", "")
+        pytest.skip(f"KUMO_FRONT_ENDS={front_end_count()}: one process by nature: {reason}")
 
 
 @pytest.fixture(scope="session")
@@ -177,3 +194,8 @@ def pytest_terminal_summary(terminalreporter):
         dirs = sorted({os.path.dirname(p) for p in _server_logs})
         terminalreporter.write_line("kumo server logs (kumo-<port>-<start>.log) in: "
                                     + ", ".join(dirs))
+    if front_end_count() > 1:
+        terminalreporter.write_line(
+            f"KUMO_FRONT_ENDS={front_end_count()}: each server was {front_end_count()} front "
+            "ends behind HAProxy (logs kumo-<port>-<start>.fe<i>.log, merged in "
+            "kumo-<port>-<start>.log)")

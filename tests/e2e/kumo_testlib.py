@@ -88,20 +88,36 @@ def on_rados():
     return bool(os.environ.get("KUMO_RADOS_POOL"))
 
 
-def rados_args(pool, data_dir):
+def rados_namespace(data_dir):
+    """The RADOS namespace prefix of a server: fresh for a server "in memory" (None), the
+    same at every start for a server on a data directory."""
+    if data_dir is None:
+        return "e2e-" + uuid.uuid4().hex[:16] + "-"
+    digest = hashlib.sha1(os.path.abspath(str(data_dir)).encode()).hexdigest()[:16]
+    return "e2e-" + digest + "-"
+
+
+def rados_args(pool, data_dir, namespace=None):
     """With $KUMO_RADOS_POOL set, every server runs on that pool of the Ceph cluster that
     $KUMO_CEPH_CONF describes, each in RADOS namespaces of its own: a server "in memory"
     gets fresh ones at every start, a server on a data directory the same ones at every
-    start (so its data survives a restart, as on disk)."""
-    if data_dir is None:
-        namespace = "e2e-" + uuid.uuid4().hex[:16] + "-"
-    else:
-        digest = hashlib.sha1(os.path.abspath(str(data_dir)).encode()).hexdigest()[:16]
-        namespace = "e2e-" + digest + "-"
+    start (so its data survives a restart, as on disk). `namespace`, when given, is used
+    instead (the front ends of one KumoGroup share theirs)."""
+    if namespace is None:
+        namespace = rados_namespace(data_dir)
     args = ["--rados", pool, "--rados-namespace", namespace]
     if os.environ.get("KUMO_CEPH_CONF"):
         args += ["--ceph-conf", os.environ["KUMO_CEPH_CONF"]]
     return args
+
+
+def front_end_count():
+    """$KUMO_FRONT_ENDS: how many `kumo serve` processes every KumoServer runs (1 unless
+    set; see KumoGroup)."""
+    value = os.environ.get("KUMO_FRONT_ENDS") or "1"
+    if not value.isdigit() or int(value) < 1:
+        raise RuntimeError(f"KUMO_FRONT_ENDS={value!r}: expected a number of front ends")
+    return int(value)
 
 
 class KumoServer:
@@ -109,7 +125,16 @@ class KumoServer:
 
     `extra_args` (a list) and `flags` (see serve_flags) are appended to the command.
     `admin_port`: None (no admin listener), a port, or 0 for a free one, read from the log
-    at start; after start() `admin_port` is the bound port and `admin` an Admin client."""
+    at start; after start() `admin_port` is the bound port and `admin` an Admin client.
+
+    With $KUMO_FRONT_ENDS set above 1, `KumoServer(...)` makes a KumoGroup instead: that
+    many processes on one RADOS namespace behind HAProxy, with the same interface.
+    KumoProcess is always one process."""
+
+    def __new__(cls, *args, **kwargs):
+        if cls is KumoServer and front_end_count() > 1:
+            cls = KumoGroup
+        return super().__new__(cls)
 
     def __init__(self, binary, workdir, data_dir=None, credentials=None, region=REGION,
                  extra_args=(), flags=(), admin_port=None):
@@ -125,6 +150,9 @@ class KumoServer:
         self.port = None
         self.log_path = None
         self._starts = 0
+        # Set by KumoGroup on its members: a shared RADOS namespace and a log file name.
+        self.namespace = None
+        self.log_file = None
 
     @property
     def admin(self):
@@ -141,7 +169,7 @@ class KumoServer:
                "--region", self.region]
         pool = os.environ.get("KUMO_RADOS_POOL")
         if pool:
-            cmd += rados_args(pool, self.data_dir)
+            cmd += rados_args(pool, self.data_dir, self.namespace)
         elif self.data_dir is None:
             cmd.append("--in-memory")
         else:
@@ -171,7 +199,8 @@ class KumoServer:
         assert self.proc is None or self.proc.poll() is not None, "server already running"
         self.port = port or free_port()
         self._starts += 1
-        self.log_path = os.path.join(self.workdir, f"kumo-{self.port}-{self._starts}.log")
+        self.log_path = self.log_file or os.path.join(self.workdir,
+                                                      f"kumo-{self.port}-{self._starts}.log")
         log = open(self.log_path, "wb")
         try:
             self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
@@ -250,6 +279,370 @@ class KumoServer:
 
     def api(self, **kwargs):
         return Api(self.port, **kwargs)
+
+
+class KumoProcess(KumoServer):
+    """Always one `kumo serve` process, whatever $KUMO_FRONT_ENDS says: for tests that start
+    several front ends of their own (test_rados_front_ends.py), and a KumoGroup's members."""
+
+
+_LOG_STAMP_RE = re.compile(rb"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3} ")
+
+
+def _log_records(path):
+    """The records of one kumo log: a line that starts with a timestamp plus the lines
+    after it that do not; what comes before the first timestamp is a record stamped b""."""
+    try:
+        with open(path, "rb") as f:
+            lines = f.read().splitlines(keepends=True)
+    except OSError:
+        return []
+    records, stamp, chunk = [], b"", []
+    for line in lines:
+        found = _LOG_STAMP_RE.match(line)
+        if found and chunk:
+            records.append((stamp, b"".join(chunk)))
+            chunk = []
+        if found:
+            stamp = found.group(0)
+        chunk.append(line)
+    if chunk:
+        records.append((stamp, b"".join(chunk)))
+    return records
+
+
+def merge_logs(paths, out):
+    """Writes to `out` the logs `paths` merged in the order of their timestamps (a stable
+    merge: each log's lines keep their order, ties go to the earlier log); lines are not
+    changed."""
+    import heapq
+    merged = heapq.merge(*[[(stamp, i, n, text) for n, (stamp, text)
+                            in enumerate(_log_records(p))] for i, p in enumerate(paths)])
+    tmp = out + ".tmp"
+    with open(tmp, "wb") as f:
+        for _stamp, _i, _n, text in merged:
+            f.write(text)
+    os.replace(tmp, out)
+
+
+def find_haproxy():
+    for path in (os.environ.get("KUMO_HAPROXY"), "/usr/sbin/haproxy", "/usr/bin/haproxy"):
+        if path and os.access(path, os.X_OK):
+            return path
+    raise RuntimeError("KUMO_FRONT_ENDS needs HAProxy (scripts/install-deps.sh --test, or "
+                       "apt-get install haproxy; KUMO_HAPROXY names another binary)")
+
+
+def single_process_reason(args):
+    """Why a server started with `args` cannot be tested as a group of front ends, or None:
+    what depends on one process by nature."""
+    for i, arg in enumerate(args[:-1]):
+        if arg == "--capacity" and args[i + 1] != "off":
+            return ("capacity is metered per process: each front end of a KUMO_FRONT_ENDS "
+                    "group throttles and counts on its own meters")
+    return None
+
+
+class _GroupProc:
+    """The `proc` of a KumoGroup: its front ends' processes seen as one. The group is dead
+    once any of them has exited: poll() and returncode give the status of the first that
+    exited (None while all run), wait() waits until one exits, send_signal() signals every
+    one still running, pid is the first front end's."""
+
+    def __init__(self, procs):
+        self.procs = procs
+
+    @property
+    def pid(self):
+        return self.procs[0].pid
+
+    def poll(self):
+        for p in self.procs:
+            if p.poll() is not None:
+                return p.returncode
+        return None
+
+    @property
+    def returncode(self):
+        return self.poll()
+
+    def wait(self, timeout=None):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            status = self.poll()
+            if status is not None:
+                return status
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired([p.args for p in self.procs], timeout)
+            time.sleep(0.02)
+
+    def send_signal(self, sig):
+        for p in self.procs:
+            if p.poll() is None:
+                p.send_signal(sig)
+
+    def kill(self):
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self):
+        self.send_signal(signal.SIGTERM)
+
+
+class GroupAdmin:
+    """The admin listeners of a group's front ends: POST /clock/advance (and any other
+    POST) goes to every front end in turn and answers as the first did, after asserting
+    that the others answered the same status; every GET reaches the first front end only
+    (metrics, partitions, insights are that process's)."""
+
+    def __init__(self, ports):
+        self.admins = [Admin(p) for p in ports]
+
+    def __getattr__(self, name):
+        return getattr(self.admins[0], name)
+
+    def post(self, path, **params):
+        answers = [a.post(path, **params) for a in self.admins]
+        for status, body in answers[1:]:
+            assert status == answers[0][0], (
+                f"POST {path} {params}: front end answered {status} {body!r}, the first "
+                f"{answers[0]!r}")
+        return answers[0]
+
+    def advance(self, seconds):
+        status, body = self.post("/clock/advance", seconds=seconds)
+        assert status == 200, f"advance({seconds}) answered {status}: {body!r}"
+        return body["now"]
+
+
+class KumoGroup(KumoServer):
+    """What KumoServer makes with $KUMO_FRONT_ENDS=N (N > 1, on RADOS: $KUMO_RADOS_POOL):
+    N `kumo serve` processes (KumoProcess members, each on a free port of its own) on one
+    RADOS namespace, behind an HAProxy in HTTP mode listening on `port`, which sends every
+    request to the next front end in turn (`balance roundrobin`; `option
+    http-server-close`, so consecutive requests on one keep-alive client connection go to
+    different front ends too). The interface is KumoServer's:
+
+    - start() starts the front ends one after another (each opens the shared catalog
+      before the next starts), then HAProxy; with the same data_dir (or port) a restart
+      gets the same namespace (or port). A server "in memory" gets a fresh namespace at
+      every start, shared by its front ends.
+    - The group is alive while every front end and HAProxy run; `proc` (a _GroupProc)
+      counts it dead once any front end exited. kill() SIGKILLs every front end, then
+      HAProxy; terminate() sends SIGTERM to every front end (returning 0 only if each
+      exited with 0), then stops HAProxy; start() after a partial death stops what is left
+      and starts all N again.
+    - `log_path` is the front ends' logs merged by timestamp (lines unchanged), written
+      anew each time it is read and when the group stops; `member_logs` are the
+      front ends' own, `haproxy_log` HAProxy's. log_tail() shows each front end's tail.
+    - `admin_port` is the first front end's admin listener; `admin` is a GroupAdmin:
+      POST /clock/advance advances every front end's clock, GETs reach the first.
+    - A server that depends on one process by nature (single_process_reason: enforced
+      capacity) is skipped at start() with the reason.
+
+    When a front end dies in the middle of a request, HAProxy sends nothing and closes the
+    client's connection (its 502/503/504 pages are empty files), as the one process's death
+    would."""
+
+    def __init__(self, *args, **kwargs):
+        self._log_path = None
+        super().__init__(*args, **kwargs)
+        self.count = front_end_count()
+        self.members = []
+        self.haproxy = None
+        self._haproxy_log = None
+        if not on_rados():
+            raise RuntimeError("KUMO_FRONT_ENDS needs the RADOS back end ($KUMO_RADOS_POOL): "
+                               "front ends share their tables through a RADOS namespace")
+
+    # log_path: the merged log, rewritten on every read.
+    @property
+    def log_path(self):
+        if self._log_path is not None and self.members:
+            merge_logs(self.member_logs, self._log_path)
+        return self._log_path
+
+    @log_path.setter
+    def log_path(self, value):
+        self._log_path = value
+
+    @property
+    def member_logs(self):
+        return [m.log_path for m in self.members]
+
+    @property
+    def haproxy_log(self):
+        return self._haproxy_log
+
+    @property
+    def admin(self):
+        assert self.admin_port is not None, "server started without an admin port"
+        return GroupAdmin([m.admin_port for m in self.members])
+
+    def command(self):
+        if self.members:
+            return self.members[0].command()
+        return super().command()
+
+    def _processes(self):
+        return [m.proc for m in self.members if m.proc is not None] + (
+            [self.haproxy] if self.haproxy is not None else [])
+
+    def alive(self):
+        return bool(self.members) and all(m.alive() for m in self.members) and (
+            self.haproxy is not None and self.haproxy.poll() is None)
+
+    def _any_running(self):
+        return any(p.poll() is None for p in self._processes())
+
+    def start(self, timeout=20.0, port=None):
+        assert not self.alive(), "server already running"
+        self._stop_all(signal.SIGKILL)  # what a partial death left
+        reason = single_process_reason(self.extra_args)
+        if reason is not None:
+            import pytest
+            pytest.skip(f"KUMO_FRONT_ENDS={self.count}: {reason}")
+        self.port = port or free_port()
+        self._starts += 1
+        base = os.path.join(self.workdir, f"kumo-{self.port}-{self._starts}")
+        self._log_path = base + ".log"
+        self._haproxy_log = base + ".haproxy.log"
+        self.namespace = rados_namespace(self.data_dir)
+        self.members, self.haproxy, self.proc = [], None, None
+        try:
+            for i in range(self.count):
+                member = KumoProcess(self.binary, self.workdir, data_dir=self.data_dir,
+                                     credentials=self.credentials, region=self.region,
+                                     extra_args=self.extra_args,
+                                     admin_port=self.requested_admin_port)
+                member.namespace = self.namespace
+                member.log_file = f"{base}.fe{i + 1}.log"
+                self.members.append(member)
+                member.start(timeout=timeout)
+            self.proc = _GroupProc([m.proc for m in self.members])
+            self._start_haproxy(base, timeout)
+        except BaseException:
+            self._stop_all(signal.SIGKILL)
+            raise
+        self.admin_port = self.members[0].admin_port
+        return self
+
+    def _start_haproxy(self, base, timeout):
+        cfg = base + ".haproxy.cfg"
+        # Empty error pages: a front end that dies during a request closes the client's
+        # connection, as one kumo process would, instead of answering an HTML 502.
+        empty = os.path.join(self.workdir, "haproxy-empty.http")
+        if not os.path.exists(empty):
+            open(empty, "wb").close()
+        lines = [
+            "global",
+            "    maxconn 2000",
+            "defaults",
+            "    mode http",
+            "    option http-server-close",
+            "    option redispatch",
+            "    retries 3",
+            "    timeout connect 5s",
+            "    timeout client 300s",
+            "    timeout server 300s",
+            "    timeout http-request 120s",
+            "    timeout http-keep-alive 120s",
+            f"    errorfile 502 {empty}",
+            f"    errorfile 503 {empty}",
+            f"    errorfile 504 {empty}",
+            "frontend dynamodb",
+            f"    bind 127.0.0.1:{self.port}",
+            "    default_backend kumo",
+            "backend kumo",
+            "    balance roundrobin",
+        ]
+        lines += [f"    server fe{i + 1} 127.0.0.1:{m.port}" for i, m in enumerate(self.members)]
+        with open(cfg, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        log = open(self._haproxy_log, "wb")
+        try:
+            self.haproxy = subprocess.Popen([find_haproxy(), "-db", "-f", cfg], stdout=log,
+                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        finally:
+            log.close()
+        deadline = time.monotonic() + timeout
+        last_error = None
+        while time.monotonic() < deadline:
+            if self.haproxy.poll() is not None:
+                raise RuntimeError(f"haproxy exited with status {self.haproxy.returncode} "
+                                   f"({cfg}); log {self._haproxy_log}")
+            try:
+                resp = http_request(self.port, "GET", "/", timeout=1.0)
+                if resp.status == 200:
+                    return
+                last_error = f"GET / returned {resp.status}"
+            except OSError as e:
+                last_error = repr(e)
+            time.sleep(0.05)
+        raise RuntimeError(f"haproxy on port {self.port} did not answer GET / within "
+                           f"{timeout}s ({last_error})")
+
+    def _stop_all(self, sig, timeout=15.0):
+        """Signals every front end still running, waits for them, then stops HAProxy; →
+        the front ends' exit statuses (None: did not exit within `timeout`)."""
+        for m in self.members:
+            if m.alive():
+                m.proc.send_signal(sig)
+        statuses = []
+        for m in self.members:
+            if m.proc is None:
+                continue
+            try:
+                statuses.append(m.proc.wait(timeout=timeout))
+            except subprocess.TimeoutExpired:
+                m.proc.kill()
+                m.proc.wait(timeout=10)
+                statuses.append(None)
+        if self.haproxy is not None:
+            if self.haproxy.poll() is None:
+                self.haproxy.send_signal(signal.SIGKILL if sig == signal.SIGKILL
+                                         else signal.SIGTERM)
+            try:
+                self.haproxy.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.haproxy.kill()
+                self.haproxy.wait(timeout=10)
+        if self._log_path is not None and self.members:
+            merge_logs(self.member_logs, self._log_path)
+        return statuses
+
+    def kill(self):
+        """SIGKILL to every front end, then to HAProxy."""
+        self._stop_all(signal.SIGKILL)
+
+    def terminate(self, timeout=15.0):
+        """SIGTERM to every front end and wait; → 0 when each exited with 0, else the first
+        other status."""
+        statuses = self._stop_all(signal.SIGTERM, timeout)
+        if None in statuses:
+            raise AssertionError(f"a front end did not exit within {timeout}s of SIGTERM")
+        return next((s for s in statuses if s != 0), 0)
+
+    def stop(self):
+        if self._any_running():
+            try:
+                self.terminate(timeout=5)
+            except AssertionError:
+                pass
+
+    def log_tail(self, n=4000):
+        if not self.members:
+            return "<no log>"
+        each = max(n // len(self.members), 500)
+        return "\n".join(f"--- front end {i + 1} ({m.log_path}):\n{m.log_tail(each)}"
+                         for i, m in enumerate(self.members))
+
+    def request_counts(self):
+        """Requests each front end logged (--log-requests access lines), in order."""
+        counts = []
+        for m in self.members:
+            with open(m.log_path, "rb") as f:
+                counts.append(sum(1 for line in f if b" latency=" in line))
+        return counts
 
 
 CAPACITY_FLAGS = {"capacity": "enforce", "clock": "manual"}

@@ -57,8 +57,14 @@ FRAMING = [
 ]
 
 
-@pytest.mark.parametrize("extra,body,status", [f[1:] for f in FRAMING],
-                         ids=[f[0] for f in FRAMING])
+# A body over the limit is refused by Kumo's own listener (413); behind HAProxy
+# (KUMO_FRONT_ENDS) the client gets no answer at all.
+OVER_LIMIT = pytest.mark.single_process("Kumo's listener's 413 for a body over its limit; "
+                                        "behind HAProxy the client gets no answer")
+
+
+@pytest.mark.parametrize("extra,body,status", [
+    pytest.param(*f[1:], id=f[0], marks=[OVER_LIMIT] if f[3] == 413 else []) for f in FRAMING])
 def test_malformed_framing_gets_one_answer_and_close(target, extra, body, status):
     """Framing the server cannot trust: one answer (413 for a declared size over 16 MiB;
     otherwise 400 — DynamoDB's text for these is not known) and the connection closes; the

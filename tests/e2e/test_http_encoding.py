@@ -328,6 +328,8 @@ def _with_head_size(port, size):
     return head + data
 
 
+@pytest.mark.single_process("Kumo's listener's limit on a head: HAProxy in front refuses it "
+                            "first, with its own page")
 def test_head_over_16_kib_is_400(server):
     status, body = _raw(server.port, _with_head_size(server.port, HEAD_LIMIT + 1))
     assert status == 400
@@ -338,6 +340,8 @@ def test_head_over_16_kib_is_400(server):
     assert "TableNames" in json.loads(body)
 
 
+@pytest.mark.single_process("Kumo's listener's limit on a head: HAProxy in front refuses it "
+                            "first, with its own page")
 @pytest.mark.parametrize("method", ["POST", "GET"])
 def test_path_over_16_kib_is_400_before_the_signature(auth_server, method):
     path = "/" + "p" * HEAD_LIMIT

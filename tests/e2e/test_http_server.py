@@ -66,6 +66,8 @@ EXPOSED = ("x-amzn-RequestId,x-amzn-ErrorType,x-amz-request-id,x-amz-id-2,"
            "x-amzn-ErrorMessage,Date")
 
 
+@pytest.mark.single_process("a request with both Transfer-Encoding and Content-Length is "
+                            "refused by HAProxy in front, with its own page")
 def test_every_response_names_the_server(server, api):
     answers = [
         http_request(server.port, "GET", "/"),
@@ -291,6 +293,8 @@ def finish_put(sock, body):
     return resp.status, data
 
 
+@pytest.mark.single_process("the body budget is one process's; requests spread over the "
+                            "front ends")
 def test_body_budget_refuses_new_bodies_and_keeps_accepted_ones(start_server):
     srv = start_server(extra_args=["--body-budget-mb", "1"])
     api = srv.api()
@@ -329,6 +333,8 @@ def test_body_budget_refuses_new_bodies_and_keeps_accepted_ones(start_server):
 # --------------------------------------------------------------------------- out of descriptors
 
 
+@pytest.mark.single_process("limits one process's descriptors, whose connections come from "
+                            "HAProxy")
 def test_accept_out_of_descriptors_backs_off_and_logs_a_count(start_server):
     srv = start_server(extra_args=["--threads", "1"])
     pid = srv.proc.pid

@@ -22,7 +22,7 @@ import time
 import botocore.exceptions
 import pytest
 
-from kumo_testlib import KumoServer, on_rados
+from kumo_testlib import KumoProcess, on_rados
 from rados_helpers import check_layout, deployment_prefix, rados
 
 pytestmark = pytest.mark.skipif(not on_rados(), reason="several front ends share a RADOS pool")
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.skipif(not on_rados(), reason="several front ends share
 def front_ends(kumo_bin, tmp_path):
     # The same data directory gives each server the same RADOS namespaces.
     shared = tmp_path / "shared"
-    servers = [KumoServer(kumo_bin, str(tmp_path), data_dir=shared) for _ in range(3)]
+    servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=shared) for _ in range(3)]
     try:
         for server in servers:
             server.start()
@@ -183,8 +183,8 @@ def test_partitions_split_while_three_front_ends_write(kumo_bin, tmp_path):
     another range, reload the map and go where the key lives now. Nothing acknowledged is
     lost, every front end reads every item, and the GSI equals the table."""
     shared = tmp_path / "shared"
-    servers = [KumoServer(kumo_bin, str(tmp_path), data_dir=shared,
-                          extra_args=["--rados-partition-keys", str(PARTITION_KEYS)])
+    servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=shared,
+                           extra_args=["--rados-partition-keys", str(PARTITION_KEYS)])
                for _ in range(3)]
     try:
         for server in servers:
@@ -290,7 +290,7 @@ def test_what_a_killed_front_end_left_is_finished_by_the_others(kumo_bin, tmp_pa
     its lease (3 s) lapses, another front end takes its lease object, finishes its work and
     removes the object."""
     shared = tmp_path / "shared"
-    servers = [KumoServer(kumo_bin, str(tmp_path), data_dir=shared) for _ in range(3)]
+    servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=shared) for _ in range(3)]
     try:
         start_with_fault(servers[0], fault)
         for server in servers[1:]:
@@ -332,7 +332,7 @@ def test_a_front_end_paused_past_its_lease_writes_nothing_under_it(kumo_bin, tmp
     old GSI op (which would bring the old entry back): it finds its lease lapsed, fails
     that request, and goes on under a new lease, serving as before."""
     shared = tmp_path / "shared"
-    servers = [KumoServer(kumo_bin, str(tmp_path), data_dir=shared) for _ in range(2)]
+    servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=shared) for _ in range(2)]
     try:
         start_with_fault(servers[0], "outbox-pause")
         servers[1].start()
