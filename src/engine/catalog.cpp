@@ -396,8 +396,9 @@ void Catalog::load(const std::function<void(TableDefinition&)>* prepare) {
     const std::string name(it->key().substr(kTablePrefix.size()));
     auto known = tables_.find(name);
     if (known != tables_.end() && known->second.stored == it->value()) {
-      // Unchanged: the definition in use stays (with what this process added to it).
-      tables.emplace(name, std::move(known->second));
+      // Unchanged: the definition in use stays (with what this process added to it). A
+      // copy: a failure before the end leaves the catalog as it was.
+      tables.emplace(name, known->second);
       continue;
     }
     Item record;
@@ -465,8 +466,17 @@ auto Catalog::change(const Attempt& attempt) -> decltype(attempt()) {
     } catch (const storage::WriteConflict&) {
       // Another front end changed the catalog since it was loaded here.
       if (i + 1 >= kChangeAttempts) throw;
-      WriterLock lock(mutex_);
-      load(&prepare_loaded_);
+      std::function<void()> reload;
+      {
+        ReaderLock lock(mutex_);
+        reload = reload_;
+      }
+      if (reload) {
+        reload();
+      } else {
+        WriterLock lock(mutex_);
+        load(&prepare_loaded_);
+      }
     }
   }
 }
@@ -479,6 +489,11 @@ void Catalog::set_verify(Verify verify) {
 void Catalog::set_prepare_loaded(std::function<void(TableDefinition&)> prepare) {
   WriterLock lock(mutex_);
   prepare_loaded_ = std::move(prepare);
+}
+
+void Catalog::set_reload(std::function<void()> reload) {
+  WriterLock lock(mutex_);
+  reload_ = std::move(reload);
 }
 
 void Catalog::verify(const TableDefinition* before, const TableDefinition& after) const {

@@ -41,6 +41,10 @@ class Catalog {
   // Completes each definition loaded from now on (reload, or a retried change), as the
   // engine completes those loaded at start (amend_loaded).
   void set_prepare_loaded(std::function<void(TableDefinition&)> prepare);
+  // How a change that met another front end's reloads the catalog (the engine's reload,
+  // which keeps meters and background work in step); by default, load with
+  // set_prepare_loaded's function.
+  void set_reload(std::function<void()> reload);
 
   // A table that changed in a reload: before null when added, after null when removed.
   struct Change {
@@ -112,6 +116,7 @@ class Catalog {
   mutable SharedMutex mutex_;
   Verify verify_ KUMO_GUARDED_BY(mutex_);
   std::function<void(TableDefinition&)> prepare_loaded_ KUMO_GUARDED_BY(mutex_);
+  std::function<void()> reload_ KUMO_GUARDED_BY(mutex_);
   std::map<std::string, Loaded, std::less<>> tables_ KUMO_GUARDED_BY(mutex_);
   std::uint32_t next_id_ KUMO_GUARDED_BY(mutex_) = 1;
   std::uint64_t version_ KUMO_GUARDED_BY(mutex_) = 0;

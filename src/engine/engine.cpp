@@ -42,6 +42,7 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
   };
   catalog_.amend_loaded(prepare);
   catalog_.set_prepare_loaded(prepare);
+  catalog_.set_reload([this] { reload_catalog(); });
   bool more = false, ttl = false;
   for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
     TablePtr table = catalog_.find(name);
@@ -332,6 +333,10 @@ WriteResult Engine::write_item(const TableDefinition& table, const std::string& 
         commit(batch, changes);
       }
       break;
+    } catch (const storage::TableGone&) {
+      // Another front end dropped the table, and this one missed the announcement.
+      reload_catalog();
+      throw ApiError::resource_not_found();
     } catch (const storage::WriteConflict&) {
       // Another front end on the same storage wrote the item between the read and the
       // write: read it again and decide again.

@@ -17,6 +17,10 @@ void throw_write_conflict(const char* message) {
   throw WriteConflict(message);
 }
 
+void throw_table_gone(const char* message) {
+  throw TableGone(message);
+}
+
 void* load_module_symbol(const char* file, const char* symbol, const char* what) {
   std::error_code error;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", error);

@@ -15,5 +15,7 @@ void* load_module_symbol(const char* file, const char* symbol, const char* what)
 [[noreturn]] void throw_storage_error(const char* message);
 // Throws WriteConflict(message), likewise.
 [[noreturn]] void throw_write_conflict(const char* message);
+// Throws TableGone(message), likewise.
+[[noreturn]] void throw_table_gone(const char* message);
 
 }  // namespace kumo::storage

@@ -22,7 +22,8 @@ std::unique_ptr<Storage> open_rados(const std::string& pool, const std::string& 
       load_module_symbol("kumo-rados.so", "kumo_open_rados", "RADOS"));
   const KumoRadosSettings settings{partition_keys, lease_seconds};
   return std::unique_ptr<Storage>(open(pool.c_str(), ceph_conf.c_str(), prefix.c_str(), &settings,
-                                       throw_storage_error, throw_write_conflict, log_info));
+                                       throw_storage_error, throw_write_conflict, throw_table_gone,
+                                       log_info));
 }
 
 }  // namespace kumo::storage

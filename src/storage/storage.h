@@ -29,6 +29,13 @@ class WriteConflict : public StorageError {
   using StorageError::StorageError;
 };
 
+// Thrown by Storage::write when the batch writes to a table that another process sharing
+// the storage dropped: nothing was written, and the caller's catalog is stale.
+class TableGone : public StorageError {
+ public:
+  using StorageError::StorageError;
+};
+
 // A group of writes applied atomically: all or none, and no reader sees part of it.
 //
 // A batch also says what must be atomic on a back end that cannot apply any set of keys

@@ -27,10 +27,11 @@ struct KumoRadosSettings {
 // docs/scale-out.md). Every object goes to a RADOS namespace that starts with `prefix`, so
 // deployments with different prefixes share a pool without seeing each other. The caller
 // owns the result.
-// `conflict` reports a write whose expectation failed (storage::WriteConflict).
+// `conflict` reports a write whose expectation failed (storage::WriteConflict); `gone`, a
+// write to a table that another front end dropped (storage::TableGone).
 kumo::storage::Storage* kumo_open_rados(const char* pool, const char* ceph_conf, const char* prefix,
                                         const KumoRadosSettings* settings,
                                         kumo_rados_fail_function fail,
                                         kumo_rados_fail_function conflict,
-                                        kumo_rados_log_function log);
+                                        kumo_rados_fail_function gone, kumo_rados_log_function log);
 }

@@ -20,8 +20,6 @@ namespace kumo::storage::rados {
 namespace {
 
 const std::string kLeaseLock = "live";
-// The tick thread ticks every 100 ms; a gap of a second means the process was stopped.
-constexpr std::int64_t kTickGapNs = 1'000'000'000;
 
 std::int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -30,6 +28,13 @@ std::int64_t steady_ns() {
 }
 
 }  // namespace
+
+std::int64_t RadosStorage::tick_gap() const {
+  // The tick thread ticks every 100 ms. A gap of a third of the lease (2 s at least, so
+  // that a busy machine's scheduling is not taken for a stop) means the process was stopped:
+  // a stop that takes a process past its lease lasts at least 5/12 of it.
+  return std::max<std::int64_t>(2'000'000'000LL, lease_seconds_ * 1'000'000'000LL / 3);
+}
 
 std::string RadosStorage::lease_object(std::uint64_t instance) {
   return kLeasePrefix + hex16(instance);
@@ -54,6 +59,7 @@ void RadosStorage::take_lease() {
     const int r = lock_lease(instance_, instance_, 0);
     if (r == 0) {
       lease_until_.store(sent + lease_seconds_ * 2'000'000'000LL / 3, std::memory_order_release);
+      renewed_.store(sent, std::memory_order_release);
       // Listed in the catalog, where the others find the leases to watch.
       std::string key = kFrontEndPrefix;
       put_u64(&key, instance_);
@@ -78,10 +84,13 @@ void RadosStorage::check_lease() {
   // this process runs: nobody can take the lease meanwhile, since that too goes through
   // the same placement group. A process that was itself stopped (its ticks stopped) since
   // the renewal was sent gets no such grace.
+  // Only up to a whole lease after the last renewal that succeeded was sent: the lock
+  // expires no earlier than that in the cluster.
   const std::int64_t sent = renew_sent_.load(std::memory_order_acquire);
   const std::int64_t lease = std::int64_t{lease_seconds_} * 1'000'000'000LL;
-  if (sent != 0 && sent < until && now - last_tick_.load(std::memory_order_acquire) < kTickGapNs &&
-      stall_seen_.load(std::memory_order_acquire) < sent && now < sent + 10 * lease) {
+  if (sent != 0 && sent < until && now - last_tick_.load(std::memory_order_acquire) < tick_gap() &&
+      stall_seen_.load(std::memory_order_acquire) < sent &&
+      now < renewed_.load(std::memory_order_acquire) + lease) {
     return;
   }
 
@@ -130,7 +139,7 @@ void RadosStorage::start_leases() {
         }
       }
       const std::int64_t now = steady_ns();
-      if (now - last_tick_.load(std::memory_order_acquire) >= kTickGapNs) {
+      if (now - last_tick_.load(std::memory_order_acquire) >= tick_gap()) {
         stall_seen_.store(now, std::memory_order_release);
       }
       last_tick_.store(now, std::memory_order_release);
@@ -172,15 +181,23 @@ void RadosStorage::lease_loop() {
       renew_sent_.store(sent, std::memory_order_release);
       const int r =
           lost ? -ETIMEDOUT : lock_lease(instance_, instance_, LIBRADOS_LOCK_FLAG_MUST_RENEW);
-      renew_sent_.store(0, std::memory_order_release);
       if (r == 0) {
+        // (Before the renewal stops counting as in flight: a write checking in between
+        // sees one or the other.)
         lease_until_.store(sent + lease_seconds_ * 2'000'000'000LL / 3, std::memory_order_release);
+        renewed_.store(sent, std::memory_order_release);
+        renew_sent_.store(0, std::memory_order_release);
       } else {
+        renew_sent_.store(0, std::memory_order_release);
         renew_instance();
       }
     } catch (...) {
-      // (Thrown by kumo's runtime: only `...` catches it here.) Tried again next round.
+      // (Thrown by kumo's runtime: only `...` catches it here.) Tried again after a second.
+      renew_sent_.store(0, std::memory_order_release);
       log("the lease round failed; it is tried again");
+      std::unique_lock lock(lease_mutex_);
+      lease_wake_.wait_for(lock, std::chrono::seconds(1), [&] { return lease_stopping_; });
+      next = std::chrono::steady_clock::now();
     }
   }
 }

@@ -53,6 +53,8 @@ void RadosStorage::recover(std::map<std::uint64_t, bool>* known) {
   // a map. Every partition is asked at once whether it holds either.
   std::vector<ObjectRef> objects;
   for (std::uint32_t table : mapped_tables()) {
+    // The stored map: other front ends may have split partitions this one never saw.
+    forget_partitions(table);
     for (const ObjectRef& object : partitions(table)) objects.push_back(object);
   }
   struct Probe {
@@ -133,11 +135,12 @@ void RadosStorage::move_space(std::uint32_t table, const std::string& oid, std::
       moved.insert(std::move(k));
       moves[op.object].push_back(std::move(op));
     }
+    std::vector<const Resolved*> all;
     for (const auto& [object, ops] : moves) {
-      std::vector<const Resolved*> all;
       for (const Resolved& op : ops) all.push_back(&op);
-      apply(object, all, {});
     }
+    // (apply_all sends a key where the map puts it when a split moved it meanwhile.)
+    apply_all(all);
     remove_keys(old, moved);
   }
   if (found) remove_object(old);

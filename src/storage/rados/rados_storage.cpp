@@ -19,6 +19,7 @@ namespace {
 
 kumo_rados_fail_function fail_with = nullptr;
 kumo_rados_fail_function conflict_with = nullptr;
+kumo_rados_fail_function gone_with = nullptr;
 kumo_rados_log_function log_with = nullptr;
 
 // Partitions a table starts with; their objects spread over the pool's placement groups.
@@ -40,6 +41,11 @@ void check(int r, const std::string& what) {
 [[noreturn]] void conflict(const std::string& message) {
   conflict_with(message.c_str());
   std::abort();  // conflict_with throws; never reached
+}
+
+[[noreturn]] void gone(const std::string& message) {
+  gone_with(message.c_str());
+  std::abort();  // gone_with throws; never reached
 }
 
 RadosStorage::RadosStorage(const std::string& pool, const std::string& conf,
@@ -161,10 +167,10 @@ void RadosStorage::write(const WriteBatch& batch) {
       // Nothing was written: another front end split the partition or dropped the table.
       refresh_map(changed.table);
       if (changed.missing) {
-        // The catalog this process holds is stale too (it missed the notify): reload it;
-        // the caller retries and finds the table gone.
-        queue_notify({0, 0, {}, true});
-        conflict("table " + std::to_string(changed.table) + " was dropped");
+        // The catalog this process holds is stale too (it missed the notify): the caller
+        // reloads it and finds the table gone. (Not written again: with its map removed, a
+        // write would make the dropped table's partitions again.)
+        gone("table " + std::to_string(changed.table) + " was dropped");
       }
       // A split takes milliseconds (about a second for 100,000 keys); one whose front
       // end died is finished by the next one to open the pool.
@@ -249,6 +255,7 @@ void RadosStorage::write_resolved(const WriteBatch& batch) {
   put_u64(&entry, instance_);
   put_u64(&entry, record.sequence);
   if (guards.size() > (guards.count(home) ? 1u : 0u)) verify(guards);
+  check_lease();
   apply(home, own, {{entry, encode_ops(maintenance)}}, guards[home]);
   record.handed_on = true;  // the entry is written: it ends once it is removed
   fault_point("outbox");
@@ -275,6 +282,8 @@ void RadosStorage::erase_range(const std::string& lower, const std::string& uppe
   std::string at = lower;
   while (!at.empty() && static_cast<unsigned char>(at[0]) == 0 && (upper.empty() || at < upper)) {
     const std::uint32_t table = static_cast<std::uint32_t>(get_be(at, 4));
+    // The stored map: other front ends may have split partitions this one never saw.
+    forget_partitions(table);
     const std::string next_table =
         table == UINT32_MAX ? std::string("\x01", 1) : table_prefix(table + 1);
     auto covers = [&](std::uint8_t from, const std::string& to) {
@@ -866,12 +875,12 @@ bool RadosStorage::add_ops(librados::ObjectWriteOperation* op,
 }
 
 void RadosStorage::apply_all(const std::vector<const Resolved*>& ops) {
-  // A front end paused past its lease has its work finished by another: applied late, an
-  // op could undo a newer write's.
-  check_lease();
   std::vector<const Resolved*> todo = ops;
   std::list<Resolved> relocated;  // ops sent again to where their keys live now
   for (int attempt = 0; !todo.empty(); ++attempt) {
+    // A front end paused past its lease has its work finished by another: applied late,
+    // an op could undo a newer write's.
+    check_lease();
     if (attempt > 600) fail("a partition stays frozen by a split");
     std::map<ObjectRef, std::vector<const Resolved*>> by_object;
     for (const Resolved* op : todo) {
@@ -923,10 +932,17 @@ void RadosStorage::apply_all(const std::vector<const Resolved*>& ops) {
     }
     int failed = 0;
     bool frozen = false;
+    // Every op has completed before any result is looked at (which may throw): none may
+    // write into `pending` after it is gone.
+    std::vector<int> results;
     for (Pending& p : pending) {
       p.done->wait_for_complete();
-      int r = p.done->get_return_value();
+      results.push_back(p.done->get_return_value());
       p.done->release();
+    }
+    for (std::size_t j = 0; j < pending.size(); ++j) {
+      Pending& p = pending[j];
+      int r = results[j];
       if (r == -ENOENT && p.removals_only) r = 0;  // the keys are gone already
       if (!p.range.empty() && (r == -ECANCELED || r == -ENOENT)) {
         try {
@@ -1107,9 +1123,11 @@ void RadosStorage::log(const std::string& message) {
 
 extern "C" kumo::storage::Storage* kumo_open_rados(
     const char* pool, const char* ceph_conf, const char* prefix, const KumoRadosSettings* settings,
-    kumo_rados_fail_function fail, kumo_rados_fail_function conflict, kumo_rados_log_function log) {
+    kumo_rados_fail_function fail, kumo_rados_fail_function conflict, kumo_rados_fail_function gone,
+    kumo_rados_log_function log) {
   kumo::storage::rados::fail_with = fail;
   kumo::storage::rados::conflict_with = conflict;
+  kumo::storage::rados::gone_with = gone;
   kumo::storage::rados::log_with = log;
   return new kumo::storage::rados::RadosStorage(pool, ceph_conf, prefix, *settings);
 }

@@ -78,6 +78,8 @@ namespace kumo::storage::rados {
 void check(int r, const std::string& what);
 // Reports a write whose guard failed (storage::WriteConflict), which throws.
 [[noreturn]] void conflict(const std::string& message);
+// Reports a write to a table another front end dropped (storage::TableGone), which throws.
+[[noreturn]] void gone(const std::string& message);
 
 // Keys a range read asks for at once: a walk's first read asks for few (a Query with a
 // small Limit, or one that stops at its first 1 MB of items of up to 400 KB, reads no more
@@ -253,6 +255,7 @@ class RadosStorage : public Storage {
     std::uint64_t id = 0, cookie = 0;
     std::string payload;  // the notifier's instance
     bool lost = false;
+    bool reload = false;  // no notify: the listener is to run once
   };
   void queue_notify(Notice notice);
   void set_catalog_listener(CatalogListener listener) override;
@@ -439,6 +442,8 @@ class RadosStorage : public Storage {
   // Fails (and has the lease thread go on under a new instance) when this front end's
   // lease may have lapsed: nothing is written under it any more.
   void check_lease();
+  // The gap between two ticks that means the process was stopped (ns).
+  std::int64_t tick_gap() const;
   void start_leases();
   void stop_leases();
   // Renews the lease every quarter of its length.
@@ -470,6 +475,8 @@ class RadosStorage : public Storage {
   // When the renewal in flight was sent (0: none); the tick thread's last tick, and when
   // it last saw a gap (the process was stopped).
   std::atomic<std::int64_t> renew_sent_{0}, last_tick_{0}, stall_seen_{0};
+  // When the last renewal that succeeded was sent.
+  std::atomic<std::int64_t> renewed_{0};
   std::thread lease_thread_, takeover_thread_, tick_thread_;
   std::mutex lease_mutex_;
   std::condition_variable lease_wake_;

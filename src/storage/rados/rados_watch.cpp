@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "storage/rados/rados_storage.h"
 
@@ -64,8 +65,6 @@ void RadosStorage::queue_notify(Notice notice) {
 }
 
 void RadosStorage::watch_loop() {
-  std::string self;
-  put_u64(&self, instance_);
   for (;;) {
     Notice notice;
     {
@@ -86,7 +85,9 @@ void RadosStorage::watch_loop() {
       }
       log("the catalog watch was lost and is set again; reloading the catalog");
     }
-    if (notice.lost || notice.payload != self) {
+    std::string self;  // (the instance changes when a lapsed lease is replaced)
+    put_u64(&self, instance_);
+    if (notice.lost || notice.reload || notice.payload != self) {
       std::unique_lock lock(listener_mutex_);
       if (catalog_listener_) {
         try {
@@ -97,7 +98,7 @@ void RadosStorage::watch_loop() {
         }
       }
     }
-    if (!notice.lost) {
+    if (!notice.lost && !notice.reload) {
       librados::bufferlist none;
       catalog_io_.notify_ack(kCatalogObject, notice.id, notice.cookie, none);
     }
@@ -105,8 +106,14 @@ void RadosStorage::watch_loop() {
 }
 
 void RadosStorage::set_catalog_listener(CatalogListener listener) {
-  std::unique_lock lock(listener_mutex_);
-  catalog_listener_ = std::move(listener);
+  const bool set = static_cast<bool>(listener);
+  {
+    std::unique_lock lock(listener_mutex_);
+    catalog_listener_ = std::move(listener);
+  }
+  // Notifies acknowledged before it was set (while the engine loaded its catalog) may have
+  // announced changes it did not load: it reloads once.
+  if (set) queue_notify({0, 0, {}, false, true});
 }
 
 void RadosStorage::notify_catalog() {
@@ -115,10 +122,12 @@ void RadosStorage::notify_catalog() {
   put_u64(&self, instance_);
   bl.append(self);
   const int r = catalog_io_.notify2(kCatalogObject, bl, kNotifyTimeoutMs, nullptr);
+  // The change is stored already: a front end that did not hear of it finds out by its
+  // writes' guards, or reloads when it watches again.
   if (r == -ETIMEDOUT) {
     log("a front end did not acknowledge a catalog change within 3 s");
-  } else {
-    check(r, "cannot announce a catalog change");
+  } else if (r < 0) {
+    log("a catalog change could not be announced: " + std::string(std::strerror(-r)));
   }
 }
 
