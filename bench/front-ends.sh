@@ -22,7 +22,7 @@ for file in "$kumo" "$bench"; do
   [[ -x "$file" ]] || { echo "front-ends: no $file" >&2; exit 1; }
 done
 
-cluster=""
+source "$root/bench/ceph-lib.sh"
 servers=()
 data=$(mktemp -d /tmp/kumo-front-ends.XXXXXX)
 stop_servers() {
@@ -32,14 +32,11 @@ stop_servers() {
 }
 cleanup() {
   stop_servers
-  if [[ -n "$cluster" ]]; then "$root/scripts/ceph-cluster.sh" down "$cluster" || true; fi
+  stop_ceph_cluster
   rm -rf "$data"
 }
 trap cleanup EXIT
-if [[ -z "${CEPH_CONF:-}" ]]; then
-  cluster=$("$root/scripts/ceph-cluster.sh" up)
-  CEPH_CONF=$cluster/ceph.conf
-fi
+use_ceph_cluster
 
 base=$((20000 + RANDOM % 20000))
 field() {  # field NAME FILE: a number of kumo-bench's JSON line

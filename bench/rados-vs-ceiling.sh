@@ -23,19 +23,16 @@ for file in "$kumo" "$bench" "$ceiling"; do
   [[ -x "$file" ]] || { echo "rados-vs-ceiling: no $file" >&2; exit 1; }
 done
 
-cluster=""
+source "$root/bench/ceph-lib.sh"
 server=""
 data=$(mktemp -d /tmp/kumo-rados-bench.XXXXXX)
 cleanup() {
   if [[ -n "$server" ]]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
-  if [[ -n "$cluster" ]]; then "$root/scripts/ceph-cluster.sh" down "$cluster" || true; fi
+  stop_ceph_cluster
   rm -rf "$data"
 }
 trap cleanup EXIT
-if [[ -z "${CEPH_CONF:-}" ]]; then
-  cluster=$("$root/scripts/ceph-cluster.sh" up)
-  CEPH_CONF=$cluster/ceph.conf
-fi
+use_ceph_cluster
 
 port=$((20000 + RANDOM % 20000))
 # ops/s of kumo-bench against a fresh server started with ARGS...
