@@ -7,8 +7,9 @@
 #   scripts/test-rados.sh [--all] [--front-ends N] [BUILD_DIR]
 #
 # By default a bounded part of the suite (the files below: items, conditions, queries,
-# scans, indexes, transactions, streams, restarts, 10 kill -9 loops, an OSD killed, partition
-# splits and a split stopped at each of its steps); --all
+# scans, indexes, transactions, streams, restarts, 6 kill -9 loops (20 with --all), an OSD
+# killed, partition splits and a split stopped at each of its steps, several front ends on
+# one pool, the local cluster script); --all
 # runs every file (about 5 minutes on two cores). With CEPH_CONF set, uses that running cluster's pool $KUMO_RADOS_POOL (default
 # kumo) instead of starting one (and runs the OSD fault tests only with KUMO_CEPH_DIR set
 # to the directory of a cluster made by scripts/ceph-cluster.sh).
@@ -73,7 +74,7 @@ cd "$root"
 if [ -z "$front_ends" ]; then
   KUMO_CEPH_CONF=$CEPH_CONF KUMO_RADOS_POOL=${KUMO_RADOS_POOL:-kumo} "$build/kumo_storage_tests" --gtest_filter='*RadosLayout*'
 fi
-if [ "$all" = 0 ]; then export KUMO_CRASH_LOOPS=${KUMO_CRASH_LOOPS:-10}; fi
+if [ "$all" = 0 ]; then export KUMO_CRASH_LOOPS=${KUMO_CRASH_LOOPS:-6}; fi
 limit=1800
 # Each server is N processes and HAProxy: starts take N times as long.
 if [ -n "$front_ends" ]; then limit=5400; fi
