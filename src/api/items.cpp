@@ -48,8 +48,8 @@ ItemWrite decode_single_write(const JsonObject& request, WriteKind kind) {
 // Applies the write to its item under the item's lock (condition first) and answers it.
 std::string apply_single_write(const Context& ctx, const JsonObject& request, ItemWrite& w,
                                capacity::Operation op) {
-  // Before the write: the item collections are counted from the request's item. Item collections exist only
-  // on tables with local secondary indexes.
+  // Before the write: the item collections are counted from the request's item. Item collections
+  // exist only on tables with local secondary indexes.
   const std::string storage_key = ctx.engine.item_key(*w.table, w.item);
   std::vector<ItemCollection> collections;
   add_item_collection(collections, w.table_name, *w.table, w.item);
