@@ -190,14 +190,7 @@ def test_partitions_split_while_three_front_ends_write(kumo_bin, tmp_path):
         for server in servers:
             server.start()
         clients = [s.client() for s in servers]
-        clients[0].create_table(
-            TableName="split-table", BillingMode="PAY_PER_REQUEST",
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
-                                  {"AttributeName": "g", "AttributeType": "S"}],
-            GlobalSecondaryIndexes=[{
-                "IndexName": "by-g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
-                "Projection": {"ProjectionType": "ALL"}}])
+        create_with_gsi(clients[0], "split-table")
         per_writer, writers = 70, 6
         model, errors = {}, []
         lock = threading.Lock()
