@@ -7,7 +7,8 @@
 # WarmThroughput of a million units per second and the per-table quota raised, so that
 # enforce throttles nothing and only the checks are measured.
 # Usage: bench/capacity-check.sh [--short] [BUILD_DIR]   (default: build)
-#   --short: two rounds of 1 s per workload and bounds of 1.20 and 1.30, for the tests: two
+#   --short: two rounds of 1 s per workload and bounds of 1.20 and 1.30, for the tests (a
+#   workload that fails is measured again with three more rounds, see below): two
 #   servers of the same mode differ by up to 8% here, so the short run catches a regression
 #   of the request path, not a few percent.
 set -euo pipefail
@@ -16,8 +17,9 @@ rounds=6
 duration=3s
 report_bound=1.05
 enforce_bound=1.10
+short=0
 if [[ ${1:-} == --short ]]; then
-  rounds=2 duration=1s report_bound=1.20 enforce_bound=1.30
+  short=1 rounds=2 duration=1s report_bound=1.20 enforce_bound=1.30
   shift
 fi
 build=${1:-$root/build}
@@ -41,29 +43,55 @@ median() {
 # Every round starts a fresh server per mode: two servers of the same mode differ by a few
 # percent (memory layout), as much as the costs measured, and fresh ones average it out.
 declare -A costs
-for round in $(seq "$rounds"); do
-  # Each round starts with the next mode, so that no mode always runs first.
-  for i in "${!modes[@]}"; do
-    mode=${modes[$(((i + round) % ${#modes[@]}))]}
-    start_server --in-memory --capacity "$mode" --table-quota 2000000:2000000 \
-      --account-quota 4000000:4000000
-    bench --workload getitem --items 10000 --warm-throughput 1000000 --duration 0
-    for workload in getitem putitem; do
-      bench --workload "$workload" --items 10000 --no-preload --warmup 0.5s --duration "$duration"
-      costs[$workload-$mode]="${costs[$workload-$mode]:-} $(cost)"
+# measure ROUNDS WORKLOADS...: ROUNDS rounds of every mode, adding each run's cost to
+# costs[WORKLOAD-MODE].
+measure() {
+  local rounds=$1 round i mode workload
+  shift
+  for round in $(seq "$rounds"); do
+    # Each round starts with the next mode, so that no mode always runs first.
+    for i in "${!modes[@]}"; do
+      mode=${modes[$(((i + round) % ${#modes[@]}))]}
+      start_server --in-memory --capacity "$mode" --table-quota 2000000:2000000 \
+        --account-quota 4000000:4000000
+      bench --workload getitem --items 10000 --warm-throughput 1000000 --duration 0
+      for workload in "$@"; do
+        bench --workload "$workload" --items 10000 --no-preload --warmup 0.5s --duration "$duration"
+        costs[$workload-$mode]="${costs[$workload-$mode]:-} $(cost)"
+      done
+      stop_server
     done
-    stop_server
   done
-done
-
-for workload in getitem putitem; do
-  # shellcheck disable=SC2086
-  off=$(median ${costs[$workload-off]})
-  for mode in report enforce; do
-    bound=$report_bound
-    [[ $mode == report ]] || bound=$enforce_bound
+}
+# verdicts WORKLOADS...: judges each mode of each workload against off, on the medians.
+verdicts() {
+  local workload mode off
+  for workload in "$@"; do
     # shellcheck disable=SC2086
-    judge "$workload, capacity $mode" "off" "$off" "$mode" "$(median ${costs[$workload-$mode]})"
+    off=$(median ${costs[$workload-off]})
+    for mode in report enforce; do
+      bound=$report_bound
+      [[ $mode == report ]] || bound=$enforce_bound
+      # shellcheck disable=SC2086
+      judge "$workload, capacity $mode" "off" "$off" "$mode" "$(median ${costs[$workload-$mode]})"
+    done
   done
-done
+}
+
+measure "$rounds" getitem putitem
+verdicts getitem putitem
+# A short run has two rounds only, and one slow server among them (a busy neighbour on a
+# shared machine) can move a median by half. A workload that fails is measured again
+# with three more rounds, and judged on all five: a real regression of the request path
+# fails again, a noisy round is outvoted.
+if [[ $short == 1 && ${#failed[@]} -gt 0 ]]; then
+  again=()
+  for workload in getitem putitem; do
+    [[ " ${failed[*]} " != *" $workload, "* ]] || again+=("$workload")
+  done
+  echo "$check_name: measuring ${again[*]} again with 3 more rounds"
+  failed=()
+  measure 3 "${again[@]}"
+  verdicts "${again[@]}"
+fi
 finish 4
