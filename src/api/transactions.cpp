@@ -220,6 +220,8 @@ std::string_view error_code(const ApiError& e) {
       return "AccessDenied";
     case ApiError::Code::kInternal:
       return "InternalServerError";
+    case ApiError::Code::kTransactionConflict:
+      return "TransactionConflict";
     case ApiError::Code::kProvisionedThroughputExceeded:
       return "ProvisionedThroughputExceeded";
     case ApiError::Code::kThrottling:

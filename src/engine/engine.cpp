@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "codec/item_codec.h"
@@ -289,6 +290,14 @@ bool condition_failed(const std::exception_ptr& failure) {
 
 }  // namespace
 
+namespace {
+// Attempts of a write that meets another front end's transaction before it is refused.
+constexpr int kTransactionConflictAttempts = 4;
+// Attempts of a transaction whose items other front ends keep changing, or of a
+// TransactGetItems whose items they keep changing between its reads and its check.
+constexpr int kTransactionAttempts = 16;
+}  // namespace
+
 void Engine::conflict_backoff(int attempt) {
   // Several front ends writing one hot item meet each other's writes; each retry reads the
   // item anew. A bounded number of attempts, each after a random wait of up to 1, 2, 4 ...
@@ -337,6 +346,14 @@ WriteResult Engine::write_item(const TableDefinition& table, const std::string& 
       // Another front end dropped the table, and this one missed the announcement.
       reload_catalog();
       throw ApiError::resource_not_found();
+    } catch (const storage::TransactionConflict&) {
+      // A transaction of another front end holds the item. DynamoDB refuses such a write
+      // (TransactionConflictException); a transaction holds its items for milliseconds, so
+      // the write is tried a few times first.
+      if (attempt + 1 >= kTransactionConflictAttempts) throw ApiError::transaction_conflict();
+      changes.clear();
+      result = WriteResult{};
+      conflict_backoff(attempt);
     } catch (const storage::WriteConflict&) {
       // Another front end on the same storage wrote the item between the read and the
       // write: read it again and decide again.
@@ -371,52 +388,99 @@ bool Engine::transact_write(const std::vector<TransactWrite>& writes,
   std::vector<std::string> keys;
   for (const auto& w : writes) keys.push_back(w.storage_key);
   auto guards = locks_.lock_all(keys);
-  for (std::size_t i = 0; i < writes.size(); ++i) {
-    const TransactWrite& w = writes[i];
-    WriteResult& result = (*results)[i];
-    if ((*failures)[i]) continue;
-    try {
-      read_old(*w.table, keys[i], result);
-      if (w.check) w.check(result.old_item);
-      if (w.check_only) {
-        result.new_item = result.old_item;
-        result.new_size = result.old_size;
-      } else {
-        result.new_item = w.mutation(result.old_item);
-        if (result.new_item) result.new_size = item_size(*result.new_item);
-      }
-    } catch (...) {
-      (*failures)[i] = std::current_exception();
-      ok = false;
-      // A cancelled transaction is charged only its failed conditions.
-      if (condition_failed((*failures)[i])) {
-        charge_failed_condition(*w.table, keys[i], result.old_size, metering);
+  for (int attempt = 0;; ++attempt) {
+    std::vector<std::optional<std::string>> stored(writes.size());
+    for (std::size_t i = 0; i < writes.size(); ++i) {
+      const TransactWrite& w = writes[i];
+      WriteResult& result = (*results)[i];
+      if ((*failures)[i]) continue;
+      try {
+        stored[i] = read_old(*w.table, keys[i], result);
+        if (w.check) w.check(result.old_item);
+        if (w.check_only) {
+          result.new_item = result.old_item;
+          result.new_size = result.old_size;
+        } else {
+          result.new_item = w.mutation(result.old_item);
+          if (result.new_item) result.new_size = item_size(*result.new_item);
+        }
+      } catch (...) {
+        (*failures)[i] = std::current_exception();
+        ok = false;
+        // A cancelled transaction is charged only its failed conditions.
+        if (condition_failed((*failures)[i])) {
+          charge_failed_condition(*w.table, keys[i], result.old_size, metering);
+        }
       }
     }
-  }
-  if (!ok) return false;
-  storage::WriteBatch batch;
-  std::vector<Change> changes;
-  std::vector<const TableDefinition*> written(writes.size());
-  for (std::size_t i = 0; i < writes.size(); ++i) {
-    WriteResult& result = (*results)[i];
-    written[i] = writes[i].table;
-    if (writes[i].check_only || (!result.old_item && !result.new_item)) continue;
-    changes.push_back(add_write(*writes[i].table, keys[i], result, &batch));
-    if (changes.back().table) written[i] = changes.back().table.get();
-    try {
-      admit_indexes(*written[i], result, metering);
-    } catch (...) {
-      (*failures)[i] = std::current_exception();
-      ok = false;
+    if (!ok) return false;
+    storage::WriteBatch batch;
+    std::vector<Change> changes;
+    std::vector<const TableDefinition*> written(writes.size());
+    for (std::size_t i = 0; i < writes.size(); ++i) {
+      WriteResult& result = (*results)[i];
+      written[i] = writes[i].table;
+      // Every item the transaction read, written or only checked, must be as read when
+      // it commits: other front ends sharing the storage may write it meanwhile.
+      batch.expect(keys[i], stored[i]);
+      if (writes[i].check_only || (!result.old_item && !result.new_item)) continue;
+      changes.push_back(add_write(*writes[i].table, keys[i], result, &batch));
+      if (changes.back().table) written[i] = changes.back().table.get();
+      try {
+        admit_indexes(*written[i], result, metering);
+      } catch (...) {
+        (*failures)[i] = std::current_exception();
+        ok = false;
+      }
     }
+    if (!ok) return false;
+    try {
+      if (!batch.empty()) {
+        commit(batch, changes);
+      } else if (writes.size() > 1) {
+        // Only checks: the items must have been as read all at once.
+        std::vector<storage::Storage::Read> reads;
+        for (std::size_t i = 0; i < writes.size(); ++i) reads.emplace_back(keys[i], stored[i]);
+        if (!storage_->confirm_reads(reads)) throw storage::WriteConflict("an item changed");
+      }
+    } catch (const storage::TableGone&) {
+      reload_catalog();
+      throw ApiError::resource_not_found();
+    } catch (const storage::TransactionConflict& conflict) {
+      // Another front end's transaction holds some of the items: DynamoDB cancels the
+      // transaction, with the reason TransactionConflict on each of them. A transaction
+      // holds its items for milliseconds, so it is tried a few times first, after random
+      // waits (two that meet each other both let go, and would meet again at once).
+      if (attempt + 1 < kTransactionConflictAttempts) {
+        *results = std::vector<WriteResult>(writes.size());
+        conflict_backoff(attempt);
+        continue;
+      }
+      const std::set<std::string> held(conflict.keys.begin(), conflict.keys.end());
+      for (std::size_t i = 0; i < writes.size(); ++i) {
+        if (held.count(keys[i])) {
+          (*failures)[i] = std::make_exception_ptr(ApiError::transaction_conflict());
+        }
+      }
+      if (held.empty()) (*failures)[0] = std::make_exception_ptr(ApiError::transaction_conflict());
+      return false;
+    } catch (const storage::WriteConflict&) {
+      // Another front end wrote an item after it was read: read them all again.
+      if (attempt + 1 >= kTransactionAttempts) {
+        for (std::size_t i = 0; i < writes.size(); ++i) {
+          (*failures)[i] = std::make_exception_ptr(ApiError::transaction_conflict());
+        }
+        return false;
+      }
+      *results = std::vector<WriteResult>(writes.size());
+      conflict_backoff(attempt);
+      continue;
+    }
+    for (std::size_t i = 0; i < writes.size(); ++i) {
+      charge_write(*written[i], keys[i], (*results)[i], metering);
+    }
+    return true;
   }
-  if (!ok) return false;
-  if (!batch.empty()) commit(batch, changes);
-  for (std::size_t i = 0; i < writes.size(); ++i) {
-    charge_write(*written[i], keys[i], (*results)[i], metering);
-  }
-  return true;
 }
 
 std::vector<std::optional<Item>> Engine::transact_get(
@@ -439,11 +503,42 @@ std::vector<std::optional<Item>> Engine::transact_get(
     }
   }
   if (refused) return {};
-  auto snapshot = storage_->snapshot();
+  // The items as they were at one moment: read from a snapshot, then confirmed unchanged
+  // (on a storage other processes share, whose writes no snapshot of this one holds off).
+  std::vector<storage::Storage::Read> reads;
+  for (int attempt = 0;; ++attempt) {
+    reads.clear();
+    auto snapshot = storage_->snapshot();
+    for (const std::string& key : keys) reads.emplace_back(key, storage_->get(key, snapshot.get()));
+    try {
+      if (gets.size() < 2 || storage_->confirm_reads(reads)) break;
+    } catch (const storage::TransactionConflict& conflict) {
+      // Another front end's transaction holds some of the items: DynamoDB cancels, with
+      // the reason TransactionConflict on each of them.
+      if (!failures) throw ApiError::transaction_conflict();
+      const std::set<std::string> held(conflict.keys.begin(), conflict.keys.end());
+      for (std::size_t i = 0; i < gets.size(); ++i) {
+        if (held.count(keys[i]) || held.empty()) {
+          (*failures)[i] = std::make_exception_ptr(ApiError::transaction_conflict());
+        }
+      }
+      return {};
+    }
+    if (attempt + 1 >= kTransactionAttempts) {
+      if (!failures) throw ApiError::transaction_conflict();
+      for (auto& failure : *failures) {
+        failure = std::make_exception_ptr(ApiError::transaction_conflict());
+      }
+      return {};
+    }
+    conflict_backoff(attempt);
+  }
   std::vector<std::optional<Item>> items;
   std::size_t total = 0;
   for (std::size_t i = 0; i < gets.size(); ++i) {
-    items.push_back(read_current(*gets[i].table, keys[i], snapshot.get()));
+    items.push_back(reads[i].second ? std::optional<Item>(
+                                          decode_stored(*gets[i].table, *reads[i].second, nullptr))
+                                    : std::nullopt);
     const std::size_t size = items.back() ? item_size(*items.back()) : 0;
     charge_item_read(meter(*gets[i].table, 0, metering), *gets[i].table, keys[i], size, true,
                      metering);

@@ -129,6 +129,12 @@ ApiError ApiError::transaction_in_progress() {
                   "Transaction from previous request is still in progress", true);
 }
 
+ApiError ApiError::transaction_conflict() {
+  return ApiError(Code::kTransactionConflict, 400,
+                  std::string(kDynamo) + "TransactionConflictException",
+                  "Transaction is ongoing for the item");
+}
+
 ApiError ApiError::expired_iterator() {
   return ApiError(Code::kExpiredIterator, 400, std::string(kDynamo) + "ExpiredIteratorException",
                   "The provided iterator exceeds the maximum age allowed.");

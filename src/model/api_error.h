@@ -57,6 +57,7 @@ class ApiError : public std::exception {
     kIdempotentParameterMismatch,
     kItemCollectionSizeLimitExceeded,
     kTransactionInProgress,
+    kTransactionConflict,
     kExpiredIterator,
     kTrimmedDataAccess,
     kTableNotFound,
@@ -99,6 +100,10 @@ class ApiError : public std::exception {
   static ApiError idempotent_parameter_mismatch();
   static ApiError item_collection_size_limit_exceeded();
   static ApiError transaction_in_progress();
+  // A write of an item that a transaction in progress holds (another front end's, on a
+  // storage several share): TransactionConflictException, and the cancellation reason
+  // TransactionConflict of a transaction that meets one.
+  static ApiError transaction_conflict();
   // A PartiQL INSERT of a key that already exists.
   static ApiError duplicate_item();
   // DynamoDB Streams (same namespace): an iterator older than its 15 minutes, and a

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "storage/storage.h"
 
@@ -15,6 +16,24 @@ void throw_storage_error(const char* message) {
 
 void throw_write_conflict(const char* message) {
   throw WriteConflict(message);
+}
+
+void throw_transaction_conflict(const char* keys) {
+  // The held keys, each in hexadecimal, separated by spaces.
+  std::vector<std::string> held;
+  std::string key;
+  auto digit = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  for (const char* at = keys; *at != '\0'; ++at) {
+    if (*at == ' ') {
+      held.push_back(std::move(key));
+      key.clear();
+    } else if (at[1] != '\0' && at[1] != ' ') {
+      key.push_back(static_cast<char>(digit(at[0]) * 16 + digit(at[1])));
+      ++at;
+    }
+  }
+  if (!key.empty()) held.push_back(std::move(key));
+  throw TransactionConflict("a transaction in progress holds the item", std::move(held));
 }
 
 void throw_table_gone(const char* message) {

@@ -15,6 +15,9 @@ void* load_module_symbol(const char* file, const char* symbol, const char* what)
 [[noreturn]] void throw_storage_error(const char* message);
 // Throws WriteConflict(message), likewise.
 [[noreturn]] void throw_write_conflict(const char* message);
+// Throws TransactionConflict naming the held keys: `keys` holds each in hexadecimal,
+// separated by spaces.
+[[noreturn]] void throw_transaction_conflict(const char* keys);
 // Throws TableGone(message), likewise.
 [[noreturn]] void throw_table_gone(const char* message);
 

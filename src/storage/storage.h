@@ -29,6 +29,17 @@ class WriteConflict : public StorageError {
   using StorageError::StorageError;
 };
 
+// Thrown by Storage::write (and Storage::confirm_reads) when an item the batch reads or
+// writes is held by a transaction of another process sharing the storage, still in
+// progress: nothing of the batch was applied. `keys` are the items held. (A kind of
+// WriteConflict: a caller that only retries may retry it too.)
+class TransactionConflict : public WriteConflict {
+ public:
+  TransactionConflict(const std::string& message, std::vector<std::string> held)
+      : WriteConflict(message), keys(std::move(held)) {}
+  std::vector<std::string> keys;
+};
+
 // Thrown by Storage::write when the batch writes to a table that another process sharing
 // the storage dropped: nothing was written, and the caller's catalog is stale.
 class TableGone : public StorageError {
@@ -87,19 +98,19 @@ class WriteBatch {
   void maintain_add_counter(std::string key, std::int64_t delta) {
     ops_.push_back({OpType::kAddCounter, true, group_, std::move(key), {}, delta});
   }
-  // The current partition group applies only while `key` still holds `value` (nullopt:
-  // absent), as the caller read it: the guard of a read-modify-write against writers in
-  // other processes. A back end shared by several processes (RADOS) checks it atomically
-  // with the group's ops and throws WriteConflict when it fails. The local back ends are
-  // owned by one process, whose callers order their read-modify-writes of a key (the
+  // The batch applies only while `key` still holds `value` (nullopt: absent), as the
+  // caller read it: the guard of a read-modify-write against writers in other processes.
+  // A back end shared by several processes (RADOS) checks it atomically with the ops of
+  // the key's partition (or, for a batch across partitions, before its commit point,
+  // holding the key until it is applied) and throws WriteConflict when it fails. The local back
+  // ends are owned by one process, whose callers order their read-modify-writes of a key (the
   // engine's ItemLocks), so an expectation always holds there and they ignore it.
   struct Expectation {
-    std::uint32_t group = kNoGroup;
     std::string key;
     std::optional<std::string> value;
   };
   void expect(std::string key, std::optional<std::string> value) {
-    expectations_.push_back({group_, std::move(key), std::move(value)});
+    expectations_.push_back({std::move(key), std::move(value)});
   }
   const std::vector<Expectation>& expectations() const { return expectations_; }
   const std::vector<Op>& ops() const { return ops_; }
@@ -182,6 +193,16 @@ class Storage {
   // Applies the batch atomically and durably (per Options::sync) before returning.
   virtual void write(const WriteBatch& batch) = 0;
   virtual std::unique_ptr<Snapshot> snapshot() = 0;
+  // Whether every key of `reads` still holds the value read (nullopt: absent), so that
+  // reads made one by one are a consistent snapshot even against other processes' writes;
+  // throws TransactionConflict when a transaction of another process holds one of them.
+  // The local back ends belong to one process, whose snapshots already are consistent:
+  // true.
+  using Read = std::pair<std::string, std::optional<std::string>>;
+  virtual bool confirm_reads(const std::vector<Read>& reads) {
+    (void)reads;
+    return true;
+  }
   // Iterator over [lower, upper) at `snapshot` (latest when null). An empty `upper` means
   // no upper bound.
   virtual std::unique_ptr<Iterator> iterator(std::string lower, std::string upper,

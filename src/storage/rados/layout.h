@@ -17,6 +17,12 @@ inline const std::string kCatalogObject = "kumo.catalog";
 inline const std::string kTxnPrefix = "kumo.txn.";  // <hex instance>.<hex sequence>
 // A front end's lease object (rados_leases.cpp): kumo.fe.<hex instance>.
 inline const std::string kLeasePrefix = "kumo.fe.";
+// A transaction record (kumo.txn.*) holds its resolved ops as its data, and two omap keys:
+// its state (P pending, C committed, A aborted) and the locks it takes (encoded as the ops
+// that remove them). A record without a state was written before transactions took locks:
+// committed.
+inline const std::string kTxnStateKey = "state";
+inline const std::string kTxnLocksKey = "locks";
 // Reserved omap keys start with 0xFF, which no key of Kumo's space starts with (table keys
 // start with the table id's high byte, 0 for every id below 2^24; the others with "meta/").
 inline const std::string kReserved = "\xff";
@@ -52,6 +58,12 @@ inline const std::string kRangeKey =
 inline const std::string kSplitKey =
     "\xff"
     "s";
+// A transaction in progress holds each item it reads or writes with this key, in the
+// item's partition: [item key] -> the transaction record's name. A write of the item
+// compares it absent; a split waits until its partition holds none.
+inline const std::string kLockPrefix =
+    "\xff"
+    "l";
 
 inline void put_u16(std::string* out, std::uint16_t v) {
   out->push_back(static_cast<char>(v >> 8));

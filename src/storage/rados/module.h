@@ -28,10 +28,13 @@ struct KumoRadosSettings {
 // deployments with different prefixes share a pool without seeing each other. The caller
 // owns the result.
 // `conflict` reports a write whose expectation failed (storage::WriteConflict); `gone`, a
-// write to a table that another front end dropped (storage::TableGone).
+// write to a table that another front end dropped (storage::TableGone); `held`, a write or
+// a read that met items a transaction in progress holds (storage::TransactionConflict; the
+// message is each item's key in hexadecimal, separated by spaces).
 kumo::storage::Storage* kumo_open_rados(const char* pool, const char* ceph_conf, const char* prefix,
                                         const KumoRadosSettings* settings,
                                         kumo_rados_fail_function fail,
                                         kumo_rados_fail_function conflict,
-                                        kumo_rados_fail_function gone, kumo_rados_log_function log);
+                                        kumo_rados_fail_function gone,
+                                        kumo_rados_fail_function held, kumo_rados_log_function log);
 }

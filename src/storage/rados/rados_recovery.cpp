@@ -35,19 +35,7 @@ void RadosStorage::recover(std::map<std::uint64_t, bool>* known) {
         !finish(std::stoull(owner, nullptr, 16))) {
       continue;
     }
-    librados::bufferlist bl;
-    const int r = catalog_io_.read(record, bl, 0, 0);
-    if (r == -ENOENT) continue;
-    check(r, "cannot read transaction record " + record);
-    std::vector<Resolved> ops;
-    // A record that failed its write (a torn write is impossible: write_full is atomic)
-    // would not decode; it was never acknowledged, so dropping it loses nothing.
-    if (decode_ops(bl.to_str(), &ops)) {
-      std::vector<const Resolved*> all;
-      for (const Resolved& op : ops) all.push_back(&op);
-      apply_all(all);
-    }
-    remove_object({prefix_, record});
+    finish_transaction(record);
   }
   // Outbox entries and split keys are kept by partitions, and every table with data has
   // a map. Every partition is asked at once whether it holds either.

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 namespace kumo::storage::rados {
 
@@ -184,6 +185,27 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
     return true;
   } else {
     check(r, "split");
+  }
+  // A partition where a transaction holds items is not split: its locks, and the ops
+  // that release them, belong to this object. A transaction holds them for milliseconds:
+  // thawed, waited for, frozen again; one left by a stopped front end lasts until another
+  // takes its work over, and the split is tried again after more writes.
+  for (int wait = 0; !read_prefix(object, kLockPrefix).empty(); ++wait) {
+    set_range(object, range);
+    remove_keys(object, {kSplitKey});
+    if (wait >= 20) {
+      std::unique_lock lock(mutex_);
+      growth_[object] =
+          static_cast<std::int64_t>(std::max<std::uint64_t>(1, partition_keys_ / 4)) - 64;
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (const int r = freeze(0, true); r == -ECANCELED || r == -ENOENT) {
+      refresh_map(table);
+      return true;
+    } else {
+      check(r, "split");
+    }
   }
   std::vector<std::pair<std::string, std::string>> keys;
   std::vector<std::uint64_t> tokens;

@@ -20,6 +20,7 @@ namespace {
 kumo_rados_fail_function fail_with = nullptr;
 kumo_rados_fail_function conflict_with = nullptr;
 kumo_rados_fail_function gone_with = nullptr;
+kumo_rados_fail_function held_with = nullptr;
 kumo_rados_log_function log_with = nullptr;
 
 // Partitions a table starts with; their objects spread over the pool's placement groups.
@@ -41,6 +42,20 @@ void check(int r, const std::string& what) {
 [[noreturn]] void conflict(const std::string& message) {
   conflict_with(message.c_str());
   std::abort();  // conflict_with throws; never reached
+}
+
+[[noreturn]] void held(const std::vector<std::string>& keys) {
+  static const char* digits = "0123456789abcdef";
+  std::string message;
+  for (const std::string& key : keys) {
+    if (!message.empty()) message.push_back(' ');
+    for (const char c : key) {
+      message.push_back(digits[static_cast<unsigned char>(c) >> 4]);
+      message.push_back(digits[static_cast<unsigned char>(c) & 15]);
+    }
+  }
+  held_with(message.c_str());
+  std::abort();  // held_with throws; never reached
 }
 
 [[noreturn]] void gone(const std::string& message) {
@@ -214,8 +229,21 @@ void RadosStorage::write_resolved(const WriteBatch& batch) {
   }
   std::set<ObjectRef> objects;
   for (const Resolved& op : ops) objects.insert(op.object);
-  std::map<ObjectRef, Guards> guards = expectations(batch, homes);
-  if (objects.size() == 1) {
+  std::map<ObjectRef, Guards> guards = expectations(batch);
+  // Whether the batch expects keys of an object other than `object`.
+  auto guarded_elsewhere = [&](const ObjectRef& object) {
+    return std::any_of(guards.begin(), guards.end(),
+                       [&](const auto& g) { return !(g.first == object); });
+  };
+  std::set<ObjectRef> primary;
+  for (const Resolved& op : ops) {
+    if (!op.maintenance) primary.insert(op.object);
+  }
+  // The partition's object keeps the outbox entry, even when only maintenance changes.
+  const ObjectRef home = !primary.empty() ? *primary.begin()
+                         : !homes.empty() ? homes.front()
+                                          : ops.front().object;
+  if (objects.size() == 1 && !guarded_elsewhere(*objects.begin())) {
     std::vector<const Resolved*> all;
     for (const Resolved& op : ops) all.push_back(&op);
     // A batch of several items (a transaction) in one object is one atomic op, but a
@@ -223,27 +251,14 @@ void RadosStorage::write_resolved(const WriteBatch& batch) {
     std::unique_lock<std::shared_mutex> exclusive(applying_, std::defer_lock);
     if (homes.size() > 1) exclusive.lock();
     const ObjectRef& only = *objects.begin();
-    if (guards.size() > (guards.count(only) ? 1u : 0u)) verify(guards);
     apply(only, all, {}, guards[only]);
     return;
   }
-  std::set<ObjectRef> primary;
-  for (const Resolved& op : ops) {
-    if (!op.maintenance) primary.insert(op.object);
-  }
-  if (primary.size() > 1) {
-    // The expectations of a batch across partitions are read before its record is
-    // written: not atomically with its ops (the prepare/commit protocol of several front
-    // ends is not built yet).
-    verify(guards);
-    record.handed_on = true;
-    write_transaction(ops, record.sequence);
+  if (primary.size() > 1 || guarded_elsewhere(home)) {
+    // Items of several partitions (a transaction): no one op holds them all.
+    write_transaction(ops, guards, record.sequence, &record.handed_on);
     return;
   }
-  // The partition's object keeps the outbox entry, even when only maintenance changes.
-  const ObjectRef home = !primary.empty() ? *primary.begin()
-                         : !homes.empty() ? homes.front()
-                                          : ops.front().object;
   std::vector<const Resolved*> own, maintenance;
   for (const Resolved& op : ops) {
     (op.maintenance || !(op.object == home) ? maintenance : own).push_back(&op);
@@ -254,7 +269,6 @@ void RadosStorage::write_resolved(const WriteBatch& batch) {
   std::string entry = kOutboxPrefix;
   put_u64(&entry, instance_);
   put_u64(&entry, record.sequence);
-  if (guards.size() > (guards.count(home) ? 1u : 0u)) verify(guards);
   check_lease();
   apply(home, own, {{entry, encode_ops(maintenance)}}, guards[home]);
   record.handed_on = true;  // the entry is written: it ends once it is removed
@@ -721,27 +735,34 @@ void RadosStorage::apply(const ObjectRef& object, const std::vector<const Resolv
       throw LayoutChanged{table_of(object)};
     }
   }
-  if (r == -ECANCELED && !guards.empty()) conflict("the item changed since it was read");
+  if (r == -ECANCELED && !guards.empty()) {
+    // Another front end wrote an expected key, or a transaction of one holds it.
+    verify({{object, guards}});
+    conflict("the item changed since it was read");
+  }
   // Keys removed from an object that does not exist are gone already.
   if (!(r == -ENOENT && removals_only)) check(r, "write");
   if (deltas > 0) note_deltas(object, deltas);
   if (sets > 0) note_growth(object, sets);
 }
 
-std::map<ObjectRef, Guards> RadosStorage::expectations(const WriteBatch& batch,
-                                                       const std::vector<ObjectRef>& homes) {
+std::map<ObjectRef, Guards> RadosStorage::expectations(const WriteBatch& batch) {
   std::map<ObjectRef, Guards> out;
   for (const WriteBatch::Expectation& e : batch.expectations()) {
-    const ObjectRef object =
-        e.group != WriteBatch::kNoGroup ? homes[e.group] : locate(e.key).object;
+    // (Located by its own key: an expectation need not be of its partition group's item.)
+    const ObjectRef object = locate(e.key).object;
     auto& guard = out[object][e.key];
     guard.second = LIBRADOS_CMPXATTR_OP_EQ;
     if (e.value) guard.first.append(*e.value);
+    // No transaction of another front end holds the key: its lock is absent.
+    out[object][kLockPrefix + e.key].second = LIBRADOS_CMPXATTR_OP_EQ;
   }
   return out;
 }
 
 void RadosStorage::verify(const std::map<ObjectRef, Guards>& guards) {
+  std::vector<std::string> locked;
+  bool changed = false;
   for (const auto& [object, keys] : guards) {
     std::set<std::string> wanted;
     for (const auto& [k, g] : keys) wanted.insert(k);
@@ -749,11 +770,19 @@ void RadosStorage::verify(const std::map<ObjectRef, Guards>& guards) {
     for (const auto& [k, g] : keys) {
       auto it = found.find(k);
       const std::string expected = g.first.to_str();
-      if (expected.empty() ? it != found.end() : it == found.end() || it->second != expected) {
-        conflict("the item changed since it was read");
+      if (expected.empty() ? it == found.end() : it != found.end() && it->second == expected) {
+        continue;
+      }
+      if (k.compare(0, kLockPrefix.size(), kLockPrefix) == 0) {
+        locked.push_back(k.substr(kLockPrefix.size()));
+      } else {
+        changed = true;
       }
     }
   }
+  // A transaction in progress is what the client is told of, as DynamoDB does.
+  if (!locked.empty()) held(locked);
+  if (changed) conflict("the item changed since it was read");
 }
 
 bool RadosStorage::add_ops(librados::ObjectWriteOperation* op,
@@ -936,28 +965,6 @@ void RadosStorage::remove_object(const ObjectRef& object) {
   if (r != -ENOENT) check(r, "cannot remove " + object.oid);
 }
 
-void RadosStorage::write_transaction(const std::vector<Resolved>& ops, std::uint64_t sequence) {
-  std::vector<const Resolved*> all;
-  for (const Resolved& op : ops) all.push_back(&op);
-  const std::string record = kTxnPrefix + hex16(instance_) + "." + hex16(sequence);
-  {
-    librados::ObjectWriteOperation op;
-    librados::bufferlist bl;
-    bl.append(encode_ops(all));
-    op.create(true);
-    op.write_full(bl);
-    check(catalog_io_.operate(record, &op), "cannot write a transaction record");
-  }
-  fault_point("transaction");
-  {
-    // No snapshot sees part of it.
-    std::unique_lock lock(applying_);
-    apply_all(all);
-  }
-  remove_object({prefix_, record});
-  end_record(sequence);
-}
-
 std::uint64_t RadosStorage::begin_record() {
   std::unique_lock lock(records_mutex_);
   const std::uint64_t sequence = next_delta_.fetch_add(1, std::memory_order_relaxed);
@@ -1040,10 +1047,11 @@ void RadosStorage::log(const std::string& message) {
 extern "C" kumo::storage::Storage* kumo_open_rados(
     const char* pool, const char* ceph_conf, const char* prefix, const KumoRadosSettings* settings,
     kumo_rados_fail_function fail, kumo_rados_fail_function conflict, kumo_rados_fail_function gone,
-    kumo_rados_log_function log) {
+    kumo_rados_fail_function held, kumo_rados_log_function log) {
   kumo::storage::rados::fail_with = fail;
   kumo::storage::rados::conflict_with = conflict;
   kumo::storage::rados::gone_with = gone;
+  kumo::storage::rados::held_with = held;
   kumo::storage::rados::log_with = log;
   return new kumo::storage::rados::RadosStorage(pool, ceph_conf, prefix, *settings);
 }

@@ -82,6 +82,9 @@ void check(int r, const std::string& what);
 [[noreturn]] void conflict(const std::string& message);
 // Reports a write to a table another front end dropped (storage::TableGone), which throws.
 [[noreturn]] void gone(const std::string& message);
+// Reports items held by another front end's transaction in progress
+// (storage::TransactionConflict naming their keys), which throws.
+[[noreturn]] void held(const std::vector<std::string>& keys);
 
 // Keys a range read asks for at once: a walk's first read asks for few (a Query with a
 // small Limit, or one that stops at its first 1 MB of items of up to 400 KB, reads no more
@@ -182,6 +185,8 @@ class RadosStorage : public Storage {
   void write(const WriteBatch& batch) override;
   void write_resolved(const WriteBatch& batch);
   std::unique_ptr<Snapshot> snapshot() override;
+  // Reads each key again with its lock (rados_transactions.cpp).
+  bool confirm_reads(const std::vector<Read>& reads) override;
   std::unique_ptr<Iterator> iterator(std::string lower, std::string upper,
                                      const Snapshot*) override;
   void erase_range(const std::string& lower, const std::string& upper) override;
@@ -319,12 +324,12 @@ class RadosStorage : public Storage {
   // and sets the range of those that have none (written before ranges were kept).
   void ensure_ranges(std::uint32_t table, const std::vector<std::uint64_t>& starts);
 
-  // The batch's expectations (WriteBatch::expect) as guards, by the object of their
-  // partition group.
-  std::map<ObjectRef, Guards> expectations(const WriteBatch& batch,
-                                           const std::vector<ObjectRef>& homes);
-  // Reads the guarded keys and throws WriteConflict when one differs: for a batch whose
-  // guards cannot go with its ops in one object's operation.
+  // The batch's expectations (WriteBatch::expect) as guards, by the object of their key,
+  // each with its lock's absence.
+  std::map<ObjectRef, Guards> expectations(const WriteBatch& batch);
+  // Reads the guarded keys and throws when one differs: TransactionConflict when a
+  // transaction holds an item (its lock is there), else WriteConflict. Why a guarded op
+  // failed.
   void verify(const std::map<ObjectRef, Guards>& guards);
 
   // Adds the ops to `op`: runs of sets and of removals, in order (after creating the
@@ -349,9 +354,23 @@ class RadosStorage : public Storage {
   void remove_keys(const ObjectRef& object, const std::set<std::string>& keys);
   void remove_object(const ObjectRef& object);
 
-  // A batch across partitions: the record (numbered `sequence`, from begin_record) first
-  // (the commit point), then its ops; ends the record.
-  void write_transaction(const std::vector<Resolved>& ops, std::uint64_t sequence);
+  // A batch across partitions (rados_transactions.cpp): its record (numbered `sequence`,
+  // from begin_record), the locks of the items that `guards` expect, the commit point,
+  // then its ops, and the locks' removal. Sets *held_on once the record is committed
+  // (from then on, a failure leaves it for recovery); ends the record when it is done.
+  void write_transaction(const std::vector<Resolved>& ops,
+                         const std::map<ObjectRef, Guards>& guards, std::uint64_t sequence,
+                         bool* held_on);
+  // Locks every expected key of `guards` for `record`, each in its object, with the
+  // guards compared in the same op. When one object's op fails, ends the record as
+  // aborted and throws why (LayoutChanged, TransactionConflict or WriteConflict).
+  void prepare(const std::string& record, const std::map<ObjectRef, Guards>& guards,
+               const std::vector<Resolved>& locks);
+  // Removes each of `locks` (removals of lock keys) that still names `record`.
+  void release_locks(const std::string& record, const std::vector<Resolved>& locks);
+  // Ends a transaction record whose owner is gone: a pending one is aborted (its locks
+  // released), a committed one applied; then the record goes.
+  void finish_transaction(const std::string& record);
 
   // Records (outbox entries, transaction records) in flight: their delta keys may be set
   // again by a replay, so no fold may take them. A record's number is below its deltas'
