@@ -1,0 +1,270 @@
+"""Transactions across several Kumo front ends on one RADOS pool (docs/scale-out.md,
+"Transactions across front ends").
+
+- Money transfers (TransactWriteItems of two Updates) through three front ends at once,
+  with TransactGetItems readers through all three: the sum of the balances never changes,
+  no reader ever sees a torn transfer, and no transfer is lost (each account counts the
+  transfers it took part in).
+- A transaction stopped between its prepare and its commit holds its items: a write of
+  one through another front end gets TransactionConflictException, a transaction that
+  writes or reads one is cancelled with the reason TransactionConflict on that item, and a
+  GetItem reads the item as it was. Once the stopped front end's lease lapses another one
+  aborts the transaction: its items are free and it never happened, and the stopped front
+  end's request fails when it resumes.
+- A front end killed between its prepare and its commit leaves a pending transaction,
+  which another front end aborts.
+"""
+
+import random
+import signal
+import threading
+import time
+
+import botocore.exceptions
+import pytest
+
+from kumo_testlib import KumoProcess, on_rados
+from test_rados_front_ends import create, run_all, start_with_fault, wait_for
+
+pytestmark = pytest.mark.skipif(not on_rados(), reason="several front ends share a RADOS pool")
+
+ACCOUNTS = 8
+OPENING = 250
+
+
+def account(n):
+    return {"pk": {"S": f"account-{n}"}}
+
+
+def cancellation_codes(error):
+    return [r["Code"] for r in error.response.get("CancellationReasons", [])]
+
+
+def test_money_transfers_through_three_front_ends_conserve_the_sum(kumo_bin, tmp_path):
+    shared = tmp_path / "shared"
+    servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=shared) for _ in range(3)]
+    try:
+        for server in servers:
+            server.start()
+        clients = [s.client() for s in servers]
+        create(clients[0], "bank")
+        for n in range(ACCOUNTS):
+            clients[n % 3].put_item(TableName="bank", Item={
+                **account(n), "balance": {"N": str(OPENING)}, "transfers": {"N": "0"}})
+        total = ACCOUNTS * OPENING
+        done, refused, conflicts, reads, torn, unexpected = [], [], [], [], [], []
+        stop = threading.Event()
+
+        def transfer(w):
+            client = clients[w % 3]
+            for i in range(40):
+                source, target = (w + i) % ACCOUNTS, (w * 3 + i * 5 + 1) % ACCOUNTS
+                if source == target:
+                    target = (target + 1) % ACCOUNTS
+                amount = 1 + (w + i) % 30
+                request = {"TransactItems": [
+                    {"Update": {"TableName": "bank", "Key": account(source),
+                                "UpdateExpression": "SET balance = balance - :a "
+                                                    "ADD transfers :one",
+                                "ConditionExpression": "balance >= :a",
+                                "ExpressionAttributeValues": {
+                                    ":a": {"N": str(amount)}, ":one": {"N": "1"}}}},
+                    {"Update": {"TableName": "bank", "Key": account(target),
+                                "UpdateExpression": "SET balance = balance + :a "
+                                                    "ADD transfers :one",
+                                "ExpressionAttributeValues": {
+                                    ":a": {"N": str(amount)}, ":one": {"N": "1"}}}}]}
+                for attempt in range(1000):
+                    try:
+                        client.transact_write_items(**request)
+                        done.append((source, target, amount))
+                        break
+                    except botocore.exceptions.ClientError as e:
+                        codes = cancellation_codes(e)
+                        if "TransactionConflict" in codes:
+                            # Another transaction held an account: again, after a random
+                            # wait, as DynamoDB's guidance for this error says.
+                            conflicts.append(codes)
+                            time.sleep(random.uniform(0, 0.005 * min(2 ** attempt, 64)))
+                            continue
+                        if codes == ["ConditionalCheckFailed", "None"]:
+                            refused.append((source, amount))
+                            break
+                        unexpected.append(e.response["Error"])
+                        return
+
+        def read(r):
+            client = clients[r % 3]
+            while not stop.is_set():
+                try:
+                    got = client.transact_get_items(TransactItems=[
+                        {"Get": {"TableName": "bank", "Key": account(n)}}
+                        for n in range(ACCOUNTS)])
+                except botocore.exceptions.ClientError as e:
+                    if "TransactionConflict" in cancellation_codes(e):
+                        conflicts.append(cancellation_codes(e))
+                        time.sleep(random.uniform(0, 0.02))
+                        continue
+                    unexpected.append(e.response["Error"])
+                    return
+                items = [x["Item"] for x in got["Responses"]]
+                balances = sum(int(x["balance"]["N"]) for x in items)
+                counted = sum(int(x["transfers"]["N"]) for x in items)
+                reads.append(counted)
+                # Every transfer touches two accounts: a torn one leaves an odd count, or
+                # a sum that is not the total.
+                if balances != total or counted % 2:
+                    torn.append((balances, counted))
+
+        readers = [threading.Thread(target=read, args=(r,)) for r in range(3)]
+        for t in readers:
+            t.start()
+        try:
+            run_all([lambda w=w: transfer(w) for w in range(6)])
+        finally:
+            stop.set()
+            for t in readers:
+                t.join()
+        print(f"{len(done)} transfers, {len(refused)} refused for a low balance, "
+              f"{len(conflicts)} TransactionConflict cancellations, {len(reads)} snapshots read")
+        assert unexpected == []
+        assert torn == []
+        assert len(done) + len(refused) == 6 * 40
+        assert len(reads) > 0
+        # Snapshots taken while transfers ran saw them progress, never go back in total.
+        assert max(reads) <= 2 * len(done)
+        balances = {n: OPENING for n in range(ACCOUNTS)}
+        for source, target, amount in done:
+            balances[source] -= amount
+            balances[target] += amount
+        # The order of the transfers is unknown, so only what every order gives: the sum,
+        # and each account's count of transfers.
+        counts = {n: 0 for n in range(ACCOUNTS)}
+        for source, target, _ in done:
+            counts[source] += 1
+            counts[target] += 1
+        for client in clients:
+            items = {x["pk"]["S"]: x for x in client.scan(TableName="bank",
+                                                         ConsistentRead=True)["Items"]}
+            assert sum(int(x["balance"]["N"]) for x in items.values()) == total
+            assert all(int(x["balance"]["N"]) >= 0 for x in items.values())
+            assert {k: int(x["transfers"]["N"]) for k, x in items.items()} == {
+                f"account-{n}": counts[n] for n in range(ACCOUNTS)}
+        # With every transfer's net change known, the balances are exact too: a transfer
+        # refused for a low balance changed nothing.
+        assert {k: int(x["balance"]["N"]) for k, x in items.items()} == {
+            f"account-{n}": balances[n] for n in range(ACCOUNTS)}
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def put_request(keys):
+    return [{"Put": {"TableName": "held", "Item": {"pk": {"S": k}, "v": {"S": "txn"}}}}
+            for k in keys]
+
+
+def test_a_transaction_in_progress_holds_its_items_until_it_is_aborted(kumo_bin, tmp_path):
+    shared = tmp_path / "shared"
+    servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=shared) for _ in range(2)]
+    try:
+        # The first front end stops itself once its transaction holds its items.
+        start_with_fault(servers[0], "prepared-pause")
+        servers[1].start()
+        other = servers[1].client()
+        create(other, "held")
+        keys = [f"k{i}" for i in range(6)]
+        other.put_item(TableName="held", Item={"pk": {"S": "k0"}, "v": {"S": "before"}})
+        outcome = []
+
+        def paused_transaction():
+            try:
+                servers[0].client().transact_write_items(TransactItems=put_request(keys))
+                outcome.append("ok")
+            except Exception as e:  # noqa: BLE001 - what the client saw
+                outcome.append(type(e).__name__)
+
+        writer = threading.Thread(target=paused_transaction)
+        writer.start()
+        wait_for(lambda: open(f"/proc/{servers[0].proc.pid}/stat").read().split()[2] == "T", 10,
+                 "the front end stopped")
+        # A write of a held item: TransactionConflictException, as DynamoDB answers.
+        with pytest.raises(botocore.exceptions.ClientError) as raised:
+            other.put_item(TableName="held", Item={"pk": {"S": "k1"}, "v": {"S": "single"}})
+        error = raised.value.response
+        assert error["Error"]["Code"] == "TransactionConflictException"
+        assert error["Error"]["Message"] == "Transaction is ongoing for the item"
+        assert error["ResponseMetadata"]["HTTPStatusCode"] == 400
+        # A transaction that writes one: cancelled, the reason on that item only.
+        with pytest.raises(botocore.exceptions.ClientError) as raised:
+            other.transact_write_items(TransactItems=[
+                {"Put": {"TableName": "held", "Item": {"pk": {"S": "free"}}}},
+                {"Delete": {"TableName": "held", "Key": {"pk": {"S": "k2"}}}}])
+        assert raised.value.response["Error"]["Code"] == "TransactionCanceledException"
+        assert raised.value.response["CancellationReasons"] == [
+            {"Code": "None"},
+            {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"}]
+        assert "Item" not in other.get_item(TableName="held", Key={"pk": {"S": "free"}},
+                                            ConsistentRead=True)
+        # A transaction that reads them: cancelled likewise.
+        with pytest.raises(botocore.exceptions.ClientError) as raised:
+            other.transact_get_items(TransactItems=[
+                {"Get": {"TableName": "held", "Key": {"pk": {"S": "free"}}}},
+                {"Get": {"TableName": "held", "Key": {"pk": {"S": "k0"}}}}])
+        assert raised.value.response["Error"]["Code"] == "TransactionCanceledException"
+        assert cancellation_codes(raised.value) == ["None", "TransactionConflict"]
+        # A read sees the item as it was: nothing is written before the commit point.
+        assert other.get_item(TableName="held", Key={"pk": {"S": "k0"}},
+                              ConsistentRead=True)["Item"]["v"] == {"S": "before"}
+        # Once the stopped front end's lease (3 s) lapses, the other aborts its
+        # transaction: the items are free, and the transaction never happened.
+        wait_for(lambda: try_put(other, "k1"), 20, "the held items released")
+        items = {x["pk"]["S"]: x["v"]["S"] for x in other.scan(TableName="held",
+                                                              ConsistentRead=True)["Items"]}
+        assert items == {"k0": "before", "k1": "single"}
+        servers[0].proc.send_signal(signal.SIGCONT)
+        writer.join(timeout=30)
+        # Its commit finds the record aborted: the request fails, and writes nothing.
+        assert outcome and outcome[0] != "ok", outcome
+        items = {x["pk"]["S"]: x["v"]["S"] for x in other.scan(TableName="held",
+                                                              ConsistentRead=True)["Items"]}
+        assert items == {"k0": "before", "k1": "single"}
+        # The same transaction, through either front end now, commits whole.
+        servers[0].client().transact_write_items(TransactItems=put_request(keys))
+        items = {x["pk"]["S"]: x["v"]["S"] for x in other.scan(TableName="held",
+                                                              ConsistentRead=True)["Items"]}
+        assert items == {k: "txn" for k in keys}
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def try_put(client, key):
+    try:
+        client.put_item(TableName="held", Item={"pk": {"S": key}, "v": {"S": "single"}})
+        return True
+    except botocore.exceptions.ClientError as e:
+        assert e.response["Error"]["Code"] == "TransactionConflictException"
+        return False
+
+
+def test_a_transaction_killed_before_its_commit_is_aborted_by_another_front_end(
+        kumo_bin, tmp_path):
+    shared = tmp_path / "shared"
+    servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=shared) for _ in range(2)]
+    try:
+        start_with_fault(servers[0], "prepared")
+        servers[1].start()
+        other = servers[1].client()
+        create(other, "held")
+        with pytest.raises(Exception):
+            servers[0].client().transact_write_items(TransactItems=put_request(["a", "b", "c"]))
+        servers[0].proc.wait(timeout=10)
+        # Held until the killed front end's lease lapses; then free, and never written.
+        wait_for(lambda: try_put(other, "b"), 20, "the held items released")
+        items = {x["pk"]["S"]: x["v"]["S"] for x in other.scan(TableName="held",
+                                                              ConsistentRead=True)["Items"]}
+        assert items == {"b": "single"}
+    finally:
+        for server in servers:
+            server.stop()
