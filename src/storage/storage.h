@@ -248,6 +248,10 @@ class Storage {
   using CatalogListener = std::function<void()>;
   virtual void set_catalog_listener(CatalogListener listener) { (void)listener; }
   virtual void notify_catalog() {}
+  // Whether other processes may share this storage (RADOS): what one process keeps only in
+  // its memory (ClientRequestTokens) is then kept in the storage too. Such a back end
+  // checks every expectation of a batch (WriteBatch::expect).
+  virtual bool shared() const { return false; }
 };
 
 // Opens (creating if needed) a RocksDB database at options.path.

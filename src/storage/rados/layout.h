@@ -14,6 +14,23 @@ namespace kumo::storage::rados {
 constexpr std::uint8_t kItemsSpace = 1, kIndexesSpace = 2, kStreamSpace = 3, kTtlSpace = 4;
 
 inline const std::string kCatalogObject = "kumo.catalog";
+// ClientRequestTokens (`meta/tokens/<token>`, engine/shared_transaction_tokens.h) are kept
+// apart from the catalog, which every transaction would otherwise write (SDKs send a token
+// with each one): in kTokenObjects objects kumo.tokens.<n> of the catalog's namespace, by a
+// hash of the key. The objects exist from the first open on (a guard on an object that does
+// not exist fails).
+inline const std::string kTokensSpace = "meta/tokens/";
+inline const std::string kTokensEnd = "meta/tokens0";  // ('0' follows '/')
+inline const std::string kTokensObjectPrefix = "kumo.tokens.";
+constexpr unsigned kTokenObjects = 16;
+// What RadosStorage::scattered_objects names the token objects by (no table's kind).
+constexpr char kTokensKind = 'k';
+// The object of a key of the tokens' space: FNV-1a of the key, the same in every process.
+inline std::string token_object(std::string_view key) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (char c : key) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return kTokensObjectPrefix + std::to_string(hash % kTokenObjects);
+}
 inline const std::string kTxnPrefix = "kumo.txn.";  // <hex instance>.<hex sequence>
 // A front end's lease object (rados_leases.cpp): kumo.fe.<hex instance>.
 inline const std::string kLeasePrefix = "kumo.fe.";

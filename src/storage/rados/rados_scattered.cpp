@@ -48,6 +48,7 @@ void RadosStorage::release_dropped(std::uint32_t table) {
 }
 
 std::vector<ObjectRef> RadosStorage::scattered_objects(std::uint32_t table, char kind) {
+  if (kind == kTokensKind) return token_objects();
   std::vector<ObjectRef> objects = partitions(table);
   for (ObjectRef& object : objects) object.oid[0] = kind;
   return objects;

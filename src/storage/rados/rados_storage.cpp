@@ -85,6 +85,7 @@ RadosStorage::RadosStorage(const std::string& pool, const std::string& conf,
   // The catalog object exists from the start: a guard (omap_cmp) on a key of an object
   // that does not exist fails with ENOENT, not with the comparison.
   check(catalog_io_.create(kCatalogObject, false), "cannot create " + kCatalogObject);
+  create_token_objects();
   std::random_device random;
   instance_ = (std::uint64_t{random()} << 32) ^ random();
   take_lease();
@@ -97,6 +98,37 @@ RadosStorage::RadosStorage(const std::string& pool, const std::string& conf,
     stop_leases();
     throw;
   }
+}
+
+void RadosStorage::create_token_objects() {
+  std::vector<librados::AioCompletion*> done;
+  for (const ObjectRef& object : token_objects()) {
+    librados::ObjectWriteOperation op;
+    op.create(false);
+    done.push_back(librados::Rados::aio_create_completion());
+    const int r = catalog_io_.aio_operate(object.oid, done.back(), &op);
+    if (r < 0) {
+      done.back()->release();
+      done.pop_back();
+      for (librados::AioCompletion* c : done) c->wait_for_complete(), c->release();
+      check(r, "cannot create " + object.oid);
+    }
+  }
+  int failed = 0;
+  for (librados::AioCompletion* c : done) {
+    c->wait_for_complete();
+    if (c->get_return_value() < 0 && failed == 0) failed = c->get_return_value();
+    c->release();
+  }
+  check(failed, "cannot create the token objects");
+}
+
+std::vector<ObjectRef> RadosStorage::token_objects() const {
+  std::vector<ObjectRef> out;
+  for (unsigned n = 0; n < kTokenObjects; ++n) {
+    out.push_back({prefix_, kTokensObjectPrefix + std::to_string(n)});
+  }
+  return out;
 }
 
 RadosStorage::~RadosStorage() {
@@ -346,8 +378,14 @@ bool RadosStorage::moved(const Place& place) {
 
 RadosStorage::Place RadosStorage::locate(std::string_view key) {
   if (!key.empty() && static_cast<unsigned char>(key[0]) != 0) {
-    // The catalog's own keys end where the reserved ones begin.
-    return {{prefix_, kCatalogObject}, kReserved, false, 0, std::nullopt};
+    if (key.compare(0, kTokensSpace.size(), kTokensSpace) == 0) {
+      // A token's own object; a walk of the space reads all of them, merged.
+      return {{prefix_, token_object(key)}, kTokensEnd, false, 0, std::nullopt, true};
+    }
+    // The catalog's own keys: up to the tokens' space, then from its end up to where the
+    // reserved ones begin.
+    const std::string& end = key < kTokensSpace ? kTokensSpace : kReserved;
+    return {{prefix_, kCatalogObject}, end, false, 0, std::nullopt};
   }
   const std::uint32_t table = static_cast<std::uint32_t>(get_be(key, 4));
   const std::string ns = table_namespace(table);

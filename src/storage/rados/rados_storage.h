@@ -4,7 +4,8 @@
 //
 // Layout. The catalog object `kumo.catalog` (default namespace) holds every key outside
 // the tables' spaces (`meta/...`: definitions, streams, sequence numbers) and each table's
-// partition map. Table T's keys live in namespace "t<T>":
+// partition map, but the ClientRequestTokens (`meta/tokens/...`), spread by a hash over
+// the objects `kumo.tokens.<n>` beside it. Table T's keys live in namespace "t<T>":
 //   p<16 hex digits>  one partition: the items ([T][1][token]...), index entries
 //                     ([T][2][index][token]...) and TTL schedule entries
 //                     ([T][4][enc(expiry)][item key]) whose token lies in its range, the
@@ -226,8 +227,12 @@ class RadosStorage : public Storage {
                                                               bool* more, bool keys_only = false);
 
   // The objects that keep table `table`'s keys of a scattered space: its partitions
-  // (`kind` 'p': the TTL schedule) or their stream objects ('s': the stream records).
+  // (`kind` 'p': the TTL schedule) or their stream objects ('s': the stream records); for
+  // kTokensKind, the ClientRequestTokens' objects (no table).
   std::vector<ObjectRef> scattered_objects(std::uint32_t table, char kind);
+  // The ClientRequestTokens' objects, kumo.tokens.<n>; created by the constructor.
+  std::vector<ObjectRef> token_objects() const;
+  void create_token_objects();
   // Removes the keys of [from, to) from each of those objects.
   void erase_scattered(std::uint32_t table, char kind, const std::string& from,
                        const std::string& to);
@@ -267,6 +272,7 @@ class RadosStorage : public Storage {
   void queue_notify(Notice notice);
   void set_catalog_listener(CatalogListener listener) override;
   void notify_catalog() override;
+  bool shared() const override { return true; }
 
  private:
   // Watches the catalog object, and starts the thread that handles its notifies: each is
