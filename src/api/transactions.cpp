@@ -314,15 +314,15 @@ std::string idempotent_transaction(const Context& ctx, const JsonObject& request
     case engine::TransactionTokens::State::kMismatch:
       throw ApiError::idempotent_parameter_mismatch();
   }
+  std::string replay, response;
   try {
-    std::string replay;
-    std::string response = apply(&replay);
-    tokens.complete(key, std::move(replay));
-    return response;
+    response = apply(&replay);
   } catch (...) {
     tokens.abandon(key);
     throw;
   }
+  tokens.complete(key, std::move(replay));
+  return response;
 }
 
 std::string transact_write_items(const Context& ctx, const JsonObject& request) {

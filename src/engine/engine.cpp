@@ -12,6 +12,7 @@
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
 #include "engine/index_keys.h"
+#include "engine/shared_transaction_tokens.h"
 #include "model/api_error.h"
 #include "model/capacity.h"
 
@@ -26,6 +27,11 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
       clock_(options.clock ? options.clock : own_clock_.get()),
       catalog_(*storage_),
       streams_(*storage_, *clock_) {
+  if (storage_->shared()) {
+    tokens_ = std::make_unique<SharedTransactionTokens>(*storage_, *clock_);
+  } else {
+    tokens_ = std::make_unique<LocalTransactionTokens>();
+  }
   storage_->set_split_listener([this](std::uint32_t table, std::uint64_t token) {
     MutexLock lock(shard_splits_mutex_);
     shard_splits_.emplace_back(table, token);
@@ -58,7 +64,8 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
     ChangeStreams::Guard guard(streams_);
     streams = !streams_.empty(guard);
   }
-  if (ttl || streams) start_maintenance();
+  // (Shared tokens are removed by the maintenance thread once they expired.)
+  if (ttl || streams || storage_->shared()) start_maintenance();
   // Other front ends sharing the storage announce their changes of the catalog.
   storage_->set_catalog_listener([this] { reload_catalog(); });
   if (!capacity()) return;

@@ -209,7 +209,8 @@ class Engine {
   // Read-only: tables change through create_table, update_table and delete_table, which
   // keep streams, the TTL schedule and background work in step with the catalog.
   const Catalog& catalog() const { return catalog_; }
-  TransactionTokens& transaction_tokens() { return tokens_; }
+  // In this process's memory, or in the storage when other processes share it.
+  TransactionTokens& transaction_tokens() { return *tokens_; }
   ChangeStreams& streams() { return streams_; }
   const ChangeStreams& streams() const { return streams_; }
   const EngineOptions& options() const { return options_; }
@@ -501,7 +502,7 @@ class Engine {
   std::unordered_map<std::uint32_t, TtlProgress> ttl_progress_ KUMO_GUARDED_BY(ttl_mutex_);
   Catalog catalog_;
   ItemLocks locks_;
-  TransactionTokens tokens_;
+  std::unique_ptr<TransactionTokens> tokens_;
   ChangeStreams streams_;
   // Partition splits the storage reported, whose shards are still to split.
   Mutex shard_splits_mutex_;

@@ -389,9 +389,13 @@ void Engine::maintain() {
   // starts. What is due is decided on the engine's clock: an item expires, and a record
   // is trimmed, when the engine's time passes theirs (a manual clock's, as a test moves it).
   double next_expire = now_seconds() + ttl_interval, next_trim = now_seconds() + trim_interval;
+  // Expired ClientRequestTokens are looked for this often (those kept in a shared storage).
+  constexpr double kSweepInterval = 10;
+  double next_sweep = now_seconds() + kSweepInterval;
   MutexLock lock(maintenance_mutex_);
   while (!stopping_) {
-    const double wait = std::max(0.0, std::min(next_expire, next_trim) - now_seconds());
+    const double wait =
+        std::max(0.0, std::min({next_expire, next_trim, next_sweep}) - now_seconds());
     // Woken early, by the engine stopping, the manual clock moving or spuriously: in the
     // last case the checks below find nothing due.
     if (!clock_moved_) maintenance_wake_.wait_for(lock, std::chrono::duration<double>(wait));
@@ -408,9 +412,13 @@ void Engine::maintain() {
         streams_.trim(clock_->now(), retention);
         next_trim = now + trim_interval;
       }
+      if (moved || now >= next_sweep) {
+        next_sweep = now + kSweepInterval;
+        tokens_->sweep();
+      }
     } catch (const std::exception& e) {
       // Storage failed; the next pass tries again.
-      spdlog::error("expiry or stream trimming pass failed: {}", e.what());
+      spdlog::error("expiry, stream trimming or token sweeping pass failed: {}", e.what());
     }
     lock.lock();
   }

@@ -2,7 +2,7 @@
 
 namespace kumo::engine {
 
-void TransactionTokens::expire(Clock::time_point now) {
+void LocalTransactionTokens::expire(Clock::time_point now) {
   while (!completions_.empty() && now - completions_.front().at > kLifetime) {
     const Completion& oldest = completions_.front();
     // The token may have expired and completed again since: only its latest completion
@@ -15,9 +15,9 @@ void TransactionTokens::expire(Clock::time_point now) {
   }
 }
 
-TransactionTokens::State TransactionTokens::begin(const std::string& token,
-                                                  const std::string& fingerprint,
-                                                  std::string* response) {
+TransactionTokens::State LocalTransactionTokens::begin(const std::string& token,
+                                                       const std::string& fingerprint,
+                                                       std::string* response) {
   MutexLock lock(mutex_);
   expire(now_());
   auto [it, inserted] = entries_.try_emplace(token, Entry{fingerprint, false, {}, {}});
@@ -28,7 +28,7 @@ TransactionTokens::State TransactionTokens::begin(const std::string& token,
   return State::kCompleted;
 }
 
-void TransactionTokens::complete(const std::string& token, std::string response) {
+void LocalTransactionTokens::complete(const std::string& token, std::string response) {
   MutexLock lock(mutex_);
   auto it = entries_.find(token);
   if (it == entries_.end()) return;
@@ -41,14 +41,14 @@ void TransactionTokens::complete(const std::string& token, std::string response)
   completions_.push_back({at, token});
 }
 
-void TransactionTokens::abandon(const std::string& token) {
+void LocalTransactionTokens::abandon(const std::string& token) {
   MutexLock lock(mutex_);
   auto it = entries_.find(token);
   // Only a running request is abandoned; a completed one's token stays until it expires.
   if (it != entries_.end() && !it->second.completed) entries_.erase(it);
 }
 
-std::size_t TransactionTokens::size() {
+std::size_t LocalTransactionTokens::size() {
   MutexLock lock(mutex_);
   return entries_.size();
 }

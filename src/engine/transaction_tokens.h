@@ -1,10 +1,14 @@
-// ClientRequestToken idempotency for TransactWriteItems: a repeat of a completed request
-// with the same token within 10 minutes answers the first result without writing again;
-// the same token with different parameters, or while the first call runs, is refused.
+// ClientRequestToken idempotency for TransactWriteItems and ExecuteTransaction (DynamoDB's
+// rule): a repeat of a completed request with the same token within 10 minutes after it
+// completed answers the first result without writing again; the same token with different
+// parameters is refused (IdempotentParameterMismatchException), and so is the same token
+// while the first call still runs (TransactionInProgressException). After 10 minutes the
+// token is forgotten; a failed call is not remembered.
 //
-// Tokens expire in the order they completed, from the front of a queue, so a request
-// never walks the tokens that are still live: its cost is the same with none or with the
-// tens of thousands that a steady rate of SDK calls (each carries a token) keeps alive.
+// Two implementations: LocalTransactionTokens, in the memory of the one process that owns
+// the storage (memory, RocksDB), and SharedTransactionTokens
+// (engine/shared_transaction_tokens.h), kept in a storage that several processes share
+// (RADOS), so that a repeat sent to any front end is recognised.
 #pragma once
 
 #include <chrono>
@@ -19,25 +23,45 @@ namespace kumo::engine {
 
 class TransactionTokens {
  public:
-  using Clock = std::chrono::steady_clock;
   // How long a completed request's token is remembered.
   static constexpr std::chrono::minutes kLifetime{10};
 
-  // `now` tells the time; tests hand in a clock they move themselves.
-  explicit TransactionTokens(std::function<Clock::time_point()> now = Clock::now)
-      : now_(std::move(now)) {}
-
   enum class State { kNew, kInProgress, kMismatch, kCompleted };
+
+  virtual ~TransactionTokens() = default;
 
   // Registers `token` for a request whose canonical parameters are `fingerprint`. kNew: the
   // caller runs the request and must call complete() or abandon(). kCompleted: *response
-  // holds the first call's response body.
-  State begin(const std::string& token, const std::string& fingerprint, std::string* response);
-  // The request under `token` succeeded with `response`.
-  void complete(const std::string& token, std::string response);
+  // holds the first call's response body. May throw storage::StorageError.
+  virtual State begin(const std::string& token, const std::string& fingerprint,
+                      std::string* response) = 0;
+  // The request under `token` succeeded with `response`. Does not throw for the storage's
+  // failures: the request has been applied, and is answered.
+  virtual void complete(const std::string& token, std::string response) = 0;
   // The request under `token` failed: the token is forgotten, as a failed call is not
-  // remembered.
-  void abandon(const std::string& token);
+  // remembered. Does not throw for the storage's failures.
+  virtual void abandon(const std::string& token) = 0;
+  // Removes what expired where that takes work of its own (the engine's maintenance thread
+  // calls it now and then); nothing by default.
+  virtual void sweep() {}
+};
+
+// Tokens in this process's memory. They expire in the order they completed, from the front
+// of a queue, so a request never walks the tokens that are still live: its cost is the same
+// with none or with the tens of thousands that a steady rate of SDK calls (each carries a
+// token) keeps alive.
+class LocalTransactionTokens final : public TransactionTokens {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `now` tells the time; tests hand in a clock they move themselves.
+  explicit LocalTransactionTokens(std::function<Clock::time_point()> now = Clock::now)
+      : now_(std::move(now)) {}
+
+  State begin(const std::string& token, const std::string& fingerprint,
+              std::string* response) override;
+  void complete(const std::string& token, std::string response) override;
+  void abandon(const std::string& token) override;
   // Tokens remembered now (running or completed and not yet expired).
   std::size_t size();
 

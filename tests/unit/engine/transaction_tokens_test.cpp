@@ -10,8 +10,8 @@ using namespace std::chrono_literals;
 
 class TransactionTokensTest : public ::testing::Test {
  protected:
-  TransactionTokens::Clock::time_point now_{};
-  TransactionTokens tokens_{[this] { return now_; }};
+  LocalTransactionTokens::Clock::time_point now_{};
+  LocalTransactionTokens tokens_{[this] { return now_; }};
 
   State begin(const std::string& token, const std::string& fingerprint = "f") {
     std::string response;
