@@ -12,18 +12,24 @@ ends"), as behind a load balancer: any of them serves any request.
 - A read-modify-write of one item through several front ends at once loses no update
   (each write guarded on the item as it was read): conditional increments and ADD updates
   from three front ends add up exactly.
+- A ClientRequestToken is one across the front ends (kept in the pool): a transaction sent
+  with one token to three front ends, at once and one after another, is applied once; the
+  token with other parameters is a mismatch through any of them; ten minutes after the
+  first call completed (the front ends' manual clocks moved) the token is forgotten, and
+  its entry removed from the pool.
 """
 
 import os
 import signal
 import threading
 import time
+import uuid
 
 import botocore.exceptions
 import pytest
 
 from kumo_testlib import KumoProcess, on_rados
-from rados_helpers import check_layout, deployment_prefix, rados
+from rados_helpers import check_layout, deployment_prefix, omap, rados
 
 pytestmark = pytest.mark.skipif(not on_rados(), reason="several front ends share a RADOS pool")
 
@@ -367,3 +373,101 @@ def test_a_front_end_paused_past_its_lease_writes_nothing_under_it(kumo_bin, tmp
     finally:
         for server in servers:
             server.stop()
+
+
+@pytest.fixture
+def clocked_front_ends(kumo_bin, tmp_path):
+    """Three front ends on one namespace, each with an admin listener and a manual clock,
+    all started at one time (POST /clock/advance moves each one's)."""
+    shared = tmp_path / "shared"
+    start = int(time.time())
+    servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=shared, admin_port=0,
+                           flags={"clock": "manual", "clock-start": start})
+               for _ in range(3)]
+    try:
+        for server in servers:
+            server.start()
+        yield servers
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def token_entries(prefix):
+    """{object: [keys]} of the ClientRequestToken entries kept in the deployment's objects."""
+    out = {}
+    for oid in rados("-N", prefix, "ls").decode().split():
+        if oid != "kumo.catalog" and not oid.startswith("kumo.tokens."):
+            continue
+        keys = [k for k in omap(prefix, oid) if k.startswith(b"meta/tokens/")]
+        if keys:
+            out[oid] = keys
+    return out
+
+
+def test_a_client_request_token_is_one_across_front_ends(clocked_front_ends):
+    servers = clocked_front_ends
+    clients = [s.client() for s in servers]
+    create(clients[0], "idem")
+    token = str(uuid.uuid4())
+
+    def transaction(client, amount=1):
+        return client.transact_write_items(
+            ClientRequestToken=token, ReturnConsumedCapacity="TOTAL",
+            TransactItems=[
+                {"Update": {"TableName": "idem", "Key": {"pk": {"S": "counter"}},
+                            "UpdateExpression": "ADD n :inc",
+                            "ExpressionAttributeValues": {":inc": {"N": str(amount)}}}},
+                {"Put": {"TableName": "idem", "Item": {"pk": {"S": f"put-{amount}"},
+                                                       "pad": {"S": "x" * 3000}}}}])
+
+    def counter():
+        item = clients[1].get_item(TableName="idem", Key={"pk": {"S": "counter"}},
+                                   ConsistentRead=True).get("Item")
+        return item and item["n"]["N"]
+
+    # At once through the three front ends: one applies it, each other one answers as the
+    # first did or finds it still in progress.
+    outcomes = []
+
+    def send(client):
+        try:
+            outcomes.append(("ok", transaction(client)["ConsumedCapacity"]))
+        except botocore.exceptions.ClientError as e:
+            outcomes.append((e.response["Error"]["Code"], None))
+
+    run_all([lambda c=c: send(c) for c in clients])
+    assert len(outcomes) == 3
+    assert {code for code, _ in outcomes} <= {"ok", "TransactionInProgressException"}, outcomes
+    assert "ok" in {code for code, _ in outcomes}, outcomes
+    assert counter() == "1"
+
+    # One after another: each replays the first call's result. A replay reports read units
+    # (the first call wrote 2 + 6 units: the counter and the 3000-byte item, twice each).
+    replays = [transaction(c)["ConsumedCapacity"] for c in clients]
+    assert counter() == "1"
+    assert replays[0] == replays[1] == replays[2], replays
+    assert replays[0][0]["CapacityUnits"] < 8.0, replays
+    firsts = [cc for code, cc in outcomes if code == "ok"]
+    assert all(cc == replays[0] or cc[0]["CapacityUnits"] == 8.0 for cc in firsts), firsts
+
+    # Other parameters under the token, through any front end: a mismatch, nothing written.
+    for client in clients:
+        assert error_code(lambda: transaction(client, amount=5)) == \
+            "IdempotentParameterMismatchException"
+    assert counter() == "1"
+
+    # The entry lives in a token object of its own, not in the catalog object.
+    prefix = deployment_prefix(servers[0])
+    entries = token_entries(prefix)
+    assert list(entries.values()) == [[b"meta/tokens/" + token.encode()]], entries
+    assert list(entries)[0].startswith("kumo.tokens."), entries
+
+    # Ten minutes after the first call completed the token is forgotten, and the front end
+    # that completed it removes its entry.
+    for server in servers:
+        server.admin.advance(601)
+    wait_for(lambda: not token_entries(prefix), 20, "the expired token's removal")
+    transaction(clients[2], amount=5)
+    assert counter() == "6"
+    assert error_code(lambda: transaction(clients[0])) == "IdempotentParameterMismatchException"
