@@ -3,8 +3,9 @@
 // partition, GSI entries by their own token, TTL schedule entries in their item's
 // partition, stream records in the stream object of their item's partition (so a range of
 // the schedule or of the stream lies in every partition or stream object), table counters
-// as deltas, and catalog keys. Partitions hold few keys, so they split many times during
-// each test. Every check goes through the Storage API.
+// as deltas, and catalog keys (ClientRequestTokens' spread over objects of their own).
+// Partitions hold few keys, so they split many times during each test. Every check goes
+// through the Storage API.
 //
 // The tests run only when KUMO_CEPH_CONF names a running cluster's ceph.conf (pool
 // KUMO_RADOS_POOL, "kumo" by default); each opens the back end in namespaces of its own.
@@ -238,7 +239,9 @@ class Writer {
     if (roll < 5) {
       const int n = 1 + static_cast<int>(rng_() % 3);
       for (int i = 0; i < n; ++i) {
-        const std::string key = "meta/" + tag_ + "/t" + std::to_string(rng_() % 30);
+        // Half of them ClientRequestTokens, which live in objects of their own.
+        const std::string key = (rng_() % 2 == 0 ? "meta/tokens/" : "meta/") + tag_ + "/t" +
+                                std::to_string(rng_() % 30);
         if (rng_() % 3 == 0) {
           batch.del(key);
         } else {
@@ -657,6 +660,7 @@ class Checker {
       out.emplace_back(table_prefix(table), table_prefix(table + 1));
     }
     out.emplace_back("meta/", "meta0");
+    out.emplace_back("meta/tokens/", "meta/tokens0");
     return out;
   }
 
