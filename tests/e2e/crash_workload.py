@@ -121,8 +121,11 @@ class Model:
 class Worker:
     """One load thread; owns model.keys_of[wid]."""
 
-    def __init__(self, wid, model, port, rng, stop, label):
+    def __init__(self, wid, model, port, rng, stop, label, unknown_on_500=False):
         self.wid = wid
+        # A front end paused past its lease fails the request it held with
+        # InternalServerError: whether that write was applied is not known (it is in flight).
+        self.unknown_on_500 = unknown_on_500
         self.model = model
         self.port = port
         self.rng = rng
@@ -302,6 +305,8 @@ class Worker:
                     return
                 except (OSError, http.client.HTTPException):
                     return  # the server died with this operation in flight
+                if resp.status == 500 and self.unknown_on_500:
+                    return  # in flight: applied or not
                 if resp.status != 200:
                     self.errors.append(f"{kind} answered {resp.status} {resp.body[:400]!r} "
                                        f"(request {json.dumps(body)[:600]})")
@@ -329,9 +334,12 @@ class Worker:
                 self.acked_items += 1
 
 
-def run_load(model, api_factory, port, rng, label, stop):
-    """Starts one Worker thread per model worker; returns (workers, threads)."""
-    workers = [Worker(w, model, port, random.Random(rng.random()), stop, label)
+def run_load(model, api_factory, port, rng, label, stop, unknown_on_500=False):
+    """Starts one Worker thread per model worker; returns (workers, threads). `port` is the
+    server's, or a list of front ends' ports: worker w sends to port[w % len(port)]."""
+    ports = port if isinstance(port, list) else [port]
+    workers = [Worker(w, model, ports[w % len(ports)], random.Random(rng.random()), stop, label,
+                      unknown_on_500)
                for w in range(model.workers)]
     threads = []
     for w in workers:
