@@ -515,8 +515,14 @@ std::vector<std::optional<Item>> Engine::transact_get(
   std::vector<storage::Storage::Read> reads;
   for (int attempt = 0;; ++attempt) {
     reads.clear();
-    auto snapshot = storage_->snapshot();
-    for (const std::string& key : keys) reads.emplace_back(key, storage_->get(key, snapshot.get()));
+    {
+      // (Not held while the reads are confirmed or while waiting to read again: it holds
+      // off this process's transactions.)
+      auto snapshot = storage_->snapshot();
+      for (const std::string& key : keys) {
+        reads.emplace_back(key, storage_->get(key, snapshot.get()));
+      }
+    }
     try {
       if (gets.size() < 2 || storage_->confirm_reads(reads)) break;
     } catch (const storage::TransactionConflict& conflict) {

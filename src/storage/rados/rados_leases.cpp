@@ -247,6 +247,8 @@ void RadosStorage::take_over() {
   bool any = false;
   for (std::uint64_t owner : owners) any = owner_gone(owner, &known, false) || any;
   if (any) recover(&known);
+  // And the transactions of this front end that failed midway.
+  finish_leftovers();
 }
 
 }  // namespace kumo::storage::rados

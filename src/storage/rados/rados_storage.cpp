@@ -691,6 +691,14 @@ std::vector<Resolved> RadosStorage::resolve(const WriteBatch& batch,
     if (mapped != table) partition_starts(table, true);
     mapped = table;
   }
+  // A transaction's checked items lock their partitions: a table never written has its
+  // partitions made first, as by a write.
+  for (const WriteBatch::Expectation& e : batch.expectations()) {
+    if (e.key.size() < 4 || e.key[0] != 0) continue;
+    const auto table = static_cast<std::uint32_t>(get_be(e.key, 4));
+    if (mapped != table) partition_starts(table, true);
+    mapped = table;
+  }
   for (const std::string& item : batch.groups()) homes.push_back(locate(item).object);
   std::vector<Resolved> out;
   out.reserve(batch.ops().size());
@@ -818,8 +826,18 @@ void RadosStorage::verify(const std::map<ObjectRef, Guards>& guards) {
       }
     }
   }
-  // A transaction in progress is what the client is told of, as DynamoDB does.
-  if (!locked.empty()) held(locked);
+  // A lock whose transaction has ended without removing it (its record is gone or
+  // aborted: a prepare op that reached its object after the abort, or a failure while
+  // the locks were released) is removed here, and the write tried again.
+  if (!locked.empty()) {
+    std::vector<std::string> live;
+    for (const std::string& key : locked) {
+      if (!break_orphaned_lock(locate(key).object, key)) live.push_back(key);
+    }
+    // A transaction in progress is what the client is told of, as DynamoDB does.
+    if (!live.empty()) held(live);
+    conflict("a lock left by an ended transaction was removed");
+  }
   if (changed) conflict("the item changed since it was read");
 }
 
@@ -939,7 +957,10 @@ void RadosStorage::apply_all(const std::vector<const Resolved*>& ops) {
             frozen = frozen || changed.frozen;
             for (const Resolved* op : *p.ops) {
               Resolved& copy = relocated.emplace_back(*op);
-              if (!copy.table_counter) copy.object = locate(copy.key).object;
+              // (A reserved key, such as a transaction's lock, belongs to its object.)
+              if (!copy.table_counter && copy.key.compare(0, kReserved.size(), kReserved) != 0) {
+                copy.object = locate(copy.key).object;
+              }
               todo.push_back(&copy);
             }
           }

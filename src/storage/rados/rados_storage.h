@@ -377,6 +377,24 @@ class RadosStorage : public Storage {
   // Ends a transaction record whose owner is gone: a pending one is aborted (its locks
   // released), a committed one applied; then the record goes.
   void finish_transaction(const std::string& record);
+  // Applies a committed record's ops: with no locks, all at once; else the maintenance
+  // ops first (unless an object was applied already), then each locked object's ops with
+  // its locks' removal, guarded on the locks naming `record` (`fresh`: the caller took
+  // them just now, so none was applied).
+  void apply_transaction(const std::string& record, const std::vector<Resolved>& ops,
+                         const std::vector<Resolved>& locks, bool fresh);
+  // Whether `object` still holds the locks of `record` among `locks`.
+  bool holds_lock(const ObjectRef& object, const std::vector<Resolved>& locks,
+                  const std::string& record);
+  // Removes the lock on `item` in `object` if the transaction it names has ended (its
+  // record gone or aborted); true when the item is not locked any more.
+  bool break_orphaned_lock(const ObjectRef& object, const std::string& item);
+  // A record this front end left when its transaction failed (`sequence`: its number,
+  // whose end waits for it, once committed), and their end, on the takeover thread.
+  void leave(const std::string& record, std::optional<std::uint64_t> sequence);
+  void finish_leftovers();
+  std::mutex leftovers_mutex_;
+  std::vector<std::pair<std::string, std::optional<std::uint64_t>>> leftovers_;
 
   // Records (outbox entries, transaction records) in flight: their delta keys may be set
   // again by a replay, so no fold may take them. A record's number is below its deltas'

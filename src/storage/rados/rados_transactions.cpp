@@ -21,6 +21,8 @@
 // applied before it is acknowledged. TransactGetItems reads its items, then confirms each
 // unchanged and unlocked (confirm_reads).
 #include <cerrno>
+#include <chrono>
+#include <thread>
 
 #include "storage/rados/rados_storage.h"
 
@@ -69,39 +71,211 @@ void RadosStorage::write_transaction(const std::vector<Resolved>& ops,
     op.omap_set(keys);
     check(catalog_io_.operate(record, &op), "cannot write a transaction record");
   }
-  if (!locks.empty()) {
-    fault_point("prepare");
-    prepare(record, guards, locks);
-    fault_point("prepared");
-    // A front end paused past its lease may have had its record aborted by another: the
-    // commit's guard on P then fails, and nothing of the batch is applied.
-    check_lease();
-    librados::ObjectWriteOperation op;
-    librados::bufferlist pending, committed;
-    pending.append(kPending);
-    committed.append(kCommitted);
-    int cmp = 0;
-    op.omap_cmp({{kTxnStateKey, {pending, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
-    op.omap_set({{kTxnStateKey, committed}});
-    const int r = catalog_io_.operate(record, &op);
-    if (r == -ECANCELED || r == -ENOENT) {
-      fail("the transaction was aborted by another front end while this one was stopped");
+  try {
+    if (!locks.empty()) {
+      fault_point("prepare");
+      prepare(record, guards, locks);
+      fault_point("prepared");
+      // A front end paused past its lease may have had its record aborted by another:
+      // the commit's guard on P then fails, and nothing of the batch is applied.
+      check_lease();
+      librados::ObjectWriteOperation op;
+      librados::bufferlist pending, committed;
+      pending.append(kPending);
+      committed.append(kCommitted);
+      int cmp = 0;
+      op.omap_cmp({{kTxnStateKey, {pending, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
+      op.omap_set({{kTxnStateKey, committed}});
+      const int r = catalog_io_.operate(record, &op);
+      if (r == -ECANCELED || r == -ENOENT) {
+        fail("the transaction was aborted by another front end while this one was stopped");
+      }
+      check(r, "cannot commit a transaction record");
     }
-    check(r, "cannot commit a transaction record");
+  } catch (...) {
+    // (Thrown by kumo's runtime: only `...` catches it here.) A failed prepare has ended
+    // its record; anything else (the lease check, the commit op) may leave it pending,
+    // with its locks: this front end ends it later.
+    leave(record, std::nullopt);
+    throw;
   }
-  // Committed: from here on, a failure leaves the record, which a front end applies once
-  // this one's lease lapses, or the next open does.
+  // Committed: from here on, a failure leaves the record, which this front end finishes
+  // later (or another, once this one's lease lapses, or the next open).
   *held_on = true;
   fault_point("transaction");
-  {
-    // No snapshot sees part of it.
+  try {
+    // No snapshot of this process sees part of it.
     std::unique_lock lock(applying_);
-    std::vector<const Resolved*> apply = all;
-    for (const Resolved& l : locks) apply.push_back(&l);
-    apply_all(apply);
+    apply_transaction(record, ops, locks, true);
+  } catch (...) {
+    leave(record, sequence);
+    throw;
   }
   remove_object({prefix_, record});
   end_record(sequence);
+}
+
+void RadosStorage::apply_transaction(const std::string& record, const std::vector<Resolved>& ops,
+                                     const std::vector<Resolved>& locks, bool fresh) {
+  if (locks.empty()) {
+    apply_all(pointers(ops));
+    return;
+  }
+  // Each object holding locks gets its own ops and the locks' removal in one op guarded on
+  // the locks still naming this record: applied once, whoever applies it (a record
+  // replayed after its owner stopped midway skips the objects done). The maintenance ops
+  // (GSI entries, stream records, TTL entries: in other objects) go first, all of them,
+  // while every item is still locked, so that no newer write of an item can come between:
+  // a lock gone means they were all applied.
+  std::map<ObjectRef, std::vector<const Resolved*>> locked;
+  std::vector<const Resolved*> maintenance, loose;
+  for (const Resolved& l : locks) locked[l.object];
+  for (const Resolved& op : ops) {
+    if (op.maintenance) {
+      maintenance.push_back(&op);
+    } else if (locked.count(op.object)) {
+      locked[op.object].push_back(&op);
+    } else {
+      loose.push_back(&op);
+    }
+  }
+  for (const Resolved& l : locks) locked[l.object].push_back(&l);
+  std::set<ObjectRef> todo;
+  for (const auto& [object, object_ops] : locked) {
+    if (fresh || holds_lock(object, locks, record)) todo.insert(object);
+  }
+  if (todo.empty()) return;
+  if (todo.size() == locked.size()) {
+    apply_all(maintenance);
+    apply_all(loose);
+  }
+  librados::bufferlist mine;
+  mine.append(record);
+  for (int attempt = 0; !todo.empty(); ++attempt) {
+    check_lease();
+    if (attempt > 600) fail("a partition stays frozen by a split");
+    struct Pending {
+      ObjectRef object;
+      librados::ObjectWriteOperation op;
+      librados::AioCompletion* done = nullptr;
+      int deltas = 0, sets = 0, cmp = 0, result = 0;
+      std::string range;
+    };
+    std::vector<Pending> pending(todo.size());
+    std::size_t i = 0;
+    for (const ObjectRef& object : todo) {
+      Pending& p = pending[i++];
+      p.object = object;
+      Guards guards;
+      for (const Resolved* op : locked[object]) {
+        if (op->key.compare(0, kLockPrefix.size(), kLockPrefix) == 0) {
+          guards[op->key] = {mine, LIBRADOS_CMPXATTR_OP_EQ};
+        }
+      }
+      p.range = expected_range(object);
+      if (!p.range.empty()) {
+        librados::bufferlist range;
+        range.append(p.range);
+        guards[kRangeKey] = {range, LIBRADOS_CMPXATTR_OP_EQ};
+      }
+      p.op.omap_cmp(guards, &p.cmp);
+      add_ops(&p.op, locked[object], &p.deltas, &p.sets);
+      p.done = librados::Rados::aio_create_completion();
+      p.result = io(object.ns).aio_operate(object.oid, p.done, &p.op);
+      if (p.result < 0) {
+        p.done->release();
+        p.done = nullptr;
+      }
+    }
+    for (Pending& p : pending) {
+      if (!p.done) continue;
+      p.done->wait_for_complete();
+      p.result = p.done->get_return_value();
+      p.done->release();
+      p.done = nullptr;
+    }
+    int failed = 0;
+    bool frozen = false;
+    for (Pending& p : pending) {
+      if (p.result >= 0) {
+        if (p.deltas > 0) note_deltas(p.object, p.deltas);
+        if (p.sets > 0) note_growth(p.object, p.sets);
+        todo.erase(p.object);
+      } else if (p.result == -ENOENT) {
+        todo.erase(p.object);  // the table was dropped
+      } else if (p.result == -ECANCELED) {
+        if (!holds_lock(p.object, locks, record)) {
+          todo.erase(p.object);  // applied already, by another front end
+        } else {
+          // Its range differs from the map's: frozen by a split, which finds the locks
+          // and thaws it; it is written again then.
+          frozen = true;
+        }
+      } else if (failed == 0) {
+        failed = p.result;
+      }
+    }
+    check(failed, "cannot apply a transaction");
+    if (frozen) std::this_thread::sleep_for(std::chrono::milliseconds(std::min(attempt + 1, 50)));
+  }
+}
+
+bool RadosStorage::holds_lock(const ObjectRef& object, const std::vector<Resolved>& locks,
+                              const std::string& record) {
+  // All the record's locks in one object are set, and removed, by one op: one tells.
+  for (const Resolved& l : locks) {
+    if (!(l.object == object)) continue;
+    std::string value;
+    return read_key(object, l.key, &value) && value == record;
+  }
+  return false;
+}
+
+bool RadosStorage::break_orphaned_lock(const ObjectRef& object, const std::string& item) {
+  const std::string key = kLockPrefix + item;
+  std::string record;
+  if (!read_key(object, key, &record)) return true;  // gone meanwhile
+  // A record is created before its locks and removed after them: a lock whose record is
+  // gone, or aborted, is left over.
+  {
+    std::map<std::string, librados::bufferlist> out;
+    librados::ObjectReadOperation op;
+    int rv = 0;
+    op.omap_get_vals_by_keys({kTxnStateKey}, &out, &rv);
+    const int r = catalog_io_.operate(record, &op, nullptr);
+    if (r != -ENOENT) {
+      check(r, "read");
+      auto it = out.find(kTxnStateKey);
+      if (it == out.end() || it->second.to_str() != kAborted) return false;
+    }
+  }
+  release_locks(record, {{object, false, true, key, {}}});
+  return true;
+}
+
+void RadosStorage::leave(const std::string& record, std::optional<std::uint64_t> sequence) {
+  std::unique_lock lock(leftovers_mutex_);
+  leftovers_.emplace_back(record, sequence);
+}
+
+void RadosStorage::finish_leftovers() {
+  std::vector<std::pair<std::string, std::optional<std::uint64_t>>> todo;
+  {
+    std::unique_lock lock(leftovers_mutex_);
+    todo.swap(leftovers_);
+  }
+  for (std::size_t i = 0; i < todo.size(); ++i) {
+    try {
+      finish_transaction(todo[i].first);
+      if (todo[i].second) end_record(*todo[i].second);
+    } catch (...) {
+      // (Thrown by kumo's runtime.) Tried again next time.
+      std::unique_lock lock(leftovers_mutex_);
+      leftovers_.insert(leftovers_.end(), todo.begin() + static_cast<std::ptrdiff_t>(i),
+                        todo.end());
+      throw;
+    }
+  }
 }
 
 void RadosStorage::prepare(const std::string& record, const std::map<ObjectRef, Guards>& guards,
@@ -252,11 +426,7 @@ void RadosStorage::finish_transaction(const std::string& record) {
       std::vector<Resolved> ops;
       // A record that failed its write (a torn write is impossible: write_full is atomic)
       // would not decode; it was never acknowledged, so dropping it loses nothing.
-      if (decode_ops(data.to_str(), &ops)) {
-        std::vector<const Resolved*> all = pointers(ops);
-        for (const Resolved& l : locks) all.push_back(&l);
-        apply_all(all);
-      }
+      if (decode_ops(data.to_str(), &ops)) apply_transaction(record, ops, locks, false);
     }
     remove_object({prefix_, record});
     return;
