@@ -15,6 +15,7 @@
   which another front end aborts.
 """
 
+import os
 import random
 import signal
 import threading
@@ -24,6 +25,7 @@ import botocore.exceptions
 import pytest
 
 from kumo_testlib import KumoProcess, on_rados
+from rados_helpers import deployment_prefix, omap, rados
 from test_rados_front_ends import create, run_all, start_with_fault, wait_for
 
 pytestmark = pytest.mark.skipif(not on_rados(), reason="several front ends share a RADOS pool")
@@ -268,3 +270,55 @@ def test_a_transaction_killed_before_its_commit_is_aborted_by_another_front_end(
     finally:
         for server in servers:
             server.stop()
+
+
+def set_lock(prefix, pk, record, tmp_path):
+    """Sets, as a transaction's prepare would, the lock of item `pk` of table 1 naming the
+    transaction record `record` (with `rados setomapval --omap-key-file`: the key holds
+    zero bytes); returns the partition's namespace and object, and the lock's key."""
+    namespace = prefix + "t1"
+    for oid in rados("-N", namespace, "ls").decode().split():
+        for key in omap(namespace, oid):
+            if key[:5] == b"\x00\x00\x00\x01\x01" and pk.encode() in key:
+                lock = b"\xffl" + key
+                (tmp_path / "lock-key").write_bytes(lock)
+                rados("-N", namespace, "--omap-key-file", str(tmp_path / "lock-key"),
+                      "setomapval", oid, record)
+                return namespace, oid, lock
+    raise AssertionError(f"no item {pk} in {namespace}")
+
+
+def test_a_lock_whose_transaction_ended_is_removed_by_the_next_write(kumo_bin, tmp_path):
+    """A lock can outlive its transaction: a prepare op that reached its partition after the
+    transaction was aborted and its record removed. The next write of the item finds the
+    record gone and removes the lock; a lock whose record is still pending holds."""
+    server = KumoProcess(kumo_bin, str(tmp_path), data_dir=tmp_path / "shared")
+    try:
+        server.start()
+        client = server.client()
+        create(client, "held")
+        for pk in ("orphan", "pending"):
+            client.put_item(TableName="held", Item={"pk": {"S": pk}, "v": {"S": "before"}})
+        prefix = deployment_prefix(server)
+        namespace, oid, lock = set_lock(prefix, "orphan",
+                                        "kumo.txn.00000000000000ff.0000000000000001", tmp_path)
+        assert lock in omap(namespace, oid)
+        client.put_item(TableName="held", Item={"pk": {"S": "orphan"}, "v": {"S": "after"}})
+        assert lock not in omap(namespace, oid)
+        assert client.get_item(TableName="held", Key={"pk": {"S": "orphan"}},
+                               ConsistentRead=True)["Item"]["v"] == {"S": "after"}
+        # The record of a transaction still in progress.
+        (tmp_path / "state").write_bytes(b"P")
+        rados("-N", prefix, "create", "kumo.txn.00000000000000ff.pending")
+        rados("-N", prefix, "setomapval", "kumo.txn.00000000000000ff.pending", "state",
+              "--input-file", str(tmp_path / "state"))
+        namespace, oid, lock = set_lock(prefix, "pending", "kumo.txn.00000000000000ff.pending",
+                                        tmp_path)
+        with pytest.raises(botocore.exceptions.ClientError) as raised:
+            client.put_item(TableName="held", Item={"pk": {"S": "pending"}, "v": {"S": "after"}})
+        assert raised.value.response["Error"]["Code"] == "TransactionConflictException"
+        assert lock in omap(namespace, oid)
+        assert client.get_item(TableName="held", Key={"pk": {"S": "pending"}},
+                               ConsistentRead=True)["Item"]["v"] == {"S": "before"}
+    finally:
+        server.stop()
