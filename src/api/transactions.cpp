@@ -16,6 +16,7 @@
 #include "api/transaction_support.h"
 #include "model/api_error.h"
 #include "model/capacity.h"
+#include "storage/storage.h"
 
 namespace kumo::api {
 namespace {
@@ -317,6 +318,9 @@ std::string idempotent_transaction(const Context& ctx, const JsonObject& request
   std::string replay, response;
   try {
     response = apply(&replay);
+  } catch (const storage::StorageError&) {
+    tokens.fail(key);
+    throw;
   } catch (...) {
     tokens.abandon(key);
     throw;

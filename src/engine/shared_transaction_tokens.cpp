@@ -176,6 +176,11 @@ void SharedTransactionTokens::abandon(const std::string& token) {
   }
 }
 
+void SharedTransactionTokens::fail(const std::string& token) {
+  MutexLock lock(mutex_);
+  running_.erase(token);
+}
+
 bool SharedTransactionTokens::remove(const std::string& key, const std::string& value) {
   storage::WriteBatch batch;
   batch.expect(key, value);

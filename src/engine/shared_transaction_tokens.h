@@ -53,6 +53,8 @@ class SharedTransactionTokens final : public TransactionTokens {
               std::string* response) override;
   void complete(const std::string& token, std::string response) override;
   void abandon(const std::string& token) override;
+  // Leaves the stored entry running (see TransactionTokens::fail); forgets it here.
+  void fail(const std::string& token) override;
   // Removes the entries this front end completed that expired (each only while it holds
   // what this front end stored), and, every kWalkEveryMs, every expired or stale entry.
   void sweep() override;

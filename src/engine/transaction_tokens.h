@@ -41,6 +41,12 @@ class TransactionTokens {
   // The request under `token` failed: the token is forgotten, as a failed call is not
   // remembered. Does not throw for the storage's failures.
   virtual void abandon(const std::string& token) = 0;
+  // The request under `token` failed in the storage, where it may have been applied: on
+  // a storage several processes share, a transaction past its commit point is finished by
+  // another, so the token stays running (a repeat is refused as in progress until the
+  // entry is taken as abandoned) rather than let a repeat apply it twice. By default (one
+  // process, whose failed batch wrote nothing), abandon().
+  virtual void fail(const std::string& token) { abandon(token); }
   // Removes what expired where that takes work of its own (the engine's maintenance thread
   // calls it now and then); nothing by default.
   virtual void sweep() {}

@@ -114,6 +114,16 @@ TEST_F(SharedTransactionTokensTest, AFailedRequestIsNotRemembered) {
   EXPECT_EQ(begin(two_, "t", "other"), State::kNew);
 }
 
+// A request that failed in the storage may have passed its commit point, and another front
+// end finishes it: a repeat is refused as in progress rather than applied again.
+TEST_F(SharedTransactionTokensTest, AStorageFailureOfTheRequestKeepsTheTokenRunning) {
+  ASSERT_EQ(begin(one_, "t"), State::kNew);
+  one_.fail("t");
+  EXPECT_TRUE(stored("t"));
+  EXPECT_EQ(begin(two_, "t"), State::kInProgress);
+  EXPECT_EQ(begin(one_, "t"), State::kInProgress);
+}
+
 TEST_F(SharedTransactionTokensTest, ARunningEntryWhoseFrontEndDiedBlocksTheTokenForAMinute) {
   ASSERT_EQ(begin(one_, "t"), State::kNew);  // and `one_` never ends it
   clock_.advance(SharedTransactionTokens::kRunningLimitMs * kMs);
