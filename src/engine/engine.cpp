@@ -53,12 +53,10 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
   bool more = false, ttl = false;
   for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
     TablePtr table = catalog_.find(name);
-    for (const auto& index : table->global_indexes) {
-      if (index.backfilling) start_backfill(name, index.id);
-    }
     if (table->ttl_enabled && table->ttl_scheduling) start_ttl_scheduling(name);
     ttl = ttl || table->ttl_enabled;
   }
+  resume_backfills();
   bool streams = false;
   {
     ChangeStreams::Guard guard(streams_);
@@ -155,21 +153,59 @@ TablePtr Engine::current(const TableDefinition& table) const {
   return latest && latest->id == table.id ? latest : nullptr;
 }
 
+namespace {
+std::string backfill_job(std::uint32_t table_id, std::uint32_t index_id) {
+  return "backfill/" + std::to_string(table_id) + "/" + std::to_string(index_id);
+}
+}  // namespace
+
 void Engine::start_backfill(const std::string& table_name, std::uint32_t index_id) {
-  start_worker("kumo-backfill", [this, table_name, index_id] {
+  TablePtr table = catalog_.find(table_name);
+  if (!table) return;
+  const std::uint32_t table_id = table->id;
+  {
+    MutexLock lock(backfills_mutex_);
+    if (backfills_.count({table_id, index_id})) return;  // running here already
+    const std::string job = backfill_job(table_id, index_id);
     try {
-      if (!backfill(table_name, index_id)) return;
-      configure_meters(catalog_.update(table_name, [&](TableDefinition& t) {
-        for (auto& index : t.global_indexes) {
-          if (index.id == index_id) index.backfilling = false;
-        }
-      }));
+      if (!storage_->claim_job(job)) return;  // another process runs it
+    } catch (const std::exception& e) {
+      spdlog::warn("claiming the backfill of index {} of table {} failed: {}", index_id, table_name,
+                   e.what());
+      return;
+    }
+    backfills_.insert({table_id, index_id});
+  }
+  start_worker("kumo-backfill", [this, table_name, table_id, index_id] {
+    try {
+      if (backfill(table_name, index_id)) {
+        configure_meters(catalog_.update(table_name, [&](TableDefinition& t) {
+          for (auto& index : t.global_indexes) {
+            if (index.id == index_id) index.backfilling = false;
+          }
+        }));
+      }
+      storage_->release_job(backfill_job(table_id, index_id));
     } catch (const std::exception& e) {
       // The table was deleted meanwhile, or storage failed: the index stays CREATING and
-      // the backfill resumes at the next start.
+      // the backfill resumes at the next start (or, on a shared storage, when it is
+      // claimed again).
       spdlog::warn("backfill of index {} of table {} stopped: {}", index_id, table_name, e.what());
     }
+    MutexLock lock(backfills_mutex_);
+    backfills_.erase({table_id, index_id});
   });
+}
+
+void Engine::resume_backfills() {
+  bool more = false;
+  for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
+    TablePtr table = catalog_.find(name);
+    if (!table) continue;
+    for (const auto& index : table->global_indexes) {
+      if (index.backfilling) start_backfill(name, index.id);
+    }
+  }
 }
 
 std::string Engine::item_key(const TableDefinition& table, const Item& item_or_key) const {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -306,8 +307,12 @@ class Engine {
                   const Metering& metering = {}) const;
   // Starts writing, in the background, the entries of a newly added index for every item
   // already in the table; marks the index ACTIVE (backfilling false) when done. Writes to
-  // the table meanwhile maintain the index themselves.
+  // the table meanwhile maintain the index themselves. On a storage other processes share,
+  // only the process that claims the backfill (Storage::claim_job) runs it; the others
+  // claim it once that process is gone (resume_backfills).
   void start_backfill(const std::string& table_name, std::uint32_t index_id);
+  // Starts the backfill of every index still backfilling that no process runs.
+  void resume_backfills();
   // Deletes every entry of index `index_id` of the table.
   void drop_index(const TableDefinition& table, std::uint32_t index_id);
 
@@ -515,6 +520,9 @@ class Engine {
     std::thread thread;
     std::atomic<bool> done{false};
   };
+  // The backfills this process runs: (table id, index id).
+  Mutex backfills_mutex_;
+  std::set<std::pair<std::uint32_t, std::uint32_t>> backfills_ KUMO_GUARDED_BY(backfills_mutex_);
   Mutex workers_mutex_;
   std::list<Worker> workers_ KUMO_GUARDED_BY(workers_mutex_);
   // Wakes the maintenance thread early when the engine stops or the manual clock moves.

@@ -392,10 +392,19 @@ void Engine::maintain() {
   // Expired ClientRequestTokens are looked for this often (those kept in a shared storage).
   constexpr double kSweepInterval = 10;
   double next_sweep = now_seconds() + kSweepInterval;
+  // On a storage other processes share, backfills a process that stopped left are looked
+  // for this often (of real time: a lease lapses in real time).
+  constexpr auto kBackfillInterval = std::chrono::seconds(2);
+  auto next_backfills = std::chrono::steady_clock::now() + kBackfillInterval;
   MutexLock lock(maintenance_mutex_);
   while (!stopping_) {
-    const double wait =
-        std::max(0.0, std::min({next_expire, next_trim, next_sweep}) - now_seconds());
+    double wait = std::max(0.0, std::min({next_expire, next_trim, next_sweep}) - now_seconds());
+    if (storage_->shared()) {
+      wait = std::min(
+          wait,
+          std::chrono::duration<double>(next_backfills - std::chrono::steady_clock::now()).count());
+      wait = std::max(wait, 0.0);
+    }
     // Woken early, by the engine stopping, the manual clock moving or spuriously: in the
     // last case the checks below find nothing due.
     if (!clock_moved_) maintenance_wake_.wait_for(lock, std::chrono::duration<double>(wait));
@@ -415,6 +424,10 @@ void Engine::maintain() {
       if (moved || now >= next_sweep) {
         next_sweep = now + kSweepInterval;
         tokens_->sweep();
+      }
+      if (storage_->shared() && std::chrono::steady_clock::now() >= next_backfills) {
+        next_backfills = std::chrono::steady_clock::now() + kBackfillInterval;
+        resume_backfills();
       }
     } catch (const std::exception& e) {
       // Storage failed; the next pass tries again.

@@ -298,15 +298,31 @@ bool Engine::backfill(const std::string& table_name, std::uint32_t index_id) {
                       std::optional<std::string> entry = index_entry_key(t, *index, item);
                       if (!entry || storage_->get(*entry))
                         return true;  // not indexed, or a write put it
-                      Item projected = project_entry(*index, item);
+                      // Another process sharing the storage may write the item meanwhile
+                      // (its write then maintains the entry): the entry is written only
+                      // while the item is as read.
                       storage::WriteBatch batch;
                       batch.partition(key);
+                      if (storage_->shared()) {
+                        std::optional<std::string> stored = storage_->get(key);
+                        Item current;
+                        const auto form = stored ? codec::split_stored_item(*stored) : std::nullopt;
+                        if (!form || !codec::decode_item(form->item, &current) || current != item) {
+                          return true;
+                        }
+                        batch.expect(key, std::move(stored));
+                      }
+                      Item projected = project_entry(*index, item);
                       batch.add_counter(index_counter_key(t, index->id, "count"), 1);
                       const std::size_t size = item_size(projected);
                       batch.add_counter(index_counter_key(t, index->id, "bytes"),
                                         static_cast<std::int64_t>(size));
                       batch.maintain_put(*entry, codec::encode_stored_item(projected, size));
-                      storage_->write(batch);
+                      try {
+                        storage_->write(batch);
+                      } catch (const storage::WriteConflict&) {
+                        return true;  // written meanwhile, with its entry
+                      }
                       // The backfill charges nothing, but fills the index's partitions.
                       WriteResult added;
                       added.index_units.push_back(

@@ -252,6 +252,16 @@ class Storage {
   // its memory (ClientRequestTokens) is then kept in the storage too. Such a back end
   // checks every expectation of a batch (WriteBatch::expect).
   virtual bool shared() const { return false; }
+  // Background work that processes sharing the storage must do once (a GSI's backfill):
+  // claim_job(name) is true when this process may do it now, no other live process having
+  // claimed it. A claim lasts until release_job, or until the process that holds it is
+  // gone (on RADOS: its lease lapsed and another front end took its work over). One
+  // process owns a local back end: always true.
+  virtual bool claim_job(const std::string& name) {
+    (void)name;
+    return true;
+  }
+  virtual void release_job(const std::string& name) { (void)name; }
 };
 
 // Opens (creating if needed) a RocksDB database at options.path.

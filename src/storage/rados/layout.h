@@ -75,6 +75,12 @@ inline const std::string kRangeKey =
 inline const std::string kSplitKey =
     "\xff"
     "s";
+// A background job (Storage::claim_job) claimed by a front end: catalog: [name] -> [u64
+// instance]. Another front end claims it once that instance is no longer listed
+// (kFrontEndPrefix), which happens when its work has been taken over.
+inline const std::string kJobPrefix =
+    "\xff"
+    "j";
 // A transaction in progress holds each item it reads or writes with this key, in the
 // item's partition: [item key] -> the transaction record's name. A write of the item
 // compares it absent; a split waits until its partition holds none.

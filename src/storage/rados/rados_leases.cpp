@@ -251,4 +251,49 @@ void RadosStorage::take_over() {
   finish_leftovers();
 }
 
+bool RadosStorage::claim_job(const std::string& name) {
+  const std::string key = kJobPrefix + name;
+  const ObjectRef catalog{prefix_, kCatalogObject};
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    std::string owner;
+    const bool claimed = read_key(catalog, key, &owner);
+    const std::uint64_t self = instance_.load();
+    if (claimed && owner.size() == 8) {
+      const std::uint64_t holder = get_be(owner, 8);
+      if (holder == self) return true;
+      // Listed: alive, or gone and not yet taken over (then it is soon).
+      std::string listed = kFrontEndPrefix, ignored;
+      put_u64(&listed, holder);
+      if (read_key(catalog, listed, &ignored)) return false;
+    }
+    librados::ObjectWriteOperation op;
+    librados::bufferlist expected, mine;
+    if (claimed) expected.append(owner);
+    std::string value;
+    put_u64(&value, self);
+    mine.append(value);
+    int cmp = 0;
+    op.omap_cmp({{key, {expected, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
+    op.omap_set({{key, mine}});
+    const int r = catalog_io_.operate(kCatalogObject, &op);
+    if (r == -ECANCELED) continue;  // claimed meanwhile: looked at again
+    check(r, "cannot claim job " + name);
+    return true;
+  }
+  return false;
+}
+
+void RadosStorage::release_job(const std::string& name) {
+  librados::ObjectWriteOperation op;
+  librados::bufferlist mine;
+  std::string value;
+  put_u64(&value, instance_.load());
+  mine.append(value);
+  int cmp = 0;
+  op.omap_cmp({{kJobPrefix + name, {mine, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
+  op.omap_rm_keys({kJobPrefix + name});
+  const int r = catalog_io_.operate(kCatalogObject, &op);
+  if (r != -ECANCELED) check(r, "cannot release job " + name);
+}
+
 }  // namespace kumo::storage::rados

@@ -273,6 +273,8 @@ class RadosStorage : public Storage {
   void set_catalog_listener(CatalogListener listener) override;
   void notify_catalog() override;
   bool shared() const override { return true; }
+  bool claim_job(const std::string& name) override;
+  void release_job(const std::string& name) override;
 
  private:
   // Watches the catalog object, and starts the thread that handles its notifies: each is
