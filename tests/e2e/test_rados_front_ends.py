@@ -471,3 +471,43 @@ def test_a_client_request_token_is_one_across_front_ends(clocked_front_ends):
     transaction(clients[2], amount=5)
     assert counter() == "6"
     assert error_code(lambda: transaction(clients[0])) == "IdempotentParameterMismatchException"
+
+
+def test_a_backfill_whose_front_end_died_is_finished_by_another(kumo_bin, tmp_path):
+    """A GSI added through one front end is backfilled by that front end alone (it claims
+    the job); killed midway, its claim lapses with its lease, another front end claims the
+    job, backfills every item and makes the index ACTIVE."""
+    shared = tmp_path / "shared"
+    servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=shared) for _ in range(2)]
+    try:
+        for server in servers:
+            server.start()
+        one, two = servers[0].client(), servers[1].client()
+        create(two, "backfilled")
+        items = {f"k{i:05d}": {"pk": {"S": f"k{i:05d}"}, "g": {"S": f"g{i % 5}"}}
+                 for i in range(1500)}
+        keys = list(items)
+        for at in range(0, len(keys), 25):
+            two.batch_write_item(RequestItems={"backfilled": [
+                {"PutRequest": {"Item": items[k]}} for k in keys[at:at + 25]]})
+        one.update_table(
+            TableName="backfilled",
+            AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
+            GlobalSecondaryIndexUpdates=[{"Create": {
+                "IndexName": "by-g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"}}}])
+        servers[0].kill()
+        index = two.describe_table(TableName="backfilled")["Table"]["GlobalSecondaryIndexes"][0]
+        assert index["IndexStatus"] == "CREATING"
+
+        def active():
+            described = two.describe_table(TableName="backfilled")["Table"]
+            return described["GlobalSecondaryIndexes"][0]["IndexStatus"] == "ACTIVE"
+
+        wait_for(active, 90, "the index backfilled by the other front end")
+        for g in range(5):
+            assert gsi_keys(two, "backfilled", f"g{g}") == sorted(
+                k for k, v in items.items() if v["g"]["S"] == f"g{g}")
+    finally:
+        for server in servers:
+            server.stop()
