@@ -123,15 +123,19 @@ TransactionTokens::State SharedTransactionTokens::begin(const std::string& token
   }
 }
 
+std::optional<std::string> SharedTransactionTokens::take_running(const std::string& token) {
+  MutexLock lock(mutex_);
+  auto it = running_.find(token);
+  if (it == running_.end()) return std::nullopt;
+  std::string running = std::move(it->second);
+  running_.erase(it);
+  return running;
+}
+
 void SharedTransactionTokens::complete(const std::string& token, std::string response) {
-  std::string running;
-  {
-    MutexLock lock(mutex_);
-    auto it = running_.find(token);
-    if (it == running_.end()) return;
-    running = std::move(it->second);
-    running_.erase(it);
-  }
+  std::optional<std::string> taken = take_running(token);
+  if (!taken) return;
+  std::string running = std::move(*taken);
   std::optional<Entry> entry = decode(running);
   if (!entry) return;
   entry->completed = true;
@@ -161,14 +165,9 @@ void SharedTransactionTokens::complete(const std::string& token, std::string res
 }
 
 void SharedTransactionTokens::abandon(const std::string& token) {
-  std::string running;
-  {
-    MutexLock lock(mutex_);
-    auto it = running_.find(token);
-    if (it == running_.end()) return;
-    running = std::move(it->second);
-    running_.erase(it);
-  }
+  std::optional<std::string> taken = take_running(token);
+  if (!taken) return;
+  const std::string running = std::move(*taken);
   try {
     remove(token_key(token), running);
   } catch (const std::exception& e) {
@@ -177,8 +176,7 @@ void SharedTransactionTokens::abandon(const std::string& token) {
 }
 
 void SharedTransactionTokens::fail(const std::string& token) {
-  MutexLock lock(mutex_);
-  running_.erase(token);
+  take_running(token);
 }
 
 bool SharedTransactionTokens::remove(const std::string& key, const std::string& value) {

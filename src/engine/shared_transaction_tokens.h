@@ -72,6 +72,8 @@ class SharedTransactionTokens final : public TransactionTokens {
 
  private:
   std::int64_t now_ms() const { return clock_.now_ns() / 1'000'000; }
+  // The entry this front end stored running under `token`, which it forgets.
+  std::optional<std::string> take_running(const std::string& token);
   // Whether `entry` still counts at `now`: completed within kLifetimeMs, or running for
   // less than kRunningLimitMs.
   static bool live(const Entry& entry, std::int64_t now);

@@ -19,6 +19,7 @@ ends"), as behind a load balancer: any of them serves any request.
   its entry removed from the pool.
 """
 
+import contextlib
 import os
 import signal
 import threading
@@ -34,11 +35,12 @@ from rados_helpers import check_layout, deployment_prefix, omap, rados
 pytestmark = pytest.mark.skipif(not on_rados(), reason="several front ends share a RADOS pool")
 
 
-@pytest.fixture
-def front_ends(kumo_bin, tmp_path):
-    # The same data directory gives each server the same RADOS namespaces.
-    shared = tmp_path / "shared"
-    servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=shared) for _ in range(3)]
+@contextlib.contextmanager
+def started(kumo_bin, tmp_path, count=3, **kwargs):
+    """`count` front ends on one namespace (the same data directory gives each server the
+    same RADOS namespaces), started; stopped at the end."""
+    servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=tmp_path / "shared", **kwargs)
+               for _ in range(count)]
     try:
         for server in servers:
             server.start()
@@ -46,6 +48,12 @@ def front_ends(kumo_bin, tmp_path):
     finally:
         for server in servers:
             server.stop()
+
+
+@pytest.fixture
+def front_ends(kumo_bin, tmp_path):
+    with started(kumo_bin, tmp_path) as servers:
+        yield servers
 
 
 def create(client, name, **extra):
@@ -379,18 +387,9 @@ def test_a_front_end_paused_past_its_lease_writes_nothing_under_it(kumo_bin, tmp
 def clocked_front_ends(kumo_bin, tmp_path):
     """Three front ends on one namespace, each with an admin listener and a manual clock,
     all started at one time (POST /clock/advance moves each one's)."""
-    shared = tmp_path / "shared"
-    start = int(time.time())
-    servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=shared, admin_port=0,
-                           flags={"clock": "manual", "clock-start": start})
-               for _ in range(3)]
-    try:
-        for server in servers:
-            server.start()
+    with started(kumo_bin, tmp_path, admin_port=0,
+                 flags={"clock": "manual", "clock-start": int(time.time())}) as servers:
         yield servers
-    finally:
-        for server in servers:
-            server.stop()
 
 
 def token_entries(prefix):

@@ -36,6 +36,30 @@ bool is_lock(const std::string& key) {
   return key.compare(0, kLockPrefix.size(), kLockPrefix) == 0;
 }
 
+// Sends `op` to its object without waiting for it; *done is null when it could not be sent
+// (the result says why).
+int send(librados::IoCtx& io, const std::string& oid, librados::ObjectWriteOperation* op,
+         librados::AioCompletion** done) {
+  *done = librados::Rados::aio_create_completion();
+  const int r = io.aio_operate(oid, *done, op);
+  if (r < 0) {
+    (*done)->release();
+    *done = nullptr;
+  }
+  return r;
+}
+
+// Waits for an op that send() sent, and returns its result (`sent`, send()'s, when it was
+// not sent).
+int wait(librados::AioCompletion** done, int sent) {
+  if (*done == nullptr) return sent;
+  (*done)->wait_for_complete();
+  const int r = (*done)->get_return_value();
+  (*done)->release();
+  *done = nullptr;
+  return r;
+}
+
 std::vector<const Resolved*> pointers(const std::vector<Resolved>& ops) {
   std::vector<const Resolved*> out;
   out.reserve(ops.size());
@@ -180,20 +204,9 @@ void RadosStorage::apply_transaction(const std::string& record, const std::vecto
       }
       p.op.omap_cmp(guards, &p.cmp);
       add_ops(&p.op, locked[object], &p.deltas, &p.sets);
-      p.done = librados::Rados::aio_create_completion();
-      p.result = io(object.ns).aio_operate(object.oid, p.done, &p.op);
-      if (p.result < 0) {
-        p.done->release();
-        p.done = nullptr;
-      }
+      p.result = send(io(object.ns), object.oid, &p.op, &p.done);
     }
-    for (Pending& p : pending) {
-      if (!p.done) continue;
-      p.done->wait_for_complete();
-      p.result = p.done->get_return_value();
-      p.done->release();
-      p.done = nullptr;
-    }
+    for (Pending& p : pending) p.result = wait(&p.done, p.result);
     int failed = 0;
     bool frozen = false;
     for (Pending& p : pending) {
@@ -309,21 +322,10 @@ void RadosStorage::prepare(const std::string& record, const std::map<ObjectRef, 
       if (!is_lock(k)) set[kLockPrefix + k].append(record);
     }
     p.op.omap_set(set);
-    p.done = librados::Rados::aio_create_completion();
-    p.result = io(object.ns).aio_operate(object.oid, p.done, &p.op);
-    if (p.result < 0) {
-      p.done->release();
-      p.done = nullptr;
-    }
+    p.result = send(io(object.ns), object.oid, &p.op, &p.done);
   }
   // Every op has completed before any result is looked at.
-  for (Pending& p : pending) {
-    if (!p.done) continue;
-    p.done->wait_for_complete();
-    p.result = p.done->get_return_value();
-    p.done->release();
-    p.done = nullptr;
-  }
+  for (Pending& p : pending) p.result = wait(&p.done, p.result);
   const bool prepared =
       std::all_of(pending.begin(), pending.end(), [](const Pending& p) { return p.result >= 0; });
   if (prepared) return;
@@ -363,29 +365,20 @@ void RadosStorage::release_locks(const std::string& record, const std::vector<Re
   struct Pending {
     librados::ObjectWriteOperation op;
     librados::AioCompletion* done = nullptr;
-    int cmp = 0;
+    int cmp = 0, result = 0;
   };
   std::vector<Pending> pending(locks.size());
-  int failed = 0;
   for (std::size_t i = 0; i < locks.size(); ++i) {
     Pending& p = pending[i];
     librados::bufferlist mine;
     mine.append(record);
     p.op.omap_cmp({{locks[i].key, {mine, LIBRADOS_CMPXATTR_OP_EQ}}}, &p.cmp);
     p.op.omap_rm_keys({locks[i].key});
-    p.done = librados::Rados::aio_create_completion();
-    const int r = io(locks[i].object.ns).aio_operate(locks[i].object.oid, p.done, &p.op);
-    if (r < 0) {
-      p.done->release();
-      p.done = nullptr;
-      if (failed == 0) failed = r;
-    }
+    p.result = send(io(locks[i].object.ns), locks[i].object.oid, &p.op, &p.done);
   }
+  int failed = 0;
   for (Pending& p : pending) {
-    if (!p.done) continue;
-    p.done->wait_for_complete();
-    const int r = p.done->get_return_value();
-    p.done->release();
+    const int r = wait(&p.done, p.result);
     if (r < 0 && r != -ECANCELED && r != -ENOENT && failed == 0) failed = r;
   }
   check(failed, "cannot release the locks of a transaction");
