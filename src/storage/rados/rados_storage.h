@@ -374,6 +374,9 @@ class RadosStorage : public Storage {
   // aborted and throws why (LayoutChanged, TransactionConflict or WriteConflict).
   void prepare(const std::string& record, const std::map<ObjectRef, Guards>& guards,
                const std::vector<Resolved>& locks);
+  // Moves a pending record to `state` (committed or aborted) in one op guarded on it being
+  // pending; the op's result (-ECANCELED: not pending, -ENOENT: gone).
+  int end_pending(const std::string& record, const std::string& state);
   // Removes each of `locks` (removals of lock keys) that still names `record`.
   void release_locks(const std::string& record, const std::vector<Resolved>& locks);
   // Ends a transaction record whose owner is gone: a pending one is aborted (its locks

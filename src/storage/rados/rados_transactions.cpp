@@ -103,14 +103,7 @@ void RadosStorage::write_transaction(const std::vector<Resolved>& ops,
       // A front end paused past its lease may have had its record aborted by another:
       // the commit's guard on P then fails, and nothing of the batch is applied.
       check_lease();
-      librados::ObjectWriteOperation op;
-      librados::bufferlist pending, committed;
-      pending.append(kPending);
-      committed.append(kCommitted);
-      int cmp = 0;
-      op.omap_cmp({{kTxnStateKey, {pending, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
-      op.omap_set({{kTxnStateKey, committed}});
-      const int r = catalog_io_.operate(record, &op);
+      const int r = end_pending(record, kCommitted);
       if (r == -ECANCELED || r == -ENOENT) {
         fail("the transaction was aborted by another front end while this one was stopped");
       }
@@ -291,6 +284,17 @@ void RadosStorage::finish_leftovers() {
   }
 }
 
+int RadosStorage::end_pending(const std::string& record, const std::string& state) {
+  librados::ObjectWriteOperation op;
+  librados::bufferlist pending, ended;
+  pending.append(kPending);
+  ended.append(state);
+  int cmp = 0;
+  op.omap_cmp({{kTxnStateKey, {pending, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
+  op.omap_set({{kTxnStateKey, ended}});
+  return catalog_io_.operate(record, &op);
+}
+
 void RadosStorage::prepare(const std::string& record, const std::map<ObjectRef, Guards>& guards,
                            const std::vector<Resolved>& locks) {
   struct Pending {
@@ -334,14 +338,7 @@ void RadosStorage::prepare(const std::string& record, const std::map<ObjectRef, 
   {
     // (Guarded on P: a front end that found this one's lease lapsed may have aborted and
     // removed the record already.)
-    librados::ObjectWriteOperation op;
-    librados::bufferlist pending, aborted;
-    pending.append(kPending);
-    aborted.append(kAborted);
-    int cmp = 0;
-    op.omap_cmp({{kTxnStateKey, {pending, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
-    op.omap_set({{kTxnStateKey, aborted}});
-    const int r = catalog_io_.operate(record, &op);
+    const int r = end_pending(record, kAborted);
     if (r != -ECANCELED && r != -ENOENT) check(r, "cannot abort a transaction record");
   }
   release_locks(record, locks);
@@ -401,14 +398,7 @@ void RadosStorage::finish_transaction(const std::string& record) {
     if (state == kPending) {
       // Its owner is gone before its commit point: aborted, unless it commits first (the
       // owner's commit and this abort are both guarded on P).
-      librados::ObjectWriteOperation op;
-      librados::bufferlist pending, aborted;
-      pending.append(kPending);
-      aborted.append(kAborted);
-      int cmp = 0;
-      op.omap_cmp({{kTxnStateKey, {pending, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
-      op.omap_set({{kTxnStateKey, aborted}});
-      const int w = catalog_io_.operate(record, &op);
+      const int w = end_pending(record, kAborted);
       if (w == -ECANCELED) continue;  // committed meanwhile: read again
       if (w == -ENOENT) return;
       check(w, "cannot abort transaction record " + record);
