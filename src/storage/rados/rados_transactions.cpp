@@ -213,9 +213,15 @@ void RadosStorage::apply_transaction(const std::string& record, const std::vecto
         if (!holds_lock(p.object, locks, record)) {
           todo.erase(p.object);  // applied already, by another front end
         } else {
-          // Its range differs from the map's: frozen by a split, which finds the locks
-          // and thaws it; it is written again then.
+          // Its range differs from the map's: frozen by a split, which finds the locks and
+          // thaws it, or this front end's map is older than the partition (a replay, after
+          // another front end split it before the transaction): written again then.
           frozen = true;
+          try {
+            check_range(p.object, p.range);
+          } catch (const LayoutChanged& changed) {
+            if (!changed.frozen) refresh_map(changed.table);
+          }
         }
       } else if (failed == 0) {
         failed = p.result;
