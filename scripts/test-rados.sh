@@ -7,7 +7,7 @@
 #   scripts/test-rados.sh [--all] [--front-ends N] [BUILD_DIR]
 #
 # By default a bounded part of the suite (the files below: items, conditions, queries,
-# scans, indexes, transactions, streams, restarts, 6 kill -9 loops (20 with --all), an OSD
+# scans, indexes, transactions, streams, restarts, 4 kill -9 loops (20 with --all), an OSD
 # killed, partition splits and a split stopped at each of its steps, several front ends on
 # one pool with transactions across them, 4 fault loops over three front ends (40 with
 # --all: KUMO_FAULT_LOOPS), the local cluster script); --all
@@ -77,10 +77,10 @@ if [ -z "$front_ends" ]; then
   KUMO_CEPH_CONF=$CEPH_CONF KUMO_RADOS_POOL=${KUMO_RADOS_POOL:-kumo} "$build/kumo_storage_tests" --gtest_filter='*RadosLayout*'
 fi
 if [ "$all" = 0 ]; then
-  export KUMO_CRASH_LOOPS=${KUMO_CRASH_LOOPS:-6} KUMO_FAULT_LOOPS=${KUMO_FAULT_LOOPS:-4}
+  export KUMO_CRASH_LOOPS=${KUMO_CRASH_LOOPS:-4} KUMO_FAULT_LOOPS=${KUMO_FAULT_LOOPS:-4}
 fi
 limit=1800
 # Each server is N processes and HAProxy: starts take N times as long.
 if [ -n "$front_ends" ]; then limit=5400; fi
 KUMO_BIN="$build/kumo" KUMO_RADOS_POOL=${KUMO_RADOS_POOL:-kumo} KUMO_CEPH_CONF=$CEPH_CONF \
-  timeout --kill-after=30 $limit /usr/bin/python3 -m pytest -p no:cacheprovider -q -ra "${files[@]}"
+  timeout --kill-after=30 $limit /usr/bin/python3 -m pytest -p no:cacheprovider -q -ra --durations=10 "${files[@]}"

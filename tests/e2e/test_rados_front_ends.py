@@ -484,7 +484,7 @@ def test_a_backfill_whose_front_end_died_is_finished_by_another(kumo_bin, tmp_pa
         one, two = servers[0].client(), servers[1].client()
         create(two, "backfilled")
         items = {f"k{i:05d}": {"pk": {"S": f"k{i:05d}"}, "g": {"S": f"g{i % 5}"}}
-                 for i in range(1500)}
+                 for i in range(800)}
         keys = list(items)
         for at in range(0, len(keys), 25):
             two.batch_write_item(RequestItems={"backfilled": [
