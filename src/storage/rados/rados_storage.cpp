@@ -1,6 +1,6 @@
 // The RADOS back end's reads and writes: where each key lives (the partition maps), reads
 // of keys and ranges, writes applied object by object with their outbox entries and
-// transaction records, and counters kept as deltas. Also the module's entry point.
+// transaction records (counters: rados_counters.cpp). Also the module's entry point.
 #include "storage/rados/rados_storage.h"
 
 #include <algorithm>
@@ -25,8 +25,6 @@ kumo_rados_log_function log_with = nullptr;
 
 // Partitions a table starts with; their objects spread over the pool's placement groups.
 constexpr std::uint64_t kInitialPartitions = 4;
-// Delta keys written to one object between two folds of its counters.
-constexpr int kFoldEvery = 256;
 
 }  // namespace
 
@@ -186,19 +184,6 @@ std::optional<std::string> RadosStorage::get(std::string_view key, const Snapsho
     if (moved(place)) continue;
     return found;
   }
-}
-
-std::int64_t RadosStorage::get_counter(std::string_view key) {
-  const std::string prefix = counter_prefix(key);
-  std::int64_t sum = 0;
-  for (const ObjectRef& object : counter_objects(key)) {
-    for (const auto& [k, v] : read_prefix(object, prefix)) {
-      std::int64_t delta = 0;
-      if (!decode_counter(v, &delta)) fail("counter value is not 8 bytes");
-      sum += delta;
-    }
-  }
-  return sum;
 }
 
 void RadosStorage::write(const WriteBatch& batch) {
@@ -641,12 +626,6 @@ std::vector<ObjectRef> RadosStorage::partitions(std::uint32_t table,
   return out;
 }
 
-std::vector<ObjectRef> RadosStorage::counter_objects(std::string_view key) {
-  const Place place = locate(key);
-  if (!place.counters) return {place.object};
-  return partitions(static_cast<std::uint32_t>(get_be(key, 4)));
-}
-
 bool RadosStorage::read_key(const ObjectRef& object, const std::string& key, std::string* value) {
   std::map<std::string, librados::bufferlist> out;
   librados::ObjectReadOperation op;
@@ -1022,79 +1001,6 @@ void RadosStorage::remove_keys(const ObjectRef& object, const std::set<std::stri
 void RadosStorage::remove_object(const ObjectRef& object) {
   const int r = io(object.ns).remove(object.oid);
   if (r != -ENOENT) check(r, "cannot remove " + object.oid);
-}
-
-std::uint64_t RadosStorage::begin_record() {
-  std::unique_lock lock(records_mutex_);
-  const std::uint64_t sequence = next_delta_.fetch_add(1, std::memory_order_relaxed);
-  records_.insert(sequence);
-  return sequence;
-}
-
-void RadosStorage::end_record(std::uint64_t sequence) {
-  std::unique_lock lock(records_mutex_);
-  records_.erase(sequence);
-}
-
-void RadosStorage::note_deltas(const ObjectRef& object, int deltas) {
-  {
-    std::unique_lock lock(mutex_);
-    int& written = deltas_written_[object];
-    written += deltas;
-    if (written < kFoldEvery) return;
-    written = 0;
-  }
-  fold(object);
-}
-
-void RadosStorage::fold(const ObjectRef& object) {
-  std::uint64_t horizon = UINT64_MAX;
-  {
-    std::unique_lock lock(records_mutex_);
-    if (!records_.empty()) horizon = *records_.begin();
-  }
-  for (int attempt = 0; attempt < 8; ++attempt) {
-    std::map<std::string, std::pair<std::optional<std::string>, std::int64_t>> counters;
-    std::set<std::string> folded;
-    for (const auto& [k, v] : read_prefix(object, kCounterPrefix)) {
-      // [0xFF 'c'][u16 n][n bytes of counter key][0 | 1 id]
-      const std::size_t head = 4 + get_be(std::string_view(k).substr(2), 2);
-      if (k.size() <= head) continue;
-      const std::string counter = k.substr(0, head);
-      std::int64_t value = 0;
-      if (!decode_counter(v, &value)) continue;
-      auto& [base, sum] = counters[counter];
-      if (k[head] == '\0') {
-        base = v;
-        sum += value;
-      } else {
-        const std::string_view id = std::string_view(k).substr(head + 1);
-        if (id.size() != 16) continue;
-        if (get_be(id, 8) == instance_ && get_be(id.substr(8), 8) >= horizon) continue;
-        folded.insert(k);
-        sum += value;
-      }
-    }
-    if (folded.empty()) return;
-    librados::ObjectWriteOperation op;
-    std::map<std::string, std::pair<librados::bufferlist, int>> guards;
-    std::map<std::string, librados::bufferlist> set;
-    for (const auto& [counter, state] : counters) {
-      const std::string base_key = counter + '\0';
-      guards[base_key] = {librados::bufferlist(), LIBRADOS_CMPXATTR_OP_EQ};
-      if (state.first) guards[base_key].first.append(*state.first);
-      set[base_key].append(encode_counter(state.second));
-    }
-    int cmp = 0;
-    op.omap_cmp(guards, &cmp);
-    op.omap_set(set);
-    op.omap_rm_keys(folded);
-    const int r = io(object.ns).operate(object.oid, &op);
-    if (r != -ECANCELED) {
-      check(r, "fold");
-      return;
-    }
-  }
 }
 
 void RadosStorage::log(const std::string& message) {

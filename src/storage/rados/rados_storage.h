@@ -41,10 +41,11 @@
 // but never one that a record still to be applied again (after a crash) would set again.
 //
 // This header declares the back end; its definitions are in rados_storage.cpp (reads,
-// writes, the partition maps, counters), rados_ranges.cpp (partitions' ranges),
-// rados_scattered.cpp (the TTL schedule's and the stream records' spaces), rados_splits.cpp,
-// rados_iterator.cpp, rados_recovery.cpp, rados_watch.cpp (the catalog watch) and
-// rados_leases.cpp (front ends' leases).
+// writes, the partition maps), rados_counters.cpp (counters and records in flight),
+// rados_ranges.cpp (partitions' ranges), rados_scattered.cpp (the TTL schedule's and the
+// stream records' spaces), rados_splits.cpp, rados_transactions.cpp (batches across
+// partitions), rados_iterator.cpp, rados_recovery.cpp, rados_watch.cpp (the catalog watch)
+// and rados_leases.cpp (front ends' leases, background jobs).
 #pragma once
 
 #include <rados/librados.hpp>
