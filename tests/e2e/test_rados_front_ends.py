@@ -36,14 +36,18 @@ pytestmark = pytest.mark.skipif(not on_rados(), reason="several front ends share
 
 
 @contextlib.contextmanager
-def started(kumo_bin, tmp_path, count=3, **kwargs):
+def started(kumo_bin, tmp_path, count=3, fault=None, **kwargs):
     """`count` front ends on one namespace (the same data directory gives each server the
-    same RADOS namespaces), started; stopped at the end."""
+    same RADOS namespaces), started, the first with KUMO_RADOS_FAULT=`fault` if given;
+    stopped at the end."""
     servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=tmp_path / "shared", **kwargs)
                for _ in range(count)]
     try:
-        for server in servers:
-            server.start()
+        for n, server in enumerate(servers):
+            if n == 0 and fault:
+                start_with_fault(server, fault)
+            else:
+                server.start()
         yield servers
     finally:
         for server in servers:
@@ -261,6 +265,26 @@ def start_with_fault(server, fault):
         del os.environ["KUMO_RADOS_FAULT"]
 
 
+def held_by_a_pause(server, call):
+    """Runs `call(client)` against `server` on a thread of its own until the server stops
+    itself (a `...-pause` fault point, SIGSTOP) in that request; returns the thread and a
+    list that gets what the client saw: "ok" or the exception's type name."""
+    outcome = []
+
+    def run():
+        try:
+            call(server.client())
+            outcome.append("ok")
+        except Exception as e:  # noqa: BLE001 - what the client saw
+            outcome.append(type(e).__name__)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    wait_for(lambda: open(f"/proc/{server.proc.pid}/stat").read().split()[2] == "T", 10,
+             "the front end stopped")
+    return thread, outcome
+
+
 def lease_objects(prefix):
     return sorted(oid for oid in rados("-N", prefix, "ls").decode().split()
                   if oid.startswith("kumo.fe."))
@@ -346,20 +370,8 @@ def test_a_front_end_paused_past_its_lease_writes_nothing_under_it(kumo_bin, tmp
         prefix = deployment_prefix(servers[0])
         other = servers[1].client()
         create_with_gsi(other, "paused")
-        outcome = []
-
-        def paused_put():
-            try:
-                servers[0].client().put_item(TableName="paused",
-                                                Item={"pk": {"S": "a"}, "g": {"S": "old"}})
-                outcome.append("ok")
-            except Exception as e:  # noqa: BLE001 - what the client saw
-                outcome.append(type(e).__name__)
-
-        writer = threading.Thread(target=paused_put)
-        writer.start()
-        wait_for(lambda: open(f"/proc/{servers[0].proc.pid}/stat").read().split()[2] == "T", 10,
-                 "the front end stopped")
+        writer, outcome = held_by_a_pause(servers[0], lambda client: client.put_item(
+            TableName="paused", Item={"pk": {"S": "a"}, "g": {"S": "old"}}))
         wait_for(lambda: gsi_keys(other, "paused", "old") == ["a"], 15,
                  "the paused front end's write finished by the other")
         wait_for(lambda: len(lease_objects(prefix)) == 1, 10, "the lapsed lease taken over")

@@ -15,7 +15,6 @@
   which another front end aborts.
 """
 
-import os
 import random
 import signal
 import threading
@@ -26,7 +25,7 @@ import pytest
 
 from kumo_testlib import KumoProcess, on_rados
 from rados_helpers import deployment_prefix, omap, rados
-from test_rados_front_ends import create, run_all, start_with_fault, wait_for
+from test_rados_front_ends import create, held_by_a_pause, run_all, started, wait_for
 
 pytestmark = pytest.mark.skipif(not on_rados(), reason="several front ends share a RADOS pool")
 
@@ -167,29 +166,14 @@ def put_request(keys):
 
 
 def test_a_transaction_in_progress_holds_its_items_until_it_is_aborted(kumo_bin, tmp_path):
-    shared = tmp_path / "shared"
-    servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=shared) for _ in range(2)]
-    try:
-        # The first front end stops itself once its transaction holds its items.
-        start_with_fault(servers[0], "prepared-pause")
-        servers[1].start()
+    # The first front end stops itself once its transaction holds its items.
+    with started(kumo_bin, tmp_path, 2, fault="prepared-pause") as servers:
         other = servers[1].client()
         create(other, "held")
         keys = [f"k{i}" for i in range(6)]
         other.put_item(TableName="held", Item={"pk": {"S": "k0"}, "v": {"S": "before"}})
-        outcome = []
-
-        def paused_transaction():
-            try:
-                servers[0].client().transact_write_items(TransactItems=put_request(keys))
-                outcome.append("ok")
-            except Exception as e:  # noqa: BLE001 - what the client saw
-                outcome.append(type(e).__name__)
-
-        writer = threading.Thread(target=paused_transaction)
-        writer.start()
-        wait_for(lambda: open(f"/proc/{servers[0].proc.pid}/stat").read().split()[2] == "T", 10,
-                 "the front end stopped")
+        writer, outcome = held_by_a_pause(servers[0], lambda client: client.transact_write_items(
+            TransactItems=put_request(keys)))
         # A write of a held item: TransactionConflictException, as DynamoDB answers.
         with pytest.raises(botocore.exceptions.ClientError) as raised:
             other.put_item(TableName="held", Item={"pk": {"S": "k1"}, "v": {"S": "single"}})
@@ -236,9 +220,6 @@ def test_a_transaction_in_progress_holds_its_items_until_it_is_aborted(kumo_bin,
         items = {x["pk"]["S"]: x["v"]["S"] for x in other.scan(TableName="held",
                                                               ConsistentRead=True)["Items"]}
         assert items == {k: "txn" for k in keys}
-    finally:
-        for server in servers:
-            server.stop()
 
 
 def try_put(client, key):
@@ -252,11 +233,7 @@ def try_put(client, key):
 
 def test_a_transaction_killed_before_its_commit_is_aborted_by_another_front_end(
         kumo_bin, tmp_path):
-    shared = tmp_path / "shared"
-    servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=shared) for _ in range(2)]
-    try:
-        start_with_fault(servers[0], "prepared")
-        servers[1].start()
+    with started(kumo_bin, tmp_path, 2, fault="prepared") as servers:
         other = servers[1].client()
         create(other, "held")
         with pytest.raises(Exception):
@@ -267,9 +244,6 @@ def test_a_transaction_killed_before_its_commit_is_aborted_by_another_front_end(
         items = {x["pk"]["S"]: x["v"]["S"] for x in other.scan(TableName="held",
                                                               ConsistentRead=True)["Items"]}
         assert items == {"b": "single"}
-    finally:
-        for server in servers:
-            server.stop()
 
 
 def set_lock(prefix, pk, record, tmp_path):
