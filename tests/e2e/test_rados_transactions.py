@@ -130,6 +130,10 @@ def test_money_transfers_through_three_front_ends_conserve_the_sum(kumo_bin, tmp
               f"{len(conflicts)} TransactionConflict cancellations, {len(reads)} snapshots read")
         assert unexpected == []
         assert torn == []
+        # A cancellation for a conflict names only TransactionConflict and None, one reason
+        # per action (two for a transfer, eight for a snapshot).
+        assert all(set(codes) <= {"TransactionConflict", "None"} and len(codes) in (2, ACCOUNTS)
+                   for codes in conflicts)
         assert len(done) + len(refused) == 6 * 40
         assert len(reads) > 0
         # Snapshots taken while transfers ran saw them progress, never go back in total.
