@@ -9,8 +9,9 @@
 # By default a bounded part of the suite (the files below: items, conditions, queries,
 # scans, indexes, transactions, streams, restarts, 4 kill -9 loops (20 with --all), an OSD
 # killed, partition splits and a split stopped at each of its steps, several front ends on
-# one pool with transactions across them, 4 fault loops over three front ends (40 with
-# --all: KUMO_FAULT_LOOPS), the local cluster script); --all
+# one pool with transactions across them, 5 fault loops over three front ends, one of each
+# fault, an OSD kill among them (50 with --all: KUMO_FAULT_LOOPS), the local cluster
+# script); --all
 # runs every file (about 5 minutes on two cores). With CEPH_CONF set, uses that running cluster's pool $KUMO_RADOS_POOL (default
 # kumo) instead of starting one (and runs the OSD fault tests only with KUMO_CEPH_DIR set
 # to the directory of a cluster made by scripts/ceph-cluster.sh).
@@ -77,7 +78,7 @@ if [ -z "$front_ends" ]; then
   KUMO_CEPH_CONF=$CEPH_CONF KUMO_RADOS_POOL=${KUMO_RADOS_POOL:-kumo} "$build/kumo_storage_tests" --gtest_filter='*RadosLayout*'
 fi
 if [ "$all" = 0 ]; then
-  export KUMO_CRASH_LOOPS=${KUMO_CRASH_LOOPS:-4} KUMO_FAULT_LOOPS=${KUMO_FAULT_LOOPS:-4}
+  export KUMO_CRASH_LOOPS=${KUMO_CRASH_LOOPS:-4} KUMO_FAULT_LOOPS=${KUMO_FAULT_LOOPS:-5}
 fi
 limit=1800
 # Each server is N processes and HAProxy: starts take N times as long.

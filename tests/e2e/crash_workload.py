@@ -26,6 +26,7 @@ import http.client
 import json
 import random
 import threading
+import time
 
 from kumo_testlib import N, S, create_table_args, scan_all
 from stream_helpers import StreamsApi, all_shards, drain
@@ -138,6 +139,7 @@ class Worker:
         self.acked_items = 0
         self.seq = 0
         self.conn = None
+        self.longest = 0.0  # seconds, the longest wait for an answer
 
     # ----------------------------------------------------------------- item making
 
@@ -298,6 +300,7 @@ class Worker:
             while not self.stop.is_set():
                 kind, body, changes = self.choose()
                 self.pending = Pending(kind, changes, self.wid)
+                sent = time.monotonic()
                 try:
                     resp = api(kind, body, conn=self.conn)
                 except ConnectionRefusedError:
@@ -305,6 +308,7 @@ class Worker:
                     return
                 except (OSError, http.client.HTTPException):
                     return  # the server died with this operation in flight
+                self.longest = max(self.longest, time.monotonic() - sent)
                 if resp.status == 500 and self.unknown_on_500:
                     return  # in flight: applied or not
                 if resp.status != 200:
