@@ -3,6 +3,7 @@
 // memory (--in-memory, tests). See docs/storage.md for the keys.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -252,16 +253,22 @@ class Storage {
   // its memory (ClientRequestTokens) is then kept in the storage too. Such a back end
   // checks every expectation of a batch (WriteBatch::expect).
   virtual bool shared() const { return false; }
-  // Background work that processes sharing the storage must do once (a GSI's backfill):
-  // claim_job(name) is true when this process may do it now, no other live process having
-  // claimed it. A claim lasts until release_job, or until the process that holds it is
-  // gone (on RADOS: its lease lapsed and another front end took its work over). One
-  // process owns a local back end: always true.
+  // Background work that processes sharing the storage must do once (a GSI's backfill, a
+  // table's TTL reaping, a dropped table's removal): claim_job(name) is true when this
+  // process may do it now, no other live process having claimed it (it then holds the
+  // claim; true again while it holds it). A claim lasts until release_job, or until the
+  // process that holds it is gone (on RADOS: its lease lapsed and another front end took
+  // its work over, which also removes its claims). One process owns a local back end:
+  // always true.
   virtual bool claim_job(const std::string& name) {
     (void)name;
     return true;
   }
   virtual void release_job(const std::string& name) { (void)name; }
+  // How many processes share the storage now, this one included (on RADOS: the front ends
+  // listed, those whose lease lapsed until another takes their work over): what a process
+  // divides jobs of one kind by to claim its share. 1 for a local back end.
+  virtual std::size_t processes() { return 1; }
 };
 
 // Opens (creating if needed) a RocksDB database at options.path.

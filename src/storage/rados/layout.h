@@ -77,7 +77,8 @@ inline const std::string kSplitKey =
     "s";
 // A background job (Storage::claim_job) claimed by a front end: catalog: [name] -> [u64
 // instance]. Another front end claims it once that instance is no longer listed
-// (kFrontEndPrefix), which happens when its work has been taken over.
+// (kFrontEndPrefix), which happens when its work has been taken over; that takeover also
+// removes the claims naming it.
 inline const std::string kJobPrefix =
     "\xff"
     "j";

@@ -8,6 +8,7 @@
 // more under it and goes on under a new instance and lease.
 #include <pthread.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <random>
@@ -45,6 +46,22 @@ void RadosStorage::forget_front_end(std::uint64_t instance) {
   std::string key = kFrontEndPrefix;
   put_u64(&key, instance);
   remove_keys({prefix_, kCatalogObject}, {key});
+  // Its claims go with it: a job still to do is claimed again by whoever looks for it, and
+  // one whose work is gone (a table dropped meanwhile) leaves nothing behind. Each removal
+  // is guarded on the claim still naming it.
+  std::string holder;
+  put_u64(&holder, instance);
+  for (const auto& [job, owner] : read_prefix({prefix_, kCatalogObject}, kJobPrefix)) {
+    if (owner != holder) continue;
+    librados::ObjectWriteOperation op;
+    librados::bufferlist expected;
+    expected.append(owner);
+    int cmp = 0;
+    op.omap_cmp({{job, {expected, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
+    op.omap_rm_keys({job});
+    const int r = catalog_io_.operate(kCatalogObject, &op);
+    if (r != -ECANCELED) check(r, "cannot remove the claims of front end " + hex16(instance));
+  }
 }
 
 int RadosStorage::lock_lease(std::uint64_t instance, std::uint64_t cookie, std::uint8_t flags) {
@@ -281,6 +298,14 @@ bool RadosStorage::claim_job(const std::string& name) {
     return true;
   }
   return false;
+}
+
+std::size_t RadosStorage::processes() {
+  std::size_t listed = 0;
+  for (const auto& [k, v] : read_prefix({prefix_, kCatalogObject}, kFrontEndPrefix)) {
+    if (k.size() == kFrontEndPrefix.size() + 8) ++listed;
+  }
+  return std::max<std::size_t>(listed, 1);
 }
 
 void RadosStorage::release_job(const std::string& name) {

@@ -331,7 +331,10 @@ void RadosStorage::erase_range(const std::string& lower, const std::string& uppe
       op.omap_set({{key, librados::bufferlist()}});
       check(catalog_io_.operate(kCatalogObject, &op),
             "cannot mark table " + std::to_string(table) + " dropped");
-      for (const ObjectRef& object : partitions(table)) remove_object(object);
+      for (const ObjectRef& object : partitions(table)) {
+        remove_object(object);
+        fault_point("drop");
+      }
       dropped.push_back(table);
     }
     bool records_erased = false;

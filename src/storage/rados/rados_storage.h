@@ -276,6 +276,7 @@ class RadosStorage : public Storage {
   bool shared() const override { return true; }
   bool claim_job(const std::string& name) override;
   void release_job(const std::string& name) override;
+  std::size_t processes() override;
 
  private:
   // Watches the catalog object, and starts the thread that handles its notifies: each is
@@ -448,7 +449,8 @@ class RadosStorage : public Storage {
   // Stops the process as kill -9 would when KUMO_RADOS_SPLIT_FAULT (or KUMO_RADOS_FAULT)
   // names this step: of a split ("intent", "copy", "publish", "cleanup"), of a write after
   // its partition's op and before its maintenance ("outbox"), of a transaction after its
-  // record and before its ops ("transaction"); for the fault tests. The step followed by
+  // record and before its ops ("transaction"), of a dropped table's removal after its
+  // first partition object went ("drop"); for the fault tests. The step followed by
   // "-pause" stops it with SIGSTOP instead, once.
   void fault_point(const char* step);
 
@@ -484,7 +486,8 @@ class RadosStorage : public Storage {
 
   // Leases (rados_leases.cpp).
   static std::string lease_object(std::uint64_t instance);
-  // Removes a front end's lease object and its entry in the catalog's list.
+  // Removes a front end's lease object, its entry in the catalog's list and the job claims
+  // that name it.
   void forget_front_end(std::uint64_t instance);
   // Locks `instance`'s lease object as `cookie` for a lease's length (flags: renew).
   int lock_lease(std::uint64_t instance, std::uint64_t cookie, std::uint8_t flags);
