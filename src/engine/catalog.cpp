@@ -24,6 +24,10 @@ constexpr std::string_view kNextIdKey = "meta/next_table_id";
 // change expects to be what it read and raises: of two front ends sharing one storage that
 // change the catalog at once, one stores its change and the other reloads and tries again.
 constexpr std::string_view kVersionKey = "meta/catalog_version";
+// meta/drop/<id> → the name of a dropped table whose data is still to be removed: stored
+// with the table's removal from the catalog, removed once its data is gone, so that a
+// removal cut short (the process stopped) is done again, by this process or another one.
+constexpr std::string_view kDropPrefix = "meta/drop/";
 // Attempts of a change that meets another front end's changes.
 constexpr int kChangeAttempts = 32;
 
@@ -584,6 +588,7 @@ TablePtr Catalog::remove(std::string_view name) {
     TablePtr table = it->second.table;
     storage::WriteBatch batch;
     batch.del(std::string(kTablePrefix) + table->name);
+    batch.put(std::string(kDropPrefix) + std::to_string(table->id), table->name);
     guard(&batch);
     storage_.write(batch);
     ++version_;
@@ -592,14 +597,30 @@ TablePtr Catalog::remove(std::string_view name) {
   });
 }
 
-void Catalog::drop_data(const TableDefinition& table) {
+void Catalog::drop_data(std::uint32_t id) {
   // The table's id is never reused, so a write that raced with the removal cannot
   // reappear in a new table. Its stream records stay readable until their retention ends
-  // (ChangeStreams::trim removes them).
-  const std::string prefix = codec::table_prefix(table.id);
-  const std::string stream = codec::space_prefix(table.id, codec::Space::kStream);
+  // (ChangeStreams::trim removes them). Erasing what is gone already does nothing, so a
+  // removal may run again from the start.
+  const std::string prefix = codec::table_prefix(id);
+  const std::string stream = codec::space_prefix(id, codec::Space::kStream);
   storage_.erase_range(prefix, stream);
   storage_.erase_range(codec::prefix_end(stream), codec::prefix_end(prefix));
+  storage::WriteBatch batch;
+  batch.del(std::string(kDropPrefix) + std::to_string(id));
+  storage_.write(batch);
+}
+
+std::vector<std::pair<std::uint32_t, std::string>> Catalog::pending_drops() const {
+  std::vector<std::pair<std::uint32_t, std::string>> out;
+  const std::string lower(kDropPrefix);
+  auto it = storage_.iterator(lower, codec::prefix_end(lower));
+  for (it->seek_to_first(); it->valid(); it->next()) {
+    const std::string id(it->key().substr(kDropPrefix.size()));
+    out.emplace_back(static_cast<std::uint32_t>(std::strtoul(id.c_str(), nullptr, 10)),
+                     std::string(it->value()));
+  }
+  return out;
 }
 
 std::vector<std::string> Catalog::list(std::string_view exclusive_start, std::size_t limit,

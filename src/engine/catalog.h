@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/mutex.h"
@@ -80,10 +81,14 @@ class Catalog {
   // The table whose id is `id`, or null.
   TablePtr find_id(std::uint32_t id) const;
 
-  // Removes the table from the catalog. Returns the definition it had, or null if absent.
+  // Removes the table from the catalog, recording in the same write that its data is to be
+  // removed (pending_drops). Returns the definition it had, or null if absent.
   TablePtr remove(std::string_view name);
-  // Deletes the data of a removed table, except its stream records.
-  void drop_data(const TableDefinition& table);
+  // Deletes the data of removed table `id`, except its stream records, then its record.
+  // Idempotent: it may run again, whole or after a run cut short.
+  void drop_data(std::uint32_t id);
+  // The removed tables whose data is still to be deleted: (id, name).
+  std::vector<std::pair<std::uint32_t, std::string>> pending_drops() const;
 
   // Table names in ascending byte order, starting after `exclusive_start` (empty: from the
   // first), at most `limit` of them. *more tells whether names remain after the page.

@@ -57,6 +57,7 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
     ttl = ttl || table->ttl_enabled;
   }
   resume_backfills();
+  resume_drops();
   bool streams = false;
   {
     ChangeStreams::Guard guard(streams_);
@@ -205,6 +206,74 @@ void Engine::resume_backfills() {
     for (const auto& index : table->global_indexes) {
       if (index.backfilling) start_backfill(name, index.id);
     }
+  }
+}
+
+namespace {
+std::string drop_job(std::uint32_t table_id) {
+  return "drop/" + std::to_string(table_id);
+}
+}  // namespace
+
+bool Engine::claim_drop(std::uint32_t id) {
+  MutexLock lock(drops_mutex_);
+  if (drops_.count(id)) return false;  // running here already
+  try {
+    if (!storage_->claim_job(drop_job(id))) return false;  // another process runs it
+  } catch (const std::exception& e) {
+    spdlog::warn("claiming the removal of dropped table {}'s data failed: {}", id, e.what());
+    return false;
+  }
+  drops_.insert(id);
+  return true;
+}
+
+void Engine::unclaim_drop(std::uint32_t id) {
+  {
+    MutexLock lock(drops_mutex_);
+    drops_.erase(id);
+  }
+  try {
+    storage_->release_job(drop_job(id));
+  } catch (const std::exception& e) {
+    // The claim goes when this process stops; the job has nothing to do meanwhile.
+    spdlog::warn("giving back the removal of table {}'s data failed: {}", id, e.what());
+  }
+}
+
+void Engine::run_drop(std::uint32_t id, const std::string& name) {
+  try {
+    catalog_.drop_data(id);
+    storage_->release_job(drop_job(id));
+  } catch (...) {
+    MutexLock lock(drops_mutex_);
+    drops_.erase(id);
+    throw;
+  }
+  MutexLock lock(drops_mutex_);
+  drops_.erase(id);
+  if (storage_->shared()) spdlog::info("removed the data of dropped table {} ({})", name, id);
+}
+
+void Engine::resume_drops() {
+  std::vector<std::pair<std::uint32_t, std::string>> pending;
+  try {
+    pending = catalog_.pending_drops();
+  } catch (const std::exception& e) {
+    spdlog::warn("looking for dropped tables' data to remove failed: {}", e.what());
+    return;
+  }
+  for (auto& [id, name] : pending) {
+    if (!claim_drop(id)) continue;
+    start_worker("kumo-drop", [this, id, name] {
+      try {
+        run_drop(id, name);
+      } catch (const std::exception& e) {
+        // Its record stays: the removal is done again (on a shared storage at the next
+        // look for them, else at the next start).
+        spdlog::warn("removing the data of dropped table {} ({}) stopped: {}", name, id, e.what());
+      }
+    });
   }
 }
 

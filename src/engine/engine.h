@@ -313,6 +313,29 @@ class Engine {
   void start_backfill(const std::string& table_name, std::uint32_t index_id);
   // Starts the backfill of every index still backfilling that no process runs.
   void resume_backfills();
+  // Claims the removal of dropped table `id`'s data (the job "drop/<id>"): false when it
+  // runs in this process already or another process holds it.
+  bool claim_drop(std::uint32_t id) KUMO_EXCLUDES(drops_mutex_);
+  // Gives back a claim of claim_drop whose table was not dropped after all.
+  void unclaim_drop(std::uint32_t id) KUMO_EXCLUDES(drops_mutex_);
+  // Removes the data of a dropped table whose removal this process claimed, then its record
+  // and the claim. Throws if the storage fails; the record stays, and the removal is done
+  // again (resume_drops).
+  void run_drop(std::uint32_t id, const std::string& name) KUMO_EXCLUDES(drops_mutex_);
+  // Starts the removal of every dropped table's data that no process runs: one whose
+  // process stopped midway (on a shared storage, once its lease lapsed).
+  void resume_drops();
+  // On a shared storage, each table's TTL reaping is a job ("ttl/<table id>") that one
+  // process holds: gives back the claims of tables dropped or without TTL, keeps this
+  // process at its share of the tables with TTL (their number over the processes', rounded
+  // up: claims above it are given back for the others, tables no process holds are
+  // claimed up to it), and claims again those a process that stopped held.
+  void balance_ttl_jobs() KUMO_EXCLUDES(ttl_jobs_mutex_);
+  // Whether this process reaps the table: on a local back end always, on a shared one when
+  // it holds the table's TTL job.
+  bool reaps(std::uint32_t table_id) KUMO_EXCLUDES(ttl_jobs_mutex_);
+  // Gives back the table's TTL job if this process holds it (TTL disabled, table dropped).
+  void release_ttl_job(std::uint32_t table_id) KUMO_EXCLUDES(ttl_jobs_mutex_);
   // Deletes every entry of index `index_id` of the table.
   void drop_index(const TableDefinition& table, std::uint32_t index_id);
 
@@ -523,6 +546,12 @@ class Engine {
   // The backfills this process runs: (table id, index id).
   Mutex backfills_mutex_;
   std::set<std::pair<std::uint32_t, std::uint32_t>> backfills_ KUMO_GUARDED_BY(backfills_mutex_);
+  // The dropped tables whose data this process is removing.
+  Mutex drops_mutex_;
+  std::set<std::uint32_t> drops_ KUMO_GUARDED_BY(drops_mutex_);
+  // The tables whose TTL job this process holds (a shared storage only).
+  Mutex ttl_jobs_mutex_;
+  std::set<std::uint32_t> ttl_jobs_ KUMO_GUARDED_BY(ttl_jobs_mutex_);
   Mutex workers_mutex_;
   std::list<Worker> workers_ KUMO_GUARDED_BY(workers_mutex_);
   // Wakes the maintenance thread early when the engine stops or the manual clock moves.

@@ -9,7 +9,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <random>
+#include <set>
 #include <utility>
+#include <vector>
 
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
@@ -212,22 +215,38 @@ TablePtr Engine::update_table(std::string_view name,
   } else if (!after->ttl_enabled && ttl_was) {
     const std::string prefix = codec::space_prefix(after->id, codec::Space::kTtl);
     storage_->erase_range(prefix, codec::prefix_end(prefix));
+    release_ttl_job(after->id);
     reset_ttl_progress(after->id);
   }
   return after;
 }
 
 TablePtr Engine::delete_table(std::string_view name) {
+  // The removal of the table's data is recorded with its removal from the catalog, and
+  // claimed before: the process that drops a table removes its data, unless it stops
+  // midway (then another one finds the record and does it again).
+  TablePtr found = catalog_.find(name);
+  std::optional<std::uint32_t> claimed;
+  if (found && claim_drop(found->id)) claimed = found->id;
   TablePtr table;
-  {
+  try {
     ChangeStreams::Guard guard(streams_);
     table = catalog_.remove(name);
-    if (!table) return nullptr;
-    streams_.close(guard, table->id, clock_->now_ms());
+    if (table) streams_.close(guard, table->id, clock_->now_ms());
+  } catch (...) {
+    if (claimed) unclaim_drop(*claimed);
+    throw;
   }
+  if (claimed && (!table || table->id != *claimed)) {
+    // Dropped (and made again) through another process meanwhile.
+    unclaim_drop(*claimed);
+    claimed.reset();
+  }
+  if (!table) return nullptr;
   if (capacity() && table->meters) capacity()->detach(*table->meters);
-  catalog_.drop_data(*table);
+  release_ttl_job(table->id);
   reset_ttl_progress(table->id);
+  if (claimed || claim_drop(table->id)) run_drop(table->id, table->name);
   return table;
 }
 
@@ -310,11 +329,82 @@ std::size_t Engine::expire_items(double now) {
   for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
     if (stopping_) break;
     TablePtr table = catalog_.find(name);
-    if (!table || !table->ttl_enabled) continue;
+    if (!table || !table->ttl_enabled || !reaps(table->id)) continue;
     const std::string prefix = codec::space_prefix(table->id, codec::Space::kTtl);
-    expired += expire_table(*table, prefix + past_limit, prefix + horizon, now);
+    const std::size_t deleted = expire_table(*table, prefix + past_limit, prefix + horizon, now);
+    if (deleted > 0 && storage_->shared()) {
+      spdlog::info("Time to Live deleted {} items of table {} ({})", deleted, name, table->id);
+    }
+    expired += deleted;
   }
   return expired;
+}
+
+namespace {
+std::string ttl_job(std::uint32_t table_id) {
+  return "ttl/" + std::to_string(table_id);
+}
+}  // namespace
+
+bool Engine::reaps(std::uint32_t table_id) {
+  if (!storage_->shared()) return true;
+  MutexLock lock(ttl_jobs_mutex_);
+  return ttl_jobs_.count(table_id) > 0;
+}
+
+void Engine::release_ttl_job(std::uint32_t table_id) {
+  if (!storage_->shared()) return;
+  MutexLock lock(ttl_jobs_mutex_);
+  if (ttl_jobs_.erase(table_id) == 0) return;
+  try {
+    storage_->release_job(ttl_job(table_id));
+  } catch (const std::exception& e) {
+    // The claim stays until this process stops; nothing runs under it.
+    spdlog::warn("giving back the Time to Live job of table {} failed: {}", table_id, e.what());
+  }
+}
+
+void Engine::balance_ttl_jobs() {
+  std::vector<TablePtr> tables;
+  std::set<std::uint32_t> enabled;
+  bool more = false;
+  for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
+    TablePtr table = catalog_.find(name);
+    if (!table || !table->ttl_enabled) continue;
+    tables.push_back(table);
+    enabled.insert(table->id);
+  }
+  MutexLock lock(ttl_jobs_mutex_);
+  auto give_back = [&](std::uint32_t id, const char* why) {
+    ttl_jobs_.erase(id);
+    storage_->release_job(ttl_job(id));
+    spdlog::info("gave back the Time to Live job of table {} ({})", id, why);
+  };
+  // Tables dropped, or whose TTL was disabled, through another process.
+  for (std::uint32_t id : std::vector<std::uint32_t>(ttl_jobs_.begin(), ttl_jobs_.end())) {
+    if (!enabled.count(id)) give_back(id, "no Time to Live any more");
+  }
+  // A claim held still answers true; one another process took over (this process's lease
+  // lapsed) answers false and is forgotten.
+  for (std::uint32_t id : std::vector<std::uint32_t>(ttl_jobs_.begin(), ttl_jobs_.end())) {
+    if (!storage_->claim_job(ttl_job(id))) {
+      ttl_jobs_.erase(id);
+      spdlog::info("the Time to Live job of table {} is held by another front end", id);
+    }
+  }
+  const std::size_t processes = std::max<std::size_t>(storage_->processes(), 1);
+  const std::size_t share = (tables.size() + processes - 1) / processes;
+  // Processes that joined since the claims were taken get those above the share.
+  while (ttl_jobs_.size() > share) give_back(*ttl_jobs_.rbegin(), "above this front end's share");
+  // From a random table on, so that processes claiming at once meet less often.
+  thread_local std::mt19937 random{std::random_device{}()};
+  std::shuffle(tables.begin(), tables.end(), random);
+  for (const TablePtr& table : tables) {
+    if (ttl_jobs_.size() >= share) break;
+    if (ttl_jobs_.count(table->id) || !storage_->claim_job(ttl_job(table->id))) continue;
+    ttl_jobs_.insert(table->id);
+    spdlog::info("claimed the Time to Live job of table {} ({})", table->name, table->id);
+  }
 }
 
 std::size_t Engine::expire_table(const TableDefinition& table, const std::string& past_limit,
@@ -327,7 +417,11 @@ std::size_t Engine::expire_table(const TableDefinition& table, const std::string
     TtlProgress& progress = ttl_progress_[table.id];
     if (progress.overflow) {
       progress = TtlProgress{};
-    } else if (progress.resume > resume) {
+    } else if (progress.resume > resume && !storage_->shared()) {
+      // (On a storage other processes share, their writes add entries below the horizon
+      // that this process is never told of, and an entry whose deletion met another
+      // process's write is due again: each pass walks the schedule from its start, where
+      // what is due and not yet handled lies. The entries handled are gone from it.)
       resume = progress.resume;
     }
     late.swap(progress.late);
@@ -392,8 +486,9 @@ void Engine::maintain() {
   // Expired ClientRequestTokens are looked for this often (those kept in a shared storage).
   constexpr double kSweepInterval = 10;
   double next_sweep = now_seconds() + kSweepInterval;
-  // On a storage other processes share, backfills a process that stopped left are looked
-  // for this often (of real time: a lease lapses in real time).
+  // On a storage other processes share, the background jobs (backfills, dropped tables'
+  // removals, TTL reaping) that a process that stopped left, or that are not spread, are
+  // looked at this often (of real time: a lease lapses in real time).
   constexpr auto kBackfillInterval = std::chrono::seconds(2);
   auto next_backfills = std::chrono::steady_clock::now() + kBackfillInterval;
   MutexLock lock(maintenance_mutex_);
@@ -428,6 +523,8 @@ void Engine::maintain() {
       if (storage_->shared() && std::chrono::steady_clock::now() >= next_backfills) {
         next_backfills = std::chrono::steady_clock::now() + kBackfillInterval;
         resume_backfills();
+        resume_drops();
+        balance_ttl_jobs();
       }
     } catch (const std::exception& e) {
       // Storage failed; the next pass tries again.
