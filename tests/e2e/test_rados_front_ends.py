@@ -21,6 +21,7 @@ ends"), as behind a load balancer: any of them serves any request.
 
 import contextlib
 import os
+import re
 import signal
 import threading
 import time
@@ -522,3 +523,166 @@ def test_a_backfill_whose_front_end_died_is_finished_by_another(kumo_bin, tmp_pa
     finally:
         for server in servers:
             server.stop()
+
+
+# Log lines of the TTL and drop jobs (Engine::balance_ttl_jobs, expire_items, run_drop).
+TTL_CLAIMED = re.compile(r"claimed the Time to Live job of table (\S+) \((\d+)\)")
+TTL_DELETED = re.compile(r"Time to Live deleted (\d+) items of table (\S+) \((\d+)\)")
+
+
+def log_of(server):
+    with open(server.log_path) as log:
+        return log.read()
+
+
+def deleted_by(server):
+    """{table: items} the server's TTL reaper logged as deleted."""
+    out = {}
+    for count, table, _ in TTL_DELETED.findall(log_of(server)):
+        out[table] = out.get(table, 0) + int(count)
+    return out
+
+
+def job_claims(prefix, kind):
+    """{job name: holding instance (hex)} of the claims of `kind` ("ttl", "drop", ...) kept
+    in the catalog object (0xFF 'j' name -> u64 instance)."""
+    marker = b"\xffj" + kind.encode() + b"/"
+    return {k[2:].decode(): v.hex() for k, v in omap(prefix, "kumo.catalog").items()
+            if k.startswith(marker)}
+
+
+def create_ttl_table(client, name):
+    create(client, name)
+    client.update_time_to_live(TableName=name, TimeToLiveSpecification={
+        "Enabled": True, "AttributeName": "exp"})
+
+
+def put_expiring(client, name, now, expiring=20, lasting=5):
+    """`expiring` items due at now + 100, `lasting` without a TTL."""
+    items = [{"pk": {"S": f"e{i}"}, "exp": {"N": str(now + 100)}} for i in range(expiring)]
+    items += [{"pk": {"S": f"l{i}"}} for i in range(lasting)]
+    for at in range(0, len(items), 25):
+        client.batch_write_item(RequestItems={name: [
+            {"PutRequest": {"Item": item}} for item in items[at:at + 25]]})
+
+
+def keys_in(client, name):
+    return sorted(i["pk"]["S"] for i in all_pages(client.scan, TableName=name,
+                                                  ConsistentRead=True))
+
+
+def test_ttl_reaping_is_spread_over_the_front_ends_and_done_once(clocked_front_ends):
+    """Six tables with TTL over three front ends: each front end claims two of the tables'
+    TTL jobs, and only the holder of a table's job deletes its expired items."""
+    servers = clocked_front_ends
+    clients = [s.client() for s in servers]
+    prefix = deployment_prefix(servers[0])
+    tables = [f"ttl-{i}" for i in range(6)]
+    now = int(servers[0].admin.now())
+    for n, table in enumerate(tables):
+        create_ttl_table(clients[n % 3], table)
+        put_expiring(clients[(n + 1) % 3], table, now)
+
+    def spread():
+        claims = job_claims(prefix, "ttl")
+        holders = sorted(list(claims.values()).count(h) for h in set(claims.values()))
+        return len(claims) == 6 and holders == [2, 2, 2]
+
+    wait_for(spread, 30, "two TTL jobs claimed by each front end")
+    for server in servers:
+        server.admin.advance(200)
+    lasting = [f"l{i}" for i in range(5)]
+    wait_for(lambda: all(keys_in(clients[n % 3], t) == lasting for n, t in enumerate(tables)),
+             30, "every expired item deleted")
+
+    deleted = [deleted_by(s) for s in servers]
+    for table in tables:
+        # One front end deleted the table's 20 items: none was deleted by two.
+        reapers = [d[table] for d in deleted if table in d]
+        assert reapers == [20], (table, deleted)
+    # Each front end reaped the two tables it claimed, and only those.
+    for server, mine in zip(servers, deleted):
+        claimed = {t for t, _ in TTL_CLAIMED.findall(log_of(server))}
+        assert len(mine) == 2 and set(mine) <= claimed, (mine, claimed)
+    assert set(job_claims(prefix, "ttl")) == {
+        f"ttl/{id_}" for s in servers for _, _, id_ in TTL_DELETED.findall(log_of(s))}
+
+
+def test_the_ttl_job_of_a_killed_front_end_is_taken_over(kumo_bin, tmp_path):
+    """The front end that holds a table's TTL job is killed: the others do not reap the
+    table while its lease holds; once it lapses (3 s) another one claims the job and
+    deletes the expired items."""
+    with started(kumo_bin, tmp_path, admin_port=0,
+                 flags={"clock": "manual", "clock-start": int(time.time())}) as servers:
+        clients = [s.client() for s in servers]
+        prefix = deployment_prefix(servers[0])
+        create_ttl_table(clients[0], "ttl-taken")
+        now = int(servers[0].admin.now())
+        put_expiring(clients[1], "ttl-taken", now)
+        wait_for(lambda: len(job_claims(prefix, "ttl")) == 1, 20, "the TTL job claimed")
+        holders = [s for s in servers if TTL_CLAIMED.search(log_of(s))]
+        assert len(holders) == 1, [log_of(s) for s in servers]
+        holder = holders[0]
+        others = [s for s in servers if s is not holder]
+        holder.kill()
+        for server in others:
+            server.admin.advance(200)
+        client = others[0].client()
+        # Its lease has not lapsed yet: nobody else reaps the table.
+        assert len(keys_in(client, "ttl-taken")) == 25
+        wait_for(lambda: keys_in(client, "ttl-taken") == [f"l{i}" for i in range(5)], 30,
+                 "the expired items deleted by another front end")
+        assert sum(deleted_by(s).get("ttl-taken", 0) for s in others) == 20
+        assert [bool(TTL_CLAIMED.search(log_of(s))) for s in others].count(True) == 1
+        assert len(job_claims(prefix, "ttl")) == 1
+
+
+def table_objects(prefix):
+    """{namespace: [objects]} of the deployment's table namespaces."""
+    out = {}
+    for line in rados("--all", "ls").decode().splitlines():
+        ns, _, oid = line.partition("\t")
+        if ns.startswith(prefix + "t"):
+            out.setdefault(ns, []).append(oid)
+    return out
+
+
+def test_a_dropped_table_whose_front_end_died_midway_is_removed_by_another(kumo_bin,
+                                                                          tmp_path):
+    """DeleteTable through a front end killed after it removed the first of the table's
+    partition objects (`drop`): the removal was recorded with the catalog change, so
+    another front end claims it once the lease lapses and removes every partition object;
+    the stream objects stay, with their records, and the record and claim go."""
+    with started(kumo_bin, tmp_path, fault="drop",
+                 flags={"rados-partition-keys": PARTITION_KEYS}) as servers:
+        prefix = deployment_prefix(servers[0])
+        one = servers[1].client()
+        create(one, "dropped", StreamSpecification={"StreamEnabled": True,
+                                                    "StreamViewType": "KEYS_ONLY"})
+        keys = [f"k{i:04d}" for i in range(400)]
+        for at in range(0, len(keys), 25):
+            one.batch_write_item(RequestItems={"dropped": [
+                {"PutRequest": {"Item": {"pk": {"S": k}, "v": {"S": "x" * 50}}}}
+                for k in keys[at:at + 25]]})
+        [(namespace, objects)] = table_objects(prefix).items()
+        partitions = [o for o in objects if o.startswith("p")]
+        streams = sorted(o for o in objects if o.startswith("s"))
+        assert len(partitions) >= 5 and streams, objects
+
+        with pytest.raises(Exception):
+            servers[0].client().delete_table(TableName="dropped")
+        servers[0].proc.wait(timeout=10)
+        left = table_objects(prefix)[namespace]
+        assert 0 < len([o for o in left if o.startswith("p")]) < len(partitions), left
+        assert [k for k in omap(prefix, "kumo.catalog") if k.startswith(b"meta/drop/")]
+        for client in (one, servers[2].client()):
+            assert client.list_tables()["TableNames"] == []
+
+        wait_for(lambda: not [o for o in table_objects(prefix).get(namespace, [])
+                              if not o.startswith("s")], 30,
+                 "the partition objects removed by another front end")
+        assert sorted(table_objects(prefix)[namespace]) == streams
+        assert not [k for k in omap(prefix, "kumo.catalog") if k.startswith(b"meta/drop/")]
+        assert job_claims(prefix, "drop") == {}
+        assert ["removed the data of dropped table dropped" in log_of(s)
+                for s in servers[1:]].count(True) == 1
