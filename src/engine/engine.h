@@ -472,10 +472,12 @@ class Engine {
   std::string update_ttl_schedule(const TableDefinition& table, const std::string& storage_key,
                                   const WriteResult& result, storage::WriteBatch* batch) const;
   // Called once a TTL schedule entry is committed: an entry that falls below where the
-  // reaper's passes have reached is handed to the next pass, which reads it directly.
+  // reaper's passes have reached is handed to the next pass, which reads it directly
+  // (nothing on a shared storage).
   void note_ttl_entry(std::uint32_t table_id, std::string_view entry) KUMO_EXCLUDES(ttl_mutex_);
   // Deletes the expired items of one table whose schedule entries lie below `upper`
-  // (entries below `past_limit` are dropped), from where the last pass stopped.
+  // (entries below `past_limit` are dropped), from where the last pass stopped (on a
+  // shared storage, from the schedule's start: other processes' writes add entries there).
   std::size_t expire_table(const TableDefinition& table, const std::string& past_limit,
                            const std::string& upper, double now);
   // Forgets where the reaper stands on a table's schedule (its schedule was dropped, or
@@ -518,7 +520,8 @@ class Engine {
   // earlier passes left there are never stepped over again. An entry committed below
   // the horizon after a pass began may lie behind `resume`: it is kept in `late` and read
   // directly by the next pass. In memory only: after a restart the first pass starts at
-  // the beginning of each schedule.
+  // the beginning of each schedule. Not used on a shared storage, where other processes
+  // write entries below the horizon too: each pass starts at the schedule's beginning.
   struct TtlProgress {
     std::string resume;
     std::vector<std::string> late;

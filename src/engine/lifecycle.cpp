@@ -89,6 +89,9 @@ std::string_view schedule_position(std::string_view entry) {
 }  // namespace
 
 void Engine::note_ttl_entry(std::uint32_t table_id, std::string_view entry) {
+  // On a shared storage each pass walks the schedule from its start (expire_table), and
+  // the table's reaper may be another process.
+  if (storage_->shared()) return;
   MutexLock lock(ttl_mutex_);
   if (!(schedule_position(entry) < ttl_horizon_)) return;
   TtlProgress& progress = ttl_progress_[table_id];
