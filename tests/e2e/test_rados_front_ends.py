@@ -17,6 +17,10 @@ ends"), as behind a load balancer: any of them serves any request.
   token with other parameters is a mismatch through any of them; ten minutes after the
   first call completed (the front ends' manual clocks moved) the token is forgotten, and
   its entry removed from the pool.
+- Background jobs are claimed by one front end and taken over when it dies: a GSI's
+  backfill; each table's TTL reaping, spread over the front ends (each deletes the expired
+  items of its share of the tables only); a dropped table's removal, recorded with the
+  catalog change and finished by another front end when the one that dropped it died.
 """
 
 import contextlib
