@@ -21,6 +21,8 @@ namespace {
 
 constexpr std::string_view kStreamPrefix = "meta/stream/";
 constexpr std::string_view kSequenceKey = "meta/stream_sequence";
+// Times a change of a stream is tried against other front ends' changes of it.
+constexpr int kStreamChangeAttempts = 16;
 // Sequence numbers reserved at once.
 constexpr std::uint64_t kSequenceBlock = 1000;
 // Sequence numbers are written as "1" followed by 20 digits: 21 digits, the shortest
@@ -263,6 +265,14 @@ ChangeStreams::ChangeStreams(storage::Storage& storage, const Clock& clock)
     : storage_(storage), clock_(clock) {
   reserved_ = static_cast<std::uint64_t>(storage_.get_counter(kSequenceKey));
   next_sequence_ = reserved_ + 1;
+  MutexLock lock(mutex_);
+  load();
+}
+
+void ChangeStreams::load() {
+  streams_.clear();
+  open_.clear();
+  stored_.clear();
   std::string lower(kStreamPrefix);
   auto it = storage_.iterator(lower, codec::prefix_end(lower));
   for (it->seek_to_first(); it->valid(); it->next()) {
@@ -273,8 +283,14 @@ ChangeStreams::ChangeStreams(storage::Storage& storage, const Clock& clock)
     StreamInfo stream = stream_of_record(record);
     const std::string key = meta_key(stream);
     if (stream.open()) open_[stream.table_id] = key;
+    stored_[key] = std::string(it->value());
     streams_.emplace(key, std::move(stream));
   }
+}
+
+void ChangeStreams::reload() {
+  MutexLock lock(mutex_);
+  load();
 }
 
 std::string ChangeStreams::meta_key(const StreamInfo& stream) {
@@ -282,7 +298,38 @@ std::string ChangeStreams::meta_key(const StreamInfo& stream) {
 }
 
 void ChangeStreams::store(const StreamInfo& stream, storage::WriteBatch* batch) const {
-  batch->put(meta_key(stream), codec::encode_item(stream_record(stream)));
+  const std::string key = meta_key(stream);
+  auto it = stored_.find(key);
+  batch->expect(key, it == stored_.end() ? std::nullopt : std::optional<std::string>(it->second));
+  batch->put(key, codec::encode_item(stream_record(stream)));
+}
+
+bool ChangeStreams::change(std::string key, const std::function<bool(StreamInfo&)>& change_stream) {
+  for (int attempt = 0;; ++attempt) {
+    auto it = streams_.find(key);
+    if (it == streams_.end()) return false;
+    StreamInfo stream = it->second;
+    if (!change_stream(stream)) return false;
+    storage::WriteBatch batch;
+    store(stream, &batch);
+    try {
+      storage_.write(batch);
+    } catch (const storage::WriteConflict&) {
+      // Another front end changed the stream (split a shard of it, closed or trimmed it)
+      // since it was loaded here: loaded again, and changed again.
+      if (attempt + 1 >= kStreamChangeAttempts) throw;
+      load();
+      continue;
+    }
+    stored_[key] = batch.ops().back().value;
+    if (stream.open()) {
+      open_[stream.table_id] = key;
+    } else if (auto o = open_.find(stream.table_id); o != open_.end() && o->second == key) {
+      open_.erase(o);
+    }
+    it->second = std::move(stream);
+    return true;
+  }
 }
 
 void ChangeStreams::held(const Guard& guard) const {
@@ -336,61 +383,62 @@ void ChangeStreams::open(const Guard& guard, const TableDefinition& table, doubl
   shard.start = stream.start;
   shard.created = now;
   stream.shards.push_back(shard);
-  storage::WriteBatch batch;
-  store(stream, &batch);
-  storage_.write(batch);
   const std::string key = meta_key(stream);
+  // A new stream: stored where none is (expected absent).
   streams_[key] = std::move(stream);
-  open_[table.id] = key;
+  try {
+    change(key, [](StreamInfo&) { return true; });
+  } catch (...) {
+    streams_.erase(key);
+    throw;
+  }
 }
 
 void ChangeStreams::close(const Guard& guard, std::uint32_t table_id, double now) {
   held(guard);
   auto it = open_.find(table_id);
   if (it == open_.end()) return;
-  StreamInfo& stream = streams_.at(it->second);
-  storage::WriteBatch batch;
-  // Every record of the stream is committed: records are written under the mutex. A
-  // stream that got none still ends at its start, and that number is used up, so that a
-  // later stream of the table never overlaps it.
-  if (next_sequence_ == stream.start) take_sequence();
-  stream.end = next_sequence_ - 1;
-  stream.closed_at = now;
-  for (StreamShard& shard : stream.shards) {
-    if (shard.open()) shard.end = stream.end;
-  }
-  store(stream, &batch);
-  storage_.write(batch);
-  open_.erase(it);
+  change(it->second, [&](StreamInfo& stream) KUMO_REQUIRES(mutex_) {
+    if (!stream.open()) return false;
+    // Every record of the stream is committed: records are written under the mutex. A
+    // stream that got none still ends at its start, and that number is used up, so that
+    // a later stream of the table never overlaps it.
+    if (next_sequence_ == stream.start) take_sequence();
+    stream.end = next_sequence_ - 1;
+    stream.closed_at = now;
+    for (StreamShard& shard : stream.shards) {
+      if (shard.open()) shard.end = stream.end;
+    }
+    return true;
+  });
 }
 
-void ChangeStreams::split(const Guard& guard, std::uint32_t table_id, std::uint64_t token,
+bool ChangeStreams::split(const Guard& guard, std::uint32_t table_id, std::uint64_t token,
                           double now) {
   held(guard);
   auto it = open_.find(table_id);
-  if (it == open_.end()) return;
-  StreamInfo& stream = streams_.at(it->second);
-  auto parent = std::find_if(stream.shards.begin(), stream.shards.end(),
-                             [&](const StreamShard& s) { return s.open() && s.holds(token); });
-  if (parent == stream.shards.end() || parent->first_token == token) return;
-  storage::WriteBatch batch;
-  // As when a stream closes: a shard that got no record still ends at its start, which is
-  // used up.
-  if (next_sequence_ == parent->start) take_sequence();
-  parent->end = next_sequence_ - 1;
-  StreamShard low, high;
-  low.index = static_cast<std::uint32_t>(stream.shards.size());
-  high.index = low.index + 1;
-  low.parent = high.parent = parent->index;
-  low.first_token = parent->first_token;
-  low.end_token = high.first_token = token;
-  high.end_token = parent->end_token;
-  low.start = high.start = next_sequence_;
-  low.created = high.created = now;
-  stream.shards.push_back(low);
-  stream.shards.push_back(high);
-  store(stream, &batch);
-  storage_.write(batch);
+  if (it == open_.end()) return false;
+  return change(it->second, [&](StreamInfo& stream) KUMO_REQUIRES(mutex_) {
+    auto parent = std::find_if(stream.shards.begin(), stream.shards.end(),
+                               [&](const StreamShard& s) { return s.open() && s.holds(token); });
+    if (parent == stream.shards.end() || parent->first_token == token) return false;
+    // As when a stream closes: a shard that got no record still ends at its start, which
+    // is used up.
+    if (next_sequence_ == parent->start) take_sequence();
+    parent->end = next_sequence_ - 1;
+    StreamShard low, high;
+    low.index = static_cast<std::uint32_t>(stream.shards.size());
+    high.index = low.index + 1;
+    low.parent = high.parent = parent->index;
+    low.first_token = parent->first_token;
+    low.end_token = high.first_token = token;
+    high.end_token = parent->end_token;
+    low.start = high.start = next_sequence_;
+    low.created = high.created = now;
+    stream.shards.push_back(low);
+    stream.shards.push_back(high);
+    return true;
+  });
 }
 
 void ChangeStreams::add_record(const Guard& guard, const StreamInfo& stream, const KeySchema& key,
@@ -550,26 +598,39 @@ void ChangeStreams::trim(double now, double retention) {
       lower = end;
     }
   }
-  storage::WriteBatch batch;
-  for (auto it = streams_.begin(); it != streams_.end();) {
-    StreamInfo& stream = it->second;
-    if (!stream.open() && stream.closed_at < now - retention) {
-      batch.del(it->first);
-      it = streams_.erase(it);
+  std::vector<std::string> expired;
+  for (const auto& [key, stream] : streams_) {
+    if (!stream.open() && stream.closed_at < now - retention) expired.push_back(key);
+  }
+  for (const std::string& key : expired) {
+    storage::WriteBatch batch;
+    if (auto it = stored_.find(key); it != stored_.end()) batch.expect(key, it->second);
+    batch.del(key);
+    try {
+      storage_.write(batch);
+    } catch (const storage::WriteConflict&) {
+      // Changed or forgotten by another front end meanwhile: the next pass looks again.
+      load();
       continue;
     }
-    auto through = trimmed_through.find(stream.table_id);
-    if (through != trimmed_through.end() && through->second >= stream.trimmed_before) {
+    streams_.erase(key);
+    stored_.erase(key);
+  }
+  std::vector<std::string> keys;
+  for (const auto& [key, stream] : streams_) keys.push_back(key);
+  for (const std::string& key : keys) {
+    change(key, [&](StreamInfo& stream) {
+      auto through = trimmed_through.find(stream.table_id);
+      if (through == trimmed_through.end() || through->second < stream.trimmed_before) {
+        return false;
+      }
       std::uint64_t horizon = through->second + 1;
       if (stream.end) horizon = std::min(horizon, *stream.end + 1);
-      if (horizon > stream.trimmed_before) {
-        stream.trimmed_before = horizon;
-        store(stream, &batch);
-      }
-    }
-    ++it;
+      if (horizon <= stream.trimmed_before) return false;
+      stream.trimmed_before = horizon;
+      return true;
+    });
   }
-  if (!batch.empty()) storage_.write(batch);
 }
 
 }  // namespace kumo::engine

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -149,8 +150,8 @@ class ChangeStreams {
   void close(const Guard& guard, std::uint32_t table_id, double now);
   // Splits the open shard of table `table_id`'s open stream that holds `token` there (the
   // table's partitions split at it): closes it and opens its two children. Nothing when
-  // the table has no open stream or `token` already starts a shard.
-  void split(const Guard& guard, std::uint32_t table_id, std::uint64_t token, double now);
+  // the table has no open stream or `token` already starts a shard (false then).
+  bool split(const Guard& guard, std::uint32_t table_id, std::uint64_t token, double now);
   // Adds to `batch` the record of a change of one item of the table whose open stream is
   // `stream`; nothing when the item did not change. The record's sequence number is
   // appended to `written`: the caller writes the batch, then calls done(written) whether
@@ -180,11 +181,23 @@ class ChangeStreams {
                   std::size_t limit, std::size_t max_bytes) const;
   // Deletes records older than `retention` seconds and forgets streams closed longer ago.
   void trim(double now, double retention);
+  // Loads the streams again from the storage: another process sharing it changed them
+  // (Storage::notify_catalog). Waits for this process's writes in progress.
+  void reload();
 
  private:
   // Tells the analysis that `guard`, a guard of this object, holds the lock.
   void held(const Guard& guard) const KUMO_ASSERT_CAPABILITY(mutex_);
-  void store(const StreamInfo& stream, storage::WriteBatch* batch) const;
+  // Loads every stream from the storage.
+  void load() KUMO_REQUIRES(mutex_);
+  // Adds to `batch` the stream's new state, expected to replace the one loaded here (a
+  // back end shared with other processes checks that: WriteBatch::expect).
+  void store(const StreamInfo& stream, storage::WriteBatch* batch) const KUMO_REQUIRES(mutex_);
+  // Changes the stream stored at `key` by `change_stream` (which answers false to leave
+  // it as it is) and stores it; when another process changed it meanwhile, loads the
+  // streams again and changes it again. False when unchanged or unknown.
+  bool change(std::string key, const std::function<bool(StreamInfo&)>& change_stream)
+      KUMO_REQUIRES(mutex_);
   // Hands out the next sequence number, reserving a new block first when needed.
   std::uint64_t take_sequence() KUMO_REQUIRES(mutex_);
   std::uint64_t horizon_locked() const KUMO_REQUIRES(mutex_);
@@ -194,6 +207,8 @@ class ChangeStreams {
   const Clock& clock_;
   mutable Mutex mutex_;
   std::map<std::string, StreamInfo> streams_ KUMO_GUARDED_BY(mutex_);  // by meta_key
+  // The stored value of each stream (by meta_key), as loaded or last written here.
+  std::map<std::string, std::string> stored_ KUMO_GUARDED_BY(mutex_);
   // Table id → meta_key of its open stream.
   std::map<std::uint32_t, std::string> open_ KUMO_GUARDED_BY(mutex_);
   std::uint64_t next_sequence_ KUMO_GUARDED_BY(mutex_) = 1;

@@ -49,7 +49,8 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
   };
   catalog_.amend_loaded(prepare);
   catalog_.set_prepare_loaded(prepare);
-  catalog_.set_reload([this] { reload_catalog(); });
+  // (A catalog change retried may hold the streams' lock: the streams are not loaded then.)
+  catalog_.set_reload([this] { reload_catalog(false); });
   bool more = false, ttl = false;
   for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
     TablePtr table = catalog_.find(name);
@@ -80,7 +81,7 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
   }
 }
 
-void Engine::reload_catalog() {
+void Engine::reload_catalog(bool streams) {
   // A table that changed keeps its meters (what it consumed, its partitions' heat); a new
   // one gets its own.
   std::unordered_map<std::uint32_t, std::shared_ptr<capacity::TableMeters>> meters;
@@ -108,6 +109,12 @@ void Engine::reload_catalog() {
     if (change.before) configure_meters(change.after);
     if (change.after->ttl_enabled) start_maintenance();
   }
+  // The streams too: another front end opened, closed, split or trimmed one (each such
+  // change is announced after it is stored).
+  if (!streams) return;
+  streams_.reload();
+  ChangeStreams::Guard guard(streams_);
+  if (!streams_.empty(guard)) start_maintenance();
 }
 
 void Engine::start_maintenance() {
@@ -374,8 +381,18 @@ void Engine::commit(storage::WriteBatch& batch, const std::vector<Change>& chang
 }
 
 void Engine::note_partition_split(std::uint32_t table_id, std::uint64_t token) {
-  ChangeStreams::Guard guard(streams_);
-  streams_.split(guard, table_id, token, clock_->now_ms());
+  bool split = false;
+  {
+    ChangeStreams::Guard guard(streams_);
+    split = streams_.split(guard, table_id, token, clock_->now_ms());
+  }
+  if (split) announce_streams();
+}
+
+void Engine::announce_streams() {
+  // (Not while holding the streams' lock: another front end's listener may be waiting
+  // for this one's answer to its own announcement, and this one's listener takes it.)
+  if (storage_->shared()) storage_->notify_catalog();
 }
 
 void Engine::split_shards() {

@@ -435,8 +435,12 @@ class Engine {
                    double now);
   // The background loop: TTL reaper and stream trimming, until the engine stops.
   void maintain();
-  // Loads the catalog again: another front end sharing the storage changed it.
-  void reload_catalog();
+  // Loads the catalog again: another front end sharing the storage changed it. The
+  // streams too, unless `streams` is false (the caller may hold their lock).
+  void reload_catalog(bool streams = true);
+  // Tells the other processes sharing the storage that a stream changed (opened, closed,
+  // a shard split), once it is stored: they load the streams again.
+  void announce_streams();
   // Starts the maintenance thread unless it runs already (or background_maintenance is off).
   void start_maintenance();
   // Runs `work` on a new thread named `name` (at most 15 characters), after joining the

@@ -172,6 +172,7 @@ TablePtr Engine::create_table(TableDefinition definition) {
       start_maintenance();
     }
   }
+  if (table->stream && table->stream->enabled) announce_streams();
   // The storage's own partitions of the items (if it has any) start where the table's do.
   for (std::uint64_t token : new_boundaries(nullptr, table->capacity.partitions)) {
     storage_->split_partition(table->id, token);
@@ -183,6 +184,7 @@ TablePtr Engine::update_table(std::string_view name,
                               const std::function<void(TableDefinition&)>& change) {
   TablePtr before, after;
   std::vector<std::uint64_t> splits;
+  bool streams_changed = false;
   {
     ChangeStreams::Guard guard(streams_);
     before = catalog_.find(name);
@@ -199,16 +201,22 @@ TablePtr Engine::update_table(std::string_view name,
     const bool is_enabled = after->stream && after->stream->enabled;
     if (was_enabled && (!is_enabled || before->latest_stream_label != after->latest_stream_label)) {
       streams_.close(guard, after->id, clock_->now_ms());
+      streams_changed = true;
     }
     if (is_enabled && (!was_enabled || before->latest_stream_label != after->latest_stream_label)) {
       streams_.open(guard, *after, clock_->now_ms());
+      streams_changed = true;
     }
     // Partitions split by raised throughput split the stream's shards and the storage's
     // partitions with them.
     splits =
         new_boundaries(before ? &before->capacity.partitions : nullptr, after->capacity.partitions);
-    for (std::uint64_t token : splits) streams_.split(guard, after->id, token, clock_->now_ms());
+    for (std::uint64_t token : splits) {
+      streams_changed =
+          streams_.split(guard, after->id, token, clock_->now_ms()) || streams_changed;
+    }
   }
+  if (streams_changed) announce_streams();
   for (std::uint64_t token : splits) storage_->split_partition(after->id, token);
   configure_meters(after);
   if (after->ttl_enabled || (after->stream && after->stream->enabled)) start_maintenance();
@@ -246,6 +254,7 @@ TablePtr Engine::delete_table(std::string_view name) {
     claimed.reset();
   }
   if (!table) return nullptr;
+  if (table->stream && table->stream->enabled) announce_streams();
   if (capacity() && table->meters) capacity()->detach(*table->meters);
   release_ttl_job(table->id);
   reset_ttl_progress(table->id);

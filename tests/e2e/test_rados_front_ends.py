@@ -690,3 +690,52 @@ def test_a_dropped_table_whose_front_end_died_midway_is_removed_by_another(kumo_
         assert job_claims(prefix, "drop") == {}
         assert ["removed the data of dropped table dropped" in log_of(s)
                 for s in servers[1:]].count(True) == 1
+
+
+def shard_ids(streams, arn):
+    described = streams.describe_stream(StreamArn=arn)["StreamDescription"]
+    return described["StreamStatus"], sorted(
+        (s["ShardId"], s.get("ParentShardId"), "EndingSequenceNumber" in s["SequenceNumberRange"])
+        for s in described["Shards"])
+
+
+def test_a_stream_is_one_across_front_ends(kumo_bin, tmp_path):
+    # Partitions of 8 keys: the table's writes split them, and the stream's shards with them.
+    with started(kumo_bin, tmp_path, extra_args=["--rados-partition-keys", "8"]) as servers:
+        clients = [s.client() for s in servers]
+        streams = [s.client(service="dynamodbstreams") for s in servers]
+        create(clients[0], "streamed",
+               StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"})
+        arn = clients[0].describe_table(TableName="streamed")["Table"]["LatestStreamArn"]
+        # Seen by every front end as soon as CreateTable answered.
+        for client, stream in zip(clients, streams):
+            assert client.describe_table(TableName="streamed")["Table"]["LatestStreamArn"] == arn
+            assert [s["StreamArn"] for s in stream.list_streams()["Streams"]] == [arn]
+        first = shard_ids(streams[0], arn)
+        assert first[0] == "ENABLED" and len(first[1]) == 1
+        assert [shard_ids(s, arn) for s in streams[1:]] == [first, first]
+
+        # Splits by every front end's writes, each stored against the others' (a shard list
+        # changed by two front ends at once loses neither change).
+        run_all([lambda c=c, n=n: [c.put_item(TableName="streamed",
+                                                Item={"pk": {"S": f"k{n}-{i}"}})
+                                    for i in range(30)]
+                 for n, c in enumerate(clients)])
+        described = shard_ids(streams[0], arn)
+        assert len(described[1]) >= 5, described  # 90 keys in partitions of 8
+        # The open shards' token ranges cover every token once: each split was recorded.
+        open_shards = [s for s in described[1] if not s[2]]
+        closed = [s for s in described[1] if s[2]]
+        assert len(open_shards) == len(closed) + 1
+        parents = {s[1] for s in described[1] if s[1]}
+        assert parents == {s[0] for s in closed}
+        wait_for(lambda: all(shard_ids(s, arn) == described for s in streams[1:]), 10,
+                 "every front end describes the same shards")
+
+        # Disabled through another front end: closed for all.
+        clients[2].update_table(TableName="streamed",
+                                StreamSpecification={"StreamEnabled": False})
+        for stream in streams:
+            status, shards = shard_ids(stream, arn)
+            assert status == "DISABLED"
+            assert all(closed for _, _, closed in shards)

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/engine.h"
+#include "engine/shared_memory_storage.h"
 #include "model/clock.h"
 #include "values.h"
 
@@ -179,6 +180,53 @@ TEST_F(StreamsTtlTest, AnUpdateThatMovesTheTtlIsHonoured) {
   EXPECT_EQ(engine_.expire_items(static_cast<double>(now)), 0u);
   EXPECT_TRUE(engine_.get_item(*table_, {{"pk", S("a")}}).has_value());
   EXPECT_EQ(engine_.expire_items(static_cast<double>(now + 7200)), 1u);
+}
+
+// Two front ends on one shared storage, each with its own ChangeStreams: a change of a
+// stream is stored against the state loaded, so one front end's change of a stream never
+// undoes another's.
+TEST(SharedStreamsTest, ShardSplitsByTwoFrontEndsAreBothKept) {
+  SharedMemoryStorage storage;
+  SystemClock clock;
+  TableDefinition table;
+  table.name = "events";
+  table.id = 7;
+  table.key = {{"pk", ScalarType::S}, std::nullopt};
+  table.stream = StreamSpecification{true, "KEYS_ONLY"};
+  table.latest_stream_label = "2026-11-22T00:00:00.000";
+  ChangeStreams one(storage, clock), two(storage, clock);
+  {
+    ChangeStreams::Guard guard(one);
+    one.open(guard, table, 0);
+  }
+  two.reload();
+  {
+    ChangeStreams::Guard guard(one);
+    EXPECT_TRUE(one.split(guard, table.id, 1ull << 62, 1));
+  }
+  // `two` has not loaded the first split: its own is stored after loading it again.
+  {
+    ChangeStreams::Guard guard(two);
+    EXPECT_TRUE(two.split(guard, table.id, 3ull << 62, 2));
+  }
+  one.reload();
+  for (ChangeStreams* streams : {&one, &two}) {
+    const StreamInfo s = *streams->find("events", table.latest_stream_label);
+    std::vector<std::pair<std::uint64_t, bool>> shards;  // first token, open
+    for (const StreamShard& shard : s.shards) shards.emplace_back(shard.first_token, shard.open());
+    EXPECT_EQ(
+        shards,
+        (std::vector<std::pair<std::uint64_t, bool>>{
+            {0, false}, {0, true}, {1ull << 62, false}, {1ull << 62, true}, {3ull << 62, true}}));
+  }
+  // Closed through the second: closed for the first once it loads the streams again.
+  {
+    ChangeStreams::Guard guard(two);
+    two.close(guard, table.id, 3);
+  }
+  one.reload();
+  ChangeStreams::Guard guard(one);
+  EXPECT_EQ(one.active(guard, table.id), nullptr);
 }
 
 // ChangeStreams on its own: records whose batches are written out of number order.
