@@ -226,6 +226,44 @@ def test_a_transaction_in_progress_holds_its_items_until_it_is_aborted(kumo_bin,
         assert items == {k: "txn" for k in keys}
 
 
+def test_a_committed_transaction_is_read_whole_before_it_is_applied(kumo_bin, tmp_path):
+    # The first front end stops itself once its transaction is committed, before it has
+    # applied any of it.
+    with started(kumo_bin, tmp_path, 2, fault="transaction-pause") as servers:
+        other = servers[1].client()
+        create(other, "held")
+        keys = [f"k{i}" for i in range(6)]
+        other.put_item(TableName="held", Item={"pk": {"S": "k0"}, "v": {"S": "before"}})
+        other.put_item(TableName="held", Item={"pk": {"S": "gone"}, "v": {"S": "before"}})
+        writer, outcome = held_by_a_pause(servers[0], lambda client: client.transact_write_items(
+            TransactItems=put_request(keys) + [
+                {"Delete": {"TableName": "held", "Key": {"pk": {"S": "gone"}}}}]))
+        # Past its commit point the transaction has happened: a read through the other
+        # front end sees all of it, although none of it is written yet.
+        for key in keys:
+            assert other.get_item(TableName="held", Key={"pk": {"S": key}},
+                                  ConsistentRead=True)["Item"] == {"pk": {"S": key},
+                                                                   "v": {"S": "txn"}}
+        assert "Item" not in other.get_item(TableName="held", Key={"pk": {"S": "gone"}},
+                                            ConsistentRead=True)
+        # A write of one of its items waits for it to be applied.
+        with pytest.raises(botocore.exceptions.ClientError) as raised:
+            other.put_item(TableName="held", Item={"pk": {"S": "k1"}, "v": {"S": "single"}})
+        assert raised.value.response["Error"]["Code"] == "TransactionConflictException"
+        # Once the stopped front end's lease lapses, the other applies it.
+        wait_for(lambda: try_put(other, "k1"), 20, "the transaction applied")
+        items = {x["pk"]["S"]: x["v"]["S"] for x in other.scan(TableName="held",
+                                                              ConsistentRead=True)["Items"]}
+        assert items == dict({k: "txn" for k in keys}, k1="single")
+        servers[0].proc.send_signal(signal.SIGCONT)
+        writer.join(timeout=30)
+        assert outcome, "the stopped front end's request never ended"
+        # Applied by another, it is not applied again.
+        items = {x["pk"]["S"]: x["v"]["S"] for x in other.scan(TableName="held",
+                                                              ConsistentRead=True)["Items"]}
+        assert items == dict({k: "txn" for k in keys}, k1="single")
+
+
 def try_put(client, key):
     try:
         client.put_item(TableName="held", Item={"pk": {"S": key}, "v": {"S": "single"}})

@@ -150,10 +150,16 @@ RadosStorage::~RadosStorage() {
 }
 
 std::optional<std::string> RadosStorage::get(std::string_view key, const Snapshot*) {
+  std::string ended;  // the record of a lock found ended once
   for (;;) {
     const Place place = locate(key);
     if (place.counters) return encode_counter(get_counter(key));
+    // An item's lock comes with it: a transaction past its commit point decides the item.
+    const bool item = key.size() > 4 && static_cast<std::uint8_t>(key[4]) == kItemsSpace &&
+                      static_cast<unsigned char>(key[0]) == 0;
+    const std::string lock = item ? kLockPrefix + std::string(key) : std::string();
     std::optional<std::string> found;
+    bool again = false;
     for (const ObjectRef& object : holders(place, key)) {
       std::map<std::string, librados::bufferlist> out;
       librados::ObjectReadOperation op;
@@ -161,11 +167,10 @@ std::optional<std::string> RadosStorage::get(std::string_view key, const Snapsho
       // A partition's range comes with the key: read with a stale map, it is not the
       // map's (moved() then says so).
       const std::string range = expected_range(object);
-      if (range.empty()) {
-        op.omap_get_vals_by_keys({std::string(key)}, &out, &rv);
-      } else {
-        op.omap_get_vals_by_keys({std::string(key), kRangeKey}, &out, &rv);
-      }
+      std::set<std::string> keys{std::string(key)};
+      if (!range.empty()) keys.insert(kRangeKey);
+      if (item) keys.insert(lock);
+      op.omap_get_vals_by_keys(keys, &out, &rv);
       const int r = io(object.ns).operate(object.oid, &op, nullptr);
       if (r != -ENOENT) check(r, "read");
       if (r != -ENOENT && !range.empty()) {
@@ -176,12 +181,18 @@ std::optional<std::string> RadosStorage::get(std::string_view key, const Snapsho
         }
       }
       auto it = out.find(std::string(key));
-      if (r != -ENOENT && it != out.end()) {
-        found = it->second.to_str();
-        break;
+      if (r != -ENOENT && it != out.end()) found = it->second.to_str();
+      if (auto held = out.find(lock); item && held != out.end()) {
+        // (kByRecord: `found` is now the transaction's.) Ended since the read: what it
+        // left is read again, once. A lock whose record is still gone then was left
+        // over (a prepare op that arrived after the abort): the item stands as stored.
+        const std::string record = held->second.to_str();
+        again = decided(record, key, &found) == Decided::kEnded && ended != record;
+        if (again) ended = record;
       }
+      if (found || again) break;
     }
-    if (moved(place)) continue;
+    if (again || moved(place)) continue;
     return found;
   }
 }

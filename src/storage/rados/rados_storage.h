@@ -393,6 +393,14 @@ class RadosStorage : public Storage {
   // Whether `object` still holds the locks of `record` among `locks`.
   bool holds_lock(const ObjectRef& object, const std::vector<Resolved>& locks,
                   const std::string& record);
+  // How the transaction `record`, which holds the item stored at `key`, decides the item
+  // for a reader: it stands as stored (the transaction is not committed, or only checks
+  // it), or it is the record's (`value`, nullopt when deleted: committed, maybe not yet
+  // applied), or the record has ended since the item was read (read it again). So a read
+  // sees a transaction whole from its commit point on, whoever applies it, and when.
+  enum class Decided { kStands, kByRecord, kEnded };
+  Decided decided(const std::string& record, std::string_view key,
+                  std::optional<std::string>* value);
   // Removes the lock on `item` in `object` if the transaction it names has ended (its
   // record gone or aborted); true when the item is not locked any more.
   bool break_orphaned_lock(const ObjectRef& object, const std::string& item);

@@ -423,6 +423,30 @@ void RadosStorage::finish_transaction(const std::string& record) {
   fail("transaction record " + record + " keeps changing");
 }
 
+RadosStorage::Decided RadosStorage::decided(const std::string& record, std::string_view key,
+                                            std::optional<std::string>* value) {
+  librados::ObjectReadOperation read;
+  librados::bufferlist data;
+  std::map<std::string, librados::bufferlist> keys;
+  int r1 = 0, r2 = 0;
+  read.read(0, 0, &data, &r1);
+  read.omap_get_vals_by_keys({kTxnStateKey}, &keys, &r2);
+  const int r = catalog_io_.operate(record, &read, nullptr);
+  if (r == -ENOENT) return Decided::kEnded;
+  check(r, "cannot read transaction record " + record);
+  const std::string state = keys.count(kTxnStateKey) ? keys[kTxnStateKey].to_str() : kCommitted;
+  // Before its commit point (or aborted) the transaction has changed nothing yet.
+  if (state != kCommitted) return Decided::kStands;
+  std::vector<Resolved> ops;
+  if (!decode_ops(data.to_str(), &ops)) return Decided::kStands;
+  for (const Resolved& op : ops) {
+    if (op.maintenance || op.key != key) continue;
+    *value = op.del ? std::nullopt : std::optional<std::string>(op.value);
+    return Decided::kByRecord;
+  }
+  return Decided::kStands;  // only checked by it (a ConditionCheck)
+}
+
 bool RadosStorage::confirm_reads(const std::vector<Read>& reads) {
   std::map<ObjectRef, std::vector<const Read*>> by_object;
   for (const Read& read : reads) by_object[locate(read.first).object].push_back(&read);
