@@ -1,7 +1,8 @@
 // The RADOS back end's counters, kept as deltas: a counter's value is the sum of its delta
 // keys in every partition of its table (or in the catalog), each object's deltas folded
 // into one base key now and then; and the records in flight (outbox entries, transaction
-// records), whose deltas no fold may take, since a replay would set them again.
+// records), whose deltas no fold may take, since a replay would set them again. Each front
+// end folds its own deltas, and those of front ends gone and taken over.
 #include "storage/counter.h"
 #include "storage/rados/rados_storage.h"
 
@@ -62,6 +63,15 @@ void RadosStorage::fold(const ObjectRef& object) {
     std::unique_lock lock(records_mutex_);
     if (!records_.empty()) horizon = *records_.begin();
   }
+  // Another front end's records in flight are not known here: its deltas are left to it
+  // while it is listed (alive, or gone and not yet taken over; a takeover replays its
+  // records before it unlists it), and folded by anyone after.
+  std::set<std::uint64_t> others;
+  for (const auto& [k, v] : read_prefix({prefix_, kCatalogObject}, kFrontEndPrefix)) {
+    if (k.size() == kFrontEndPrefix.size() + 8) others.insert(get_be(k.substr(2), 8));
+  }
+  const std::uint64_t self = instance_;
+  others.erase(self);
   for (int attempt = 0; attempt < 8; ++attempt) {
     std::map<std::string, std::pair<std::optional<std::string>, std::int64_t>> counters;
     std::set<std::string> folded;
@@ -79,7 +89,9 @@ void RadosStorage::fold(const ObjectRef& object) {
       } else {
         const std::string_view id = std::string_view(k).substr(head + 1);
         if (id.size() != 16) continue;
-        if (get_be(id, 8) == instance_ && get_be(id.substr(8), 8) >= horizon) continue;
+        const std::uint64_t writer = get_be(id, 8);
+        if (writer == self && get_be(id.substr(8), 8) >= horizon) continue;
+        if (others.count(writer)) continue;
         folded.insert(k);
         sum += value;
       }
