@@ -75,6 +75,27 @@ std::vector<std::pair<std::string, std::string>> RadosStorage::read_scattered(
   // Each object's first `max` keys of the range, merged: complete up to the lowest last key
   // of an object that has more.
   const std::vector<ObjectRef> parts = scattered_objects(table, kind);
+  // A schedule entry is kept by its item's partition. A split copies the entries of the
+  // range it moves before it publishes the new map, and removes them from the parent
+  // after: meanwhile both hold them, and only the partition the map gives the entry's
+  // token to is read for it. (A stream record stays where it was written: not filtered.)
+  // Each partition's tokens: [first, end), nullopt: up to 2^64.
+  std::vector<std::pair<std::uint64_t, std::optional<std::uint64_t>>> ranges;
+  if (kind == 'p') {
+    for (const ObjectRef& part : parts) {
+      ranges.emplace_back(std::stoull(part.oid.substr(1), nullptr, 16), std::nullopt);
+    }
+    for (auto& [first, end] : ranges) {
+      for (const auto& [other, ignored] : ranges) {
+        if (other > first && (!end || other < *end)) end = other;
+      }
+    }
+  }
+  auto kept_by = [&](std::size_t i, std::string_view key) {
+    if (ranges.empty()) return true;
+    const std::uint64_t token = key_token(key);
+    return token >= ranges[i].first && (!ranges[i].second || token < *ranges[i].second);
+  };
   std::vector<std::pair<std::pair<std::string, std::string>, std::size_t>> all;
   std::optional<std::string> bound;
   for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -83,7 +104,9 @@ std::vector<std::pair<std::string, std::string>> RadosStorage::read_scattered(
     if (part_more && !got.empty() && (!bound || got.back().first < *bound)) {
       bound = got.back().first;
     }
-    for (auto& entry : got) all.emplace_back(std::move(entry), i);
+    for (auto& entry : got) {
+      if (kept_by(i, entry.first)) all.emplace_back(std::move(entry), i);
+    }
   }
   std::sort(all.begin(), all.end(),
             [](const auto& a, const auto& b) { return a.first.first < b.first.first; });
