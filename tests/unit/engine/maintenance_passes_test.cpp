@@ -11,6 +11,7 @@
 
 #include "codec/key_codec.h"
 #include "engine/engine.h"
+#include "engine/forwarding_storage.h"
 #include "model/clock.h"
 #include "values.h"
 
@@ -21,22 +22,17 @@ using namespace kumo::test;
 
 // A store that remembers where each walk began and every point read, and otherwise is the
 // in-memory store.
-class SpyStorage : public storage::Storage {
+class SpyStorage : public ForwardingStorage {
  public:
-  SpyStorage() : inner_(storage::open_memory()) {}
+  SpyStorage() : ForwardingStorage(storage::open_memory()) {}
 
-  std::optional<std::string> get(std::string_view key, const storage::Snapshot* snapshot) override {
-    return inner_->get(key, snapshot);
-  }
-  void write(const storage::WriteBatch& batch) override { inner_->write(batch); }
-  std::unique_ptr<storage::Snapshot> snapshot() override { return inner_->snapshot(); }
   std::unique_ptr<storage::Iterator> iterator(std::string lower, std::string upper,
                                               const storage::Snapshot* snapshot) override {
     {
       std::lock_guard lock(mutex_);
       walks_.push_back(lower);
     }
-    return inner_->iterator(std::move(lower), std::move(upper), snapshot);
+    return ForwardingStorage::iterator(std::move(lower), std::move(upper), snapshot);
   }
 
   // The lower bounds of the walks begun since the last call that lie in `prefix`.
@@ -51,7 +47,6 @@ class SpyStorage : public storage::Storage {
   }
 
  private:
-  std::unique_ptr<storage::Storage> inner_;
   std::mutex mutex_;
   std::vector<std::string> walks_;
 };

@@ -10,6 +10,7 @@
 #include "codec/key_codec.h"
 #include "engine/catalog.h"
 #include "engine/engine.h"
+#include "engine/forwarding_storage.h"
 #include "engine/index_keys.h"
 #include "model/clock.h"
 #include "values.h"
@@ -20,22 +21,7 @@ namespace {
 using namespace kumo::test;
 
 // Storage shared by several engines in turn (a restart).
-class SharedStorage : public storage::Storage {
- public:
-  explicit SharedStorage(std::shared_ptr<storage::Storage> inner) : inner_(std::move(inner)) {}
-  std::optional<std::string> get(std::string_view key, const storage::Snapshot* snapshot) override {
-    return inner_->get(key, snapshot);
-  }
-  void write(const storage::WriteBatch& batch) override { inner_->write(batch); }
-  std::unique_ptr<storage::Snapshot> snapshot() override { return inner_->snapshot(); }
-  std::unique_ptr<storage::Iterator> iterator(std::string lower, std::string upper,
-                                              const storage::Snapshot* snapshot) override {
-    return inner_->iterator(std::move(lower), std::move(upper), snapshot);
-  }
-
- private:
-  std::shared_ptr<storage::Storage> inner_;
-};
+using SharedStorage = ForwardingStorage;
 
 TableDefinition table_def(std::string name, BillingMode mode, std::int64_t rcu = 0,
                           std::int64_t wcu = 0) {

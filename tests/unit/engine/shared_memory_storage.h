@@ -1,5 +1,4 @@
-// A test double for a storage that several front ends share (RADOS): the memory store,
-// with every expectation of a batch checked with its write.
+// A test double for a storage that several front ends share (RADOS).
 #pragma once
 
 #include <functional>
@@ -9,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "engine/forwarding_storage.h"
 #include "storage/storage.h"
 
 namespace kumo::engine {
@@ -18,13 +18,10 @@ namespace kumo::engine {
 // end write just before the next write is checked (`interleave`), have the next write
 // fail with WriteConflict once although nothing changed (`conflict_once`), or have writes
 // fail (`failing`).
-class SharedMemoryStorage : public storage::Storage {
+class SharedMemoryStorage : public ForwardingStorage {
  public:
-  SharedMemoryStorage() : inner_(storage::open_memory()) {}
+  SharedMemoryStorage() : ForwardingStorage(storage::open_memory()) {}
 
-  std::optional<std::string> get(std::string_view key, const storage::Snapshot* snapshot) override {
-    return inner_->get(key, snapshot);
-  }
   void write(const storage::WriteBatch& batch) override {
     if (interleave) std::exchange(interleave, nullptr)();
     if (failing) throw storage::StorageError("the cluster is unreachable");
@@ -32,14 +29,9 @@ class SharedMemoryStorage : public storage::Storage {
     ++writes;
     if (std::exchange(conflict_once, false)) throw storage::WriteConflict("conflict");
     for (const auto& e : batch.expectations()) {
-      if (inner_->get(e.key) != e.value) throw storage::WriteConflict("the key changed");
+      if (inner().get(e.key) != e.value) throw storage::WriteConflict("the key changed");
     }
-    inner_->write(batch);
-  }
-  std::unique_ptr<storage::Snapshot> snapshot() override { return inner_->snapshot(); }
-  std::unique_ptr<storage::Iterator> iterator(std::string lower, std::string upper,
-                                              const storage::Snapshot* snapshot) override {
-    return inner_->iterator(std::move(lower), std::move(upper), snapshot);
+    inner().write(batch);
   }
   bool shared() const override { return true; }
 
@@ -49,7 +41,6 @@ class SharedMemoryStorage : public storage::Storage {
   int writes = 0;
 
  private:
-  std::unique_ptr<storage::Storage> inner_;
   std::mutex mutex_;
 };
 

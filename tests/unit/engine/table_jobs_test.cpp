@@ -10,6 +10,7 @@
 
 #include "codec/key_codec.h"
 #include "engine/engine.h"
+#include "engine/forwarding_storage.h"
 #include "values.h"
 
 namespace kumo::engine {
@@ -19,26 +20,16 @@ using namespace kumo::test;
 
 // Storage shared by several engines in turn (a restart), whose erase_range fails while
 // `fail_erase` is set (the process stopped in the middle of a removal).
-class StoppingStorage : public storage::Storage {
+class StoppingStorage : public ForwardingStorage {
  public:
   explicit StoppingStorage(std::shared_ptr<storage::Storage> inner, bool fail_erase = false)
-      : inner_(std::move(inner)), fail_erase_(fail_erase) {}
-  std::optional<std::string> get(std::string_view key, const storage::Snapshot* snapshot) override {
-    return inner_->get(key, snapshot);
-  }
-  void write(const storage::WriteBatch& batch) override { inner_->write(batch); }
-  std::unique_ptr<storage::Snapshot> snapshot() override { return inner_->snapshot(); }
-  std::unique_ptr<storage::Iterator> iterator(std::string lower, std::string upper,
-                                              const storage::Snapshot* snapshot) override {
-    return inner_->iterator(std::move(lower), std::move(upper), snapshot);
-  }
+      : ForwardingStorage(std::move(inner)), fail_erase_(fail_erase) {}
   void erase_range(const std::string& lower, const std::string& upper) override {
     if (fail_erase_) throw storage::StorageError("stopped midway");
-    inner_->erase_range(lower, upper);
+    ForwardingStorage::erase_range(lower, upper);
   }
 
  private:
-  std::shared_ptr<storage::Storage> inner_;
   bool fail_erase_;
 };
 

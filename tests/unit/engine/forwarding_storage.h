@@ -1,0 +1,39 @@
+// The base of the engine tests' storage doubles: every call goes to another storage
+// (`inner`), so that a double overrides only what it watches or changes.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "storage/storage.h"
+
+namespace kumo::engine {
+
+class ForwardingStorage : public storage::Storage {
+ public:
+  explicit ForwardingStorage(std::shared_ptr<storage::Storage> inner) : inner_(std::move(inner)) {}
+
+  std::optional<std::string> get(std::string_view key, const storage::Snapshot* snapshot) override {
+    return inner_->get(key, snapshot);
+  }
+  void write(const storage::WriteBatch& batch) override { inner_->write(batch); }
+  std::unique_ptr<storage::Snapshot> snapshot() override { return inner_->snapshot(); }
+  std::unique_ptr<storage::Iterator> iterator(std::string lower, std::string upper,
+                                              const storage::Snapshot* snapshot) override {
+    return inner_->iterator(std::move(lower), std::move(upper), snapshot);
+  }
+  void erase_range(const std::string& lower, const std::string& upper) override {
+    inner_->erase_range(lower, upper);
+  }
+
+ protected:
+  storage::Storage& inner() { return *inner_; }
+
+ private:
+  std::shared_ptr<storage::Storage> inner_;
+};
+
+}  // namespace kumo::engine
