@@ -386,7 +386,14 @@ void Engine::note_partition_split(std::uint32_t table_id, std::uint64_t token) {
     ChangeStreams::Guard guard(streams_);
     split = streams_.split(guard, table_id, token, clock_->now_ms());
   }
-  if (split) announce_streams();
+  if (!split || !storage_->shared()) return;
+  // Announced by the maintenance thread: the split comes from a write, which must not wait
+  // for the other front ends' answers (a dead one's for seconds).
+  {
+    MutexLock wake(maintenance_mutex_);
+    split_unannounced_ = true;
+  }
+  maintenance_wake_.notify_all();
 }
 
 void Engine::announce_streams() {

@@ -567,6 +567,8 @@ class Engine {
   // Set by advance_clock: the maintenance thread runs its passes at once, for what the
   // move made due.
   bool clock_moved_ KUMO_GUARDED_BY(maintenance_mutex_) = false;
+  // A shard split that the other processes sharing the storage are not told of yet.
+  bool split_unannounced_ KUMO_GUARDED_BY(maintenance_mutex_) = false;
   std::once_flag maintenance_started_;
   std::thread maintenance_;
   // Ticks the capacity manager each second of the wall clock (capacity on, clock not manual).

@@ -512,13 +512,17 @@ void Engine::maintain() {
           std::chrono::duration<double>(next_backfills - std::chrono::steady_clock::now()).count());
       wait = std::max(wait, 0.0);
     }
-    // Woken early, by the engine stopping, the manual clock moving or spuriously: in the
-    // last case the checks below find nothing due.
-    if (!clock_moved_) maintenance_wake_.wait_for(lock, std::chrono::duration<double>(wait));
+    // Woken early, by the engine stopping, the manual clock moving, a shard split to
+    // announce or spuriously: in the last case the checks below find nothing due.
+    if (!clock_moved_ && !split_unannounced_) {
+      maintenance_wake_.wait_for(lock, std::chrono::duration<double>(wait));
+    }
     if (stopping_) break;
     const bool moved = std::exchange(clock_moved_, false);
+    const bool announce = std::exchange(split_unannounced_, false);
     lock.unlock();
     try {
+      if (announce) announce_streams();
       const double now = now_seconds();
       if (moved || now >= next_expire) {
         expire_items(clock_->now());
