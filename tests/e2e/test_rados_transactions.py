@@ -164,6 +164,20 @@ def test_money_transfers_through_three_front_ends_conserve_the_sum(kumo_bin, tmp
             server.stop()
 
 
+def held_table(servers):
+    """Makes table "held" through the second front end, with item k0 ("before"); returns
+    that front end's client and the keys k0 to k5."""
+    other = servers[1].client()
+    create(other, "held")
+    other.put_item(TableName="held", Item={"pk": {"S": "k0"}, "v": {"S": "before"}})
+    return other, [f"k{i}" for i in range(6)]
+
+
+def held_items(client):
+    return {x["pk"]["S"]: x["v"]["S"]
+            for x in client.scan(TableName="held", ConsistentRead=True)["Items"]}
+
+
 def put_request(keys):
     return [{"Put": {"TableName": "held", "Item": {"pk": {"S": k}, "v": {"S": "txn"}}}}
             for k in keys]
@@ -172,10 +186,7 @@ def put_request(keys):
 def test_a_transaction_in_progress_holds_its_items_until_it_is_aborted(kumo_bin, tmp_path):
     # The first front end stops itself once its transaction holds its items.
     with started(kumo_bin, tmp_path, 2, fault="prepared-pause") as servers:
-        other = servers[1].client()
-        create(other, "held")
-        keys = [f"k{i}" for i in range(6)]
-        other.put_item(TableName="held", Item={"pk": {"S": "k0"}, "v": {"S": "before"}})
+        other, keys = held_table(servers)
         writer, outcome = held_by_a_pause(servers[0], lambda client: client.transact_write_items(
             TransactItems=put_request(keys)))
         # A write of a held item: TransactionConflictException, as DynamoDB answers.
@@ -209,20 +220,17 @@ def test_a_transaction_in_progress_holds_its_items_until_it_is_aborted(kumo_bin,
         # Once the stopped front end's lease (3 s) lapses, the other aborts its
         # transaction: the items are free, and the transaction never happened.
         wait_for(lambda: try_put(other, "k1"), 20, "the held items released")
-        items = {x["pk"]["S"]: x["v"]["S"] for x in other.scan(TableName="held",
-                                                              ConsistentRead=True)["Items"]}
+        items = held_items(other)
         assert items == {"k0": "before", "k1": "single"}
         servers[0].proc.send_signal(signal.SIGCONT)
         writer.join(timeout=30)
         # Its commit finds the record aborted: the request fails, and writes nothing.
         assert outcome and outcome[0] != "ok", outcome
-        items = {x["pk"]["S"]: x["v"]["S"] for x in other.scan(TableName="held",
-                                                              ConsistentRead=True)["Items"]}
+        items = held_items(other)
         assert items == {"k0": "before", "k1": "single"}
         # The same transaction, through either front end now, commits whole.
         servers[0].client().transact_write_items(TransactItems=put_request(keys))
-        items = {x["pk"]["S"]: x["v"]["S"] for x in other.scan(TableName="held",
-                                                              ConsistentRead=True)["Items"]}
+        items = held_items(other)
         assert items == {k: "txn" for k in keys}
 
 
@@ -230,10 +238,7 @@ def test_a_committed_transaction_is_read_whole_before_it_is_applied(kumo_bin, tm
     # The first front end stops itself once its transaction is committed, before it has
     # applied any of it.
     with started(kumo_bin, tmp_path, 2, fault="transaction-pause") as servers:
-        other = servers[1].client()
-        create(other, "held")
-        keys = [f"k{i}" for i in range(6)]
-        other.put_item(TableName="held", Item={"pk": {"S": "k0"}, "v": {"S": "before"}})
+        other, keys = held_table(servers)
         other.put_item(TableName="held", Item={"pk": {"S": "gone"}, "v": {"S": "before"}})
         writer, outcome = held_by_a_pause(servers[0], lambda client: client.transact_write_items(
             TransactItems=put_request(keys) + [
@@ -252,15 +257,13 @@ def test_a_committed_transaction_is_read_whole_before_it_is_applied(kumo_bin, tm
         assert raised.value.response["Error"]["Code"] == "TransactionConflictException"
         # Once the stopped front end's lease lapses, the other applies it.
         wait_for(lambda: try_put(other, "k1"), 20, "the transaction applied")
-        items = {x["pk"]["S"]: x["v"]["S"] for x in other.scan(TableName="held",
-                                                              ConsistentRead=True)["Items"]}
+        items = held_items(other)
         assert items == dict({k: "txn" for k in keys}, k1="single")
         servers[0].proc.send_signal(signal.SIGCONT)
         writer.join(timeout=30)
         assert outcome, "the stopped front end's request never ended"
         # Applied by another, it is not applied again.
-        items = {x["pk"]["S"]: x["v"]["S"] for x in other.scan(TableName="held",
-                                                              ConsistentRead=True)["Items"]}
+        items = held_items(other)
         assert items == dict({k: "txn" for k in keys}, k1="single")
 
 
@@ -283,8 +286,7 @@ def test_a_transaction_killed_before_its_commit_is_aborted_by_another_front_end(
         servers[0].proc.wait(timeout=10)
         # Held until the killed front end's lease lapses; then free, and never written.
         wait_for(lambda: try_put(other, "b"), 20, "the held items released")
-        items = {x["pk"]["S"]: x["v"]["S"] for x in other.scan(TableName="held",
-                                                              ConsistentRead=True)["Items"]}
+        items = held_items(other)
         assert items == {"b": "single"}
 
 
