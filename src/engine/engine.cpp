@@ -270,7 +270,9 @@ void Engine::resume_drops() {
     spdlog::warn("looking for dropped tables' data to remove failed: {}", e.what());
     return;
   }
-  for (auto& [id, name] : pending) {
+  for (const auto& drop : pending) {
+    const std::uint32_t id = drop.first;
+    const std::string name = drop.second;
     if (!claim_drop(id)) continue;
     start_worker("kumo-drop", [this, id, name] {
       try {

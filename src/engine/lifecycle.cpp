@@ -387,7 +387,7 @@ void Engine::balance_ttl_jobs() {
     enabled.insert(table->id);
   }
   MutexLock lock(ttl_jobs_mutex_);
-  auto give_back = [&](std::uint32_t id, const char* why) {
+  auto give_back = [&](std::uint32_t id, const char* why) KUMO_REQUIRES(ttl_jobs_mutex_) {
     ttl_jobs_.erase(id);
     storage_->release_job(ttl_job(id));
     spdlog::info("gave back the Time to Live job of table {} ({})", id, why);
