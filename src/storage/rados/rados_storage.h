@@ -40,8 +40,9 @@
 // of the table's partitions. Deltas are folded into one base key per object now and then,
 // but never one that a record still to be applied again (after a crash) would set again.
 //
-// This header declares the back end; its definitions are in rados_storage.cpp (reads,
-// writes, the partition maps), rados_counters.cpp (counters and records in flight),
+// This header declares the back end; its definitions are in rados_storage.cpp (reads, the
+// partition maps), rados_writes.cpp (batches in one partition, guards, maintenance),
+// rados_counters.cpp (counters and records in flight),
 // rados_ranges.cpp (partitions' ranges), rados_scattered.cpp (the TTL schedule's and the
 // stream records' spaces), rados_splits.cpp, rados_transactions.cpp (batches across
 // partitions), rados_iterator.cpp, rados_recovery.cpp, rados_watch.cpp (the catalog watch)
