@@ -79,22 +79,16 @@ std::vector<std::pair<std::string, std::string>> RadosStorage::read_scattered(
   // range it moves before it publishes the new map, and removes them from the parent
   // after: meanwhile both hold them, and only the partition the map gives the entry's
   // token to is read for it. (A stream record stays where it was written: not filtered.)
-  // Each partition's tokens: [first, end), nullopt: up to 2^64.
-  std::vector<std::pair<std::uint64_t, std::optional<std::uint64_t>>> ranges;
+  // The partitions' first tokens, in order (each one's tokens end where the next begins).
+  std::vector<std::uint64_t> firsts;
   if (kind == 'p') {
-    for (const ObjectRef& part : parts) {
-      ranges.emplace_back(std::stoull(part.oid.substr(1), nullptr, 16), std::nullopt);
-    }
-    for (auto& [first, end] : ranges) {
-      for (const auto& [other, ignored] : ranges) {
-        if (other > first && (!end || other < *end)) end = other;
-      }
-    }
+    for (const ObjectRef& part : parts)
+      firsts.push_back(std::stoull(part.oid.substr(1), nullptr, 16));
   }
   auto kept_by = [&](std::size_t i, std::string_view key) {
-    if (ranges.empty()) return true;
+    if (firsts.empty()) return true;
     const std::uint64_t token = key_token(key);
-    return token >= ranges[i].first && (!ranges[i].second || token < *ranges[i].second);
+    return token >= firsts[i] && (i + 1 == firsts.size() || token < firsts[i + 1]);
   };
   std::vector<std::pair<std::pair<std::string, std::string>, std::size_t>> all;
   std::optional<std::string> bound;
