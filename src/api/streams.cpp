@@ -150,11 +150,14 @@ std::string_view event_name(engine::StreamEvent event) {
   return "MODIFY";
 }
 
-void write_record(JsonWriter& w, const Context& ctx, const std::string& arn,
+// `identity`: what makes the record's number unique, the stream's ARN, or its shard's id
+// too where shards number their records each on their own (shared storage).
+void write_record(JsonWriter& w, const Context& ctx, const std::string& identity,
                   const engine::StreamRecord& r) {
   w.StartObject();
   write_key(w, "eventID");
-  write_string(w, fmt::format("{:016x}{:016x}", XXH3_64bits(arn.data(), arn.size()), r.sequence));
+  write_string(
+      w, fmt::format("{:016x}{:016x}", XXH3_64bits(identity.data(), identity.size()), r.sequence));
   write_key(w, "eventName");
   write_string(w, event_name(r.event));
   write_key(w, "eventVersion");
@@ -365,7 +368,12 @@ std::string get_shard_iterator(const Context& ctx, const JsonObject& request) {
     throw ApiError::resource_not_found(fmt::format(
         "Requested resource not found: Shard does not exist: {} in Stream: {}", *shard_id, *arn));
   }
-  const std::uint64_t last = shard->end ? *shard->end : ctx.engine.streams().next_sequence() - 1;
+  // The last number the shard may hold yet: this process's last, or on shared storage
+  // the partition's horizon.
+  const std::uint64_t last = shard->end ? *shard->end
+                             : stream.numbered_by_storage
+                                 ? ctx.engine.streams().horizon(stream, *shard)
+                                 : ctx.engine.streams().next_sequence() - 1;
   std::uint64_t position = 0;
   if ((*type == "TRIM_HORIZON" || *type == "LATEST") && sequence) {
     throw ApiError::validation(
@@ -375,7 +383,7 @@ std::string get_shard_iterator(const Context& ctx, const JsonObject& request) {
     position = std::max(shard->start, stream.trimmed_before);
   } else if (*type == "LATEST") {
     // Just after the last record written: one still being written below it is read too.
-    position = shard->end ? *shard->end + 1 : ctx.engine.streams().horizon() + 1;
+    position = shard->end ? *shard->end + 1 : ctx.engine.streams().horizon(stream, *shard) + 1;
   } else {
     if (!sequence) {
       throw ApiError::validation(
@@ -423,7 +431,9 @@ std::string get_records(const Context& ctx, const JsonObject& request) {
   w.StartObject();
   write_key(w, "Records");
   w.StartArray();
-  for (const auto& record : page.records) write_record(w, ctx, iterator->arn, record);
+  const std::string identity =
+      stream.numbered_by_storage ? iterator->arn + "/" + iterator->shard_id : iterator->arn;
+  for (const auto& record : page.records) write_record(w, ctx, identity, record);
   w.EndArray();
   // A closed shard read to its end has no next iterator.
   if (!shard->end || page.next <= *shard->end) {

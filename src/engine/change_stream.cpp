@@ -184,6 +184,7 @@ Item stream_record(const StreamInfo& s) {
   }
   r["trimmed_before"] = unum(s.trimmed_before);
   r["shards"] = shards_value(s.shards);
+  if (s.numbered_by_storage) r["numbering"] = str("partition");
   return r;
 }
 
@@ -202,6 +203,7 @@ StreamInfo stream_of_record(const Item& r) {
   }
   s.trimmed_before = get_u64(r, "trimmed_before");
   if (auto it = r.find("shards"); it != r.end()) s.shards = shards_from(it->second);
+  s.numbered_by_storage = get_str(r, "numbering") == "partition";
   if (s.shards.empty()) {
     // Stored before streams had shards: one shard, the stream's whole range.
     StreamShard shard;
@@ -377,12 +379,31 @@ void ChangeStreams::open(const Guard& guard, const TableDefinition& table, doubl
   stream.view_type = table.stream->view_type;
   stream.key_schema = table.key.elements();
   stream.created = now;
-  stream.start = next_sequence_;
+  if (storage_.shared()) {
+    // One shard per partition, each starting after its partition's last number.
+    stream.numbered_by_storage = true;
+    const std::vector<storage::Storage::StreamPartition> parts =
+        storage_.stream_partitions(table.id);
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      StreamShard shard;
+      shard.index = static_cast<std::uint32_t>(i);
+      shard.first_token = parts[i].first_token;
+      if (i + 1 < parts.size()) shard.end_token = parts[i + 1].first_token;
+      shard.start = parts[i].last + 1;
+      shard.created = now;
+      stream.shards.push_back(shard);
+    }
+    stream.start = stream.shards.front().start;
+    for (const StreamShard& shard : stream.shards)
+      stream.start = std::min(stream.start, shard.start);
+  } else {
+    stream.start = next_sequence_;
+    StreamShard shard;
+    shard.start = stream.start;
+    shard.created = now;
+    stream.shards.push_back(shard);
+  }
   stream.trimmed_before = stream.start;
-  StreamShard shard;
-  shard.start = stream.start;
-  shard.created = now;
-  stream.shards.push_back(shard);
   const std::string key = meta_key(stream);
   // A new stream: stored where none is (expected absent).
   streams_[key] = std::move(stream);
@@ -398,8 +419,28 @@ void ChangeStreams::close(const Guard& guard, std::uint32_t table_id, double now
   held(guard);
   auto it = open_.find(table_id);
   if (it == open_.end()) return;
+  // On shared storage each open shard ends at its partition's last number: a record another
+  // process numbers after that, not yet knowing of the close, is past the stream's end.
+  std::map<std::uint64_t, std::uint64_t> last_numbers;  // first token → last number
+  if (storage_.shared()) {
+    for (const auto& part : storage_.stream_partitions(table_id)) {
+      last_numbers[part.first_token] = part.last;
+    }
+  }
   change(it->second, [&](StreamInfo& stream) KUMO_REQUIRES(mutex_) {
     if (!stream.open()) return false;
+    if (stream.numbered_by_storage) {
+      std::uint64_t end = stream.start;
+      for (StreamShard& shard : stream.shards) {
+        if (!shard.open()) continue;
+        auto last = last_numbers.find(shard.first_token);
+        shard.end = last == last_numbers.end() ? shard.start - 1 : last->second;
+        end = std::max(end, *shard.end);
+      }
+      stream.end = end;
+      stream.closed_at = now;
+      return true;
+    }
     // Every record of the stream is committed: records are written under the mutex. A
     // stream that got none still ends at its start, and that number is used up, so that
     // a later stream of the table never overlaps it.
@@ -414,7 +455,7 @@ void ChangeStreams::close(const Guard& guard, std::uint32_t table_id, double now
 }
 
 bool ChangeStreams::split(const Guard& guard, std::uint32_t table_id, std::uint64_t token,
-                          double now) {
+                          double now, std::optional<std::uint64_t> last) {
   held(guard);
   auto it = open_.find(table_id);
   if (it == open_.end()) return false;
@@ -422,10 +463,18 @@ bool ChangeStreams::split(const Guard& guard, std::uint32_t table_id, std::uint6
     auto parent = std::find_if(stream.shards.begin(), stream.shards.end(),
                                [&](const StreamShard& s) { return s.open() && s.holds(token); });
     if (parent == stream.shards.end() || parent->first_token == token) return false;
-    // As when a stream closes: a shard that got no record still ends at its start, which
-    // is used up.
-    if (next_sequence_ == parent->start) take_sequence();
-    parent->end = next_sequence_ - 1;
+    if (stream.numbered_by_storage) {
+      // The partition's last number when it split; both halves number from after it. (A
+      // split that the storage made before the stream opened ends an empty shard.) Only
+      // the storage's split, which gives that number, splits such a shard.
+      if (!last) return false;
+      parent->end = std::max(*last, parent->start - 1);
+    } else {
+      // As when a stream closes: a shard that got no record still ends at its start,
+      // which is used up.
+      if (next_sequence_ == parent->start) take_sequence();
+      parent->end = next_sequence_ - 1;
+    }
     StreamShard low, high;
     low.index = static_cast<std::uint32_t>(stream.shards.size());
     high.index = low.index + 1;
@@ -433,7 +482,7 @@ bool ChangeStreams::split(const Guard& guard, std::uint32_t table_id, std::uint6
     low.first_token = parent->first_token;
     low.end_token = high.first_token = token;
     high.end_token = parent->end_token;
-    low.start = high.start = next_sequence_;
+    low.start = high.start = *parent->end + 1;
     low.created = high.created = now;
     stream.shards.push_back(low);
     stream.shards.push_back(high);
@@ -461,6 +510,11 @@ void ChangeStreams::add_record(const Guard& guard, const StreamInfo& stream, con
   const std::string& view = stream.view_type;
   if (new_item && (view == "NEW_IMAGE" || view == "NEW_AND_OLD_IMAGES")) r.new_image = *new_item;
   if (old_item && (view == "OLD_IMAGE" || view == "NEW_AND_OLD_IMAGES")) r.old_image = *old_item;
+  if (stream.numbered_by_storage) {
+    // Numbered by the storage as it writes the batch (0: the number it fills in).
+    batch->maintain_put(record_key(stream.table_id, 0, *r.token), encode_record(r));
+    return;
+  }
   const std::uint64_t sequence = take_sequence();
   writing_.insert(sequence);
   written->push_back(sequence);
@@ -523,6 +577,11 @@ std::uint64_t ChangeStreams::horizon() const {
   return horizon_locked();
 }
 
+std::uint64_t ChangeStreams::horizon(const StreamInfo& stream, const StreamShard& shard) const {
+  if (!stream.numbered_by_storage) return horizon();
+  return storage_.stream_horizon(stream.table_id, shard.first_token);
+}
+
 StreamPage ChangeStreams::read(const StreamInfo& stream, const StreamShard& shard,
                                std::uint64_t from, std::size_t limit, std::size_t max_bytes) const {
   StreamPage page;
@@ -530,10 +589,15 @@ StreamPage ChangeStreams::read(const StreamInfo& stream, const StreamShard& shar
   page.next = from;
   // Nothing past the horizon: a record below it may still be being written.
   const std::uint64_t end = shard.end ? *shard.end : UINT64_MAX - 1;
-  const std::uint64_t last = std::min(end, horizon());
+  const std::uint64_t last = std::min(end, horizon(stream, shard));
   if (from > last) return page;
-  auto it =
-      storage_.iterator(record_key(stream.table_id, from), record_key(stream.table_id, last + 1));
+  // A shard numbered by the storage reads only its partition's records.
+  auto it = stream.numbered_by_storage
+                ? storage_.stream_records(stream.table_id, shard.first_token,
+                                          record_key(stream.table_id, from),
+                                          record_key(stream.table_id, last + 1))
+                : storage_.iterator(record_key(stream.table_id, from),
+                                    record_key(stream.table_id, last + 1));
   std::size_t bytes = 0, passed = 0;
   const std::size_t max_passed = std::max<std::size_t>(limit, 64) * kPassedPerRecord;
   for (it->seek_to_first(); it->valid() && page.records.size() < limit; it->next()) {

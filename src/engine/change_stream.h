@@ -8,6 +8,13 @@
 // higher number: readers therefore stop below the lowest number still being written (the
 // horizon), so that no reader ever passes a record that appears later.
 //
+// Shared storage (Storage::shared(), RADOS) numbers the records itself, per partition of its
+// own layout, in the same atomic step as the change (Storage::stream_partitions): numbers
+// taken here in blocks would be in flight in several processes at once, and no reader could
+// know how far it may read. A stream opened there starts with one shard per partition (a
+// shard's numbers are its partition's), and a reader of a shard stops at its partition's
+// horizon (Storage::stream_horizon) instead of this process's.
+//
 // Storage: records at [table id][kStream][u64 sequence][u64 token of the item] (records
 // written before keys carried the token: [table id][kStream][u64 sequence]); the streams themselves
 // (one per enable, kept until retention ends after they close) at meta/stream/<table>/<label>; in
@@ -93,6 +100,8 @@ struct StreamInfo {
   double closed_at = 0;
   std::uint64_t trimmed_before = 0;  // records below this sequence were trimmed
   std::vector<StreamShard> shards;
+  // Opened on shared storage: its records are numbered by the storage, per partition.
+  bool numbered_by_storage = false;
 
   bool open() const { return !end.has_value(); }
   // "shardId-<creation ms, 20 digits>-<8 hex digits>".
@@ -150,8 +159,11 @@ class ChangeStreams {
   void close(const Guard& guard, std::uint32_t table_id, double now);
   // Splits the open shard of table `table_id`'s open stream that holds `token` there (the
   // table's partitions split at it): closes it and opens its two children. Nothing when
-  // the table has no open stream or `token` already starts a shard (false then).
-  bool split(const Guard& guard, std::uint32_t table_id, std::uint64_t token, double now);
+  // the table has no open stream or `token` already starts a shard (false then). On
+  // shared storage, `last` is the partition's last record number when it split (the
+  // parent ends there, the children start after it).
+  bool split(const Guard& guard, std::uint32_t table_id, std::uint64_t token, double now,
+             std::optional<std::uint64_t> last = std::nullopt);
   // Adds to `batch` the record of a change of one item of the table whose open stream is
   // `stream`; nothing when the item did not change. The record's sequence number is
   // appended to `written`: the caller writes the batch, then calls done(written) whether
@@ -173,8 +185,11 @@ class ChangeStreams {
   // The sequence number the next record will get.
   std::uint64_t next_sequence() const;
   // Every record numbered up to this one is written (or will never be): readers read no
-  // further.
+  // further. (For one shard: horizon(stream, shard).)
   std::uint64_t horizon() const;
+  // The horizon of `shard` of `stream`: this process's, or on shared storage its
+  // partition's.
+  std::uint64_t horizon(const StreamInfo& stream, const StreamShard& shard) const;
   // Records of `shard` of `stream` from sequence `from` on: at most `limit`, stopping once
   // `max_bytes` of records were read (or after passing many records of other shards).
   StreamPage read(const StreamInfo& stream, const StreamShard& shard, std::uint64_t from,

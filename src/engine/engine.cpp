@@ -32,11 +32,12 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
   } else {
     tokens_ = std::make_unique<LocalTransactionTokens>();
   }
-  storage_->set_split_listener([this](std::uint32_t table, std::uint64_t token) {
-    MutexLock lock(shard_splits_mutex_);
-    shard_splits_.emplace_back(table, token);
-    shard_splits_due_.store(true, std::memory_order_release);
-  });
+  storage_->set_split_listener(
+      [this](std::uint32_t table, std::uint64_t token, std::uint64_t last) {
+        MutexLock lock(shard_splits_mutex_);
+        shard_splits_.push_back({table, token, last});
+        shard_splits_due_.store(true, std::memory_order_release);
+      });
   catalog_.set_verify([this](const TableDefinition* before, const TableDefinition& after,
                              const std::vector<const TableDefinition*>& others) {
     verify_account_quota(before, after, others);
@@ -382,11 +383,12 @@ void Engine::commit(storage::WriteBatch& batch, const std::vector<Change>& chang
   }
 }
 
-void Engine::note_partition_split(std::uint32_t table_id, std::uint64_t token) {
+void Engine::note_partition_split(std::uint32_t table_id, std::uint64_t token,
+                                  std::optional<std::uint64_t> last) {
   bool split = false;
   {
     ChangeStreams::Guard guard(streams_);
-    split = streams_.split(guard, table_id, token, clock_->now_ms());
+    split = streams_.split(guard, table_id, token, clock_->now_ms(), last);
   }
   if (!split || !storage_->shared()) return;
   // Announced by the maintenance thread: the split comes from a write, which must not wait
@@ -405,13 +407,13 @@ void Engine::announce_streams() {
 }
 
 void Engine::split_shards() {
-  std::vector<std::pair<std::uint32_t, std::uint64_t>> splits;
+  std::vector<ShardSplit> splits;
   {
     MutexLock lock(shard_splits_mutex_);
     splits.swap(shard_splits_);
     shard_splits_due_.store(false, std::memory_order_relaxed);
   }
-  for (const auto& [table, token] : splits) note_partition_split(table, token);
+  for (const ShardSplit& s : splits) note_partition_split(s.table, s.token, s.last);
 }
 
 namespace {

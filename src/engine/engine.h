@@ -465,8 +465,10 @@ class Engine {
   // Commits `batch` with the stream records of `changes` (tables whose stream is open).
   void commit(storage::WriteBatch& batch, const std::vector<Change>& changes);
   // The table's partitions split at `token` (its capacity partitions, or the storage's own):
-  // the open shard of its stream that holds the token splits there too.
-  void note_partition_split(std::uint32_t table_id, std::uint64_t token)
+  // the open shard of its stream that holds the token splits there too. `last`: the
+  // storage's last record number of the partition, when the storage numbers records.
+  void note_partition_split(std::uint32_t table_id, std::uint64_t token,
+                            std::optional<std::uint64_t> last = std::nullopt)
       KUMO_EXCLUDES(shard_splits_mutex_);
   // Splits the shards of the partition splits the storage reported (from inside a write,
   // where the streams' lock may be held): called after each commit.
@@ -535,14 +537,23 @@ class Engine {
   // The horizon of the latest pass, an encoded expiry: entries below it are due.
   std::string ttl_horizon_ KUMO_GUARDED_BY(ttl_mutex_);
   std::unordered_map<std::uint32_t, TtlProgress> ttl_progress_ KUMO_GUARDED_BY(ttl_mutex_);
+  // Each table's latest scan that schedules the items written before TTL was enabled (by
+  // table id → scan number): a scan from an earlier enabling, still running when TTL was
+  // disabled and enabled again, ends without marking the table scheduled.
+  std::unordered_map<std::uint32_t, std::uint64_t> ttl_scans_ KUMO_GUARDED_BY(ttl_mutex_);
+  std::uint64_t next_ttl_scan_ KUMO_GUARDED_BY(ttl_mutex_) = 0;
   Catalog catalog_;
   ItemLocks locks_;
   std::unique_ptr<TransactionTokens> tokens_;
   ChangeStreams streams_;
   // Partition splits the storage reported, whose shards are still to split.
   Mutex shard_splits_mutex_;
-  std::vector<std::pair<std::uint32_t, std::uint64_t>> shard_splits_
-      KUMO_GUARDED_BY(shard_splits_mutex_);
+  struct ShardSplit {
+    std::uint32_t table = 0;
+    std::uint64_t token = 0;
+    std::uint64_t last = 0;  // the partition's last record number when it split
+  };
+  std::vector<ShardSplit> shard_splits_ KUMO_GUARDED_BY(shard_splits_mutex_);
   std::atomic<bool> shard_splits_due_{false};
   std::atomic<bool> stopping_{false};
   // A one-off background job (backfill, TTL scheduling); `done` is set as it ends.

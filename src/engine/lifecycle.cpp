@@ -208,10 +208,11 @@ TablePtr Engine::update_table(std::string_view name,
       streams_changed = true;
     }
     // Partitions split by raised throughput split the stream's shards and the storage's
-    // partitions with them.
+    // partitions with them (on shared storage, the shards once the storage reports its
+    // split: they follow the partitions that number their records).
     splits =
         new_boundaries(before ? &before->capacity.partitions : nullptr, after->capacity.partitions);
-    for (std::uint64_t token : splits) {
+    for (std::uint64_t token : storage_->shared() ? std::vector<std::uint64_t>{} : splits) {
       streams_changed =
           streams_.split(guard, after->id, token, clock_->now_ms()) || streams_changed;
     }
@@ -263,7 +264,15 @@ TablePtr Engine::delete_table(std::string_view name) {
 }
 
 void Engine::start_ttl_scheduling(const std::string& table_name) {
-  start_worker("kumo-ttl-scan", [this, table_name] {
+  TablePtr found = catalog_.find(table_name);
+  if (!found) return;
+  std::uint64_t scan = 0;
+  {
+    MutexLock lock(ttl_mutex_);
+    scan = ++next_ttl_scan_;
+    ttl_scans_[found->id] = scan;
+  }
+  start_worker("kumo-ttl-scan", [this, table_name, scan] {
     try {
       TablePtr table = catalog_.find(table_name);
       if (!table) return;
@@ -283,6 +292,9 @@ void Engine::start_ttl_scheduling(const std::string& table_name) {
                      });
       if (!done) return;
       configure_meters(catalog_.update(table_name, [&](TableDefinition& t) {
+        MutexLock lock(ttl_mutex_);
+        auto latest = ttl_scans_.find(t.id);
+        if (latest == ttl_scans_.end() || latest->second != scan) return;  // enabled again
         if (t.id == table->id && t.ttl_attribute == attribute) t.ttl_scheduling = false;
       }));
     } catch (const std::exception& e) {

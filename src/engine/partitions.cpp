@@ -202,9 +202,10 @@ void Engine::split_partition(const capacity::SplitPlan& plan) {
   if (!split) return;
   if (plan.index_id == 0) {
     // The table's items split with it: the storage's partition of them (its own layout),
-    // and the stream's shard.
+    // and the stream's shard (on shared storage, when the storage reports its split: the
+    // shards follow the partitions that number their records).
     storage_->split_partition(plan.table_id, *at);
-    note_partition_split(plan.table_id, *at);
+    if (!storage_->shared()) note_partition_split(plan.table_id, *at);
   }
   if (!capacity() || !after->meters) return;
   capacity()->configure(*after->meters, *after);

@@ -1,5 +1,8 @@
 #include "storage/storage.h"
 
+#include <stdexcept>
+#include <utility>
+
 #include "storage/counter.h"
 
 namespace kumo::storage {
@@ -38,6 +41,24 @@ void Storage::visit_range(std::string lower, std::string upper, bool forward,
   for (; it->valid(); forward ? it->next() : it->prev()) {
     if (!visit(it->key(), it->value())) return;
   }
+}
+
+std::vector<Storage::StreamPartition> Storage::stream_partitions(std::uint32_t table) {
+  (void)table;
+  throw std::logic_error("stream records are numbered by the storage only when it is shared");
+}
+
+std::uint64_t Storage::stream_horizon(std::uint32_t table, std::uint64_t first_token) {
+  (void)table;
+  (void)first_token;
+  throw std::logic_error("stream records are numbered by the storage only when it is shared");
+}
+
+std::unique_ptr<Iterator> Storage::stream_records(std::uint32_t table, std::uint64_t first_token,
+                                                  std::string lower, std::string upper) {
+  (void)table;
+  (void)first_token;
+  return iterator(std::move(lower), std::move(upper));
 }
 
 }  // namespace kumo::storage

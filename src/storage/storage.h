@@ -226,10 +226,13 @@ class Storage {
   // several places, as RADOS does in one object per range of tokens). The local back ends
   // have none, and ignore both calls.
   //
-  // `listener(table id, token)` is called when the back end has split a partition of the
-  // table at the token (the first token of the new one). It may be called from inside
-  // write(), and must not call into the storage.
-  using SplitListener = std::function<void(std::uint32_t table, std::uint64_t token)>;
+  // `listener(table id, token, last)` is called when the back end has split a partition of
+  // the table at the token (the first token of the new one); `last` is the last stream
+  // record number the partition had handed out when it split (both halves number their
+  // records from after it: stream_partitions). It may be called from inside write(), and
+  // must not call into the storage.
+  using SplitListener =
+      std::function<void(std::uint32_t table, std::uint64_t token, std::uint64_t last)>;
   virtual void set_split_listener(SplitListener listener) { (void)listener; }
   // Splits the back end's partition of the table that holds `token` at it, unless a
   // partition already starts there (the table's capacity partitions split at it).
@@ -237,6 +240,30 @@ class Storage {
     (void)table;
     (void)token;
   }
+
+  // Stream records on a storage that several processes share (shared()) are numbered by
+  // the storage, per partition of its own layout, where the change is made durable: the
+  // engine writes each record at [table id][stream space][u64 0][u64 token of its item],
+  // and the storage writes it at [..][n][token] instead, n being the next number of the
+  // partition that holds the token (the records of one batch in their order), in the same
+  // atomic step as the batch's items. So two changes of one item, ordered by the item's
+  // guard, are numbered in their order, whichever process made them. A split partition's
+  // halves both go on from its last number. Readers read a partition's records up to its
+  // horizon: every record numbered up to it is in the storage (none is still on its way).
+  // The local back ends, which one process owns, number nothing: the engine does (and
+  // these three are not called).
+  struct StreamPartition {
+    std::uint64_t first_token = 0;
+    std::uint64_t last = 0;  // the last number handed out; 0 before any
+  };
+  // The table's partitions now, in token order, each with its last number.
+  virtual std::vector<StreamPartition> stream_partitions(std::uint32_t table);
+  // The horizon of the records of the partition of the table that starts at `first_token`.
+  virtual std::uint64_t stream_horizon(std::uint32_t table, std::uint64_t first_token);
+  // Forward iterator over the records of [lower, upper) written by the partition that
+  // starts at `first_token` (they stay where they were written: a split moves none).
+  virtual std::unique_ptr<Iterator> stream_records(std::uint32_t table, std::uint64_t first_token,
+                                                   std::string lower, std::string upper);
 
   // Several processes (front ends) may share one back end (RADOS). Each keeps the catalog
   // (the keys outside the tables' spaces) in memory, so a change is announced:

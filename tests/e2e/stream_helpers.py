@@ -202,9 +202,34 @@ def drain(streams, iterator, limit=None, max_pages=10000):
     raise AssertionError(f"shard not drained after {max_pages} pages")
 
 
+class ShardedRecords(list):
+    """A stream's records read shard by shard (parents first), all in one list; `shards`
+    holds each shard's own records. DynamoDB orders records within a shard only: a table of
+    several partitions (Kumo on shared storage starts a stream with one shard per partition)
+    has them in several."""
+
+    def __init__(self, shards):
+        super().__init__(r for records in shards for r in records)
+        self.shards = shards
+
+
 def read_stream(streams, arn, kind="TRIM_HORIZON", sequence=None, limit=None):
-    """Every record from the given position to the current end of the stream's shard."""
+    """Every record from the given position to the current end of the stream's shard. A
+    stream of several shards is read whole from TRIM_HORIZON, shard by shard (the result is
+    a ShardedRecords)."""
+    shards = all_shards(streams, arn)
+    if len(shards) > 1 and kind == "TRIM_HORIZON" and sequence is None:
+        _, by_shard = read_all_shards(streams, arn)
+        return ShardedRecords([by_shard[s["ShardId"]] for s in shards])
     return drain(streams, shard_iterator(streams, arn, kind, sequence), limit)[0]
+
+
+def shard_holding(streams, arn):
+    """The one shard of the stream that has records (the shard of the item a test wrote)."""
+    shards, by_shard = read_all_shards(streams, arn)
+    holding = [s for s in shards if by_shard[s["ShardId"]]]
+    assert len(holding) == 1, [(s["ShardId"], len(by_shard[s["ShardId"]])) for s in shards]
+    return holding[0]
 
 
 def all_shards(streams, arn, page=100):
@@ -312,19 +337,53 @@ def check_records(records, expected, view_type, not_before=None, not_after=None,
     in any order among themselves (one BatchWriteItem or transaction)."""
     for rec in records:
         check_record_shape(rec, view_type, not_before, not_after)
-    seqs = [int(r["dynamodb"]["SequenceNumber"]) for r in records]
-    assert seqs == sorted(set(seqs)), f"sequence numbers not strictly increasing: {seqs}"
     ids = [r["eventID"] for r in records]
     assert len(set(ids)) == len(ids), "duplicate eventIDs"
     got = [record_view(r) for r in records]
     want = [expected_view(ch, view_type) for ch in expected]
     assert len(got) == len(want), (f"{len(got)} records, {len(want)} expected:\n"
                                    + "\n".join(map(repr, got)))
+    if isinstance(records, ShardedRecords):
+        for shard in records.shards:
+            numbers = [int(r["dynamodb"]["SequenceNumber"]) for r in shard]
+            assert numbers == sorted(set(numbers)), \
+                f"sequence numbers not strictly increasing in a shard: {numbers}"
+        check_interleaving([[record_view(r) for r in shard] for shard in records.shards], want,
+                           unordered_groups)
+        return
+    seqs = [int(r["dynamodb"]["SequenceNumber"]) for r in records]
+    assert seqs == sorted(set(seqs)), f"sequence numbers not strictly increasing: {seqs}"
     for start, stop in unordered_groups:
         got[start:stop] = sorted(got[start:stop], key=repr)
         want[start:stop] = sorted(want[start:stop], key=repr)
     for i, (g, w) in enumerate(zip(got, want)):
         assert g == w, f"record {i}:\n  got  {g}\n  want {w}"
+
+
+def check_interleaving(shards, want, unordered_groups=()):
+    """`shards` (lists of records, parents before their children) hold exactly `want`, and
+    each shard holds its part of `want` in `want`'s order: taken in `want`'s order, every
+    change is the next record of some shard (the first such shard, parents first). The
+    changes of each range of `unordered_groups` may come in any order among themselves."""
+    heads = [0] * len(shards)
+    groups = sorted(unordered_groups)
+    i = 0
+    while i < len(want):
+        group = next(((a, b) for a, b in groups if a == i), None)
+        pending = list(want[i:group[1]]) if group else [want[i]]
+        while pending:
+            for k, shard in enumerate(shards):
+                if heads[k] < len(shard) and shard[heads[k]] in pending:
+                    pending.remove(shard[heads[k]])
+                    heads[k] += 1
+                    break
+            else:
+                nexts = [shard[heads[k]] if heads[k] < len(shard) else None
+                         for k, shard in enumerate(shards)]
+                raise AssertionError(f"change {i} is not next in any shard:\n  want "
+                                     f"{pending}\n  next per shard {nexts}")
+        i = group[1] if group else i + 1
+    assert all(heads[k] == len(shard) for k, shard in enumerate(shards)), "records left over"
 
 
 def wait_for(predicate, timeout, interval=0.1, what="condition"):

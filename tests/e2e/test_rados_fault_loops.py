@@ -24,9 +24,11 @@ Each loop injects one fault into one front end, chosen at random, while the othe
 A killed front end is started again. Then, through another front end: every key that no
 operation was in flight for has exactly its last acknowledged state; an in-flight
 operation's keys have their old or their new state, a transaction all or nothing; every
-GSI and the LSI hold exactly the entries the items imply; and DescribeTable's counts equal
-the scan's. (Streams are not checked: a stream across front ends is not built yet.) The
-summary gives the longest time a client waited for an answer.
+GSI and the LSI hold exactly the entries the items imply; DescribeTable's counts equal the
+scan's; and both tables' streams, read on from where the last loop's reading stopped (each
+loop through another front end), hold every change of every key once and in order, ending
+at the key's state (crash_workload.StreamChecker). The summary gives the longest time a
+client waited for an answer.
 
 Loops: KUMO_FAULT_LOOPS (default 50: ten of each fault; scripts/test-rados.sh runs 5, one
 of each); KUMO_FAULT_KINDS=osd,kill runs those faults only.
@@ -43,7 +45,7 @@ import time
 
 import pytest
 
-from crash_workload import Model, create_tables, run_load, verify
+from crash_workload import Model, StreamChecker, create_tables, run_load, verify
 from kumo_testlib import KumoProcess, on_rados
 from rados_helpers import check_layout, deployment_prefix
 from test_crash_loops import report
@@ -85,6 +87,7 @@ def test_faults_of_one_front_end_of_three_lose_nothing(kumo_bin, tmp_path, reque
             server.start()
         create_tables(servers[0].api())
         model = Model(6)
+        stream = StreamChecker()
         for loop in range(LOOPS):
             kind = KINDS[loop % len(KINDS)]
             victim = rng.randrange(3)
@@ -152,6 +155,7 @@ def test_faults_of_one_front_end_of_three_lose_nothing(kumo_bin, tmp_path, reque
                 check_layout(deployment_prefix(servers[0]))
             checker = servers[(victim + 1 + rng.randrange(2)) % 3]
             problems = verify(checker.api(), model, pendings)
+            problems += stream.check(checker.api(), checker.port, model)
             assert not problems, (f"{where}: {len(problems)} problem(s):\n"
                                   + "\n".join(problems[:10]))
             model.loops += 1
@@ -166,7 +170,7 @@ def test_faults_of_one_front_end_of_three_lose_nothing(kumo_bin, tmp_path, reque
                f"{model.acknowledged} acknowledged item writes, {model.verified} key states "
                f"verified, {model.in_flight} in-flight item writes resolved "
                f"({model.in_flight_applied} applied) from {model.in_flight_ops} in-flight "
-               f"operations; fault points fired: {fired['transaction']} in a transaction, "
+               f"operations; {stream.records} stream records checked; fault points fired: {fired['transaction']} in a transaction, "
                f"{fired['split']} in a split; {splits} splits; {osd_kills} OSD kills; longest "
                f"pause {longest_pause:.1f}s; longest wait for an answer: "
                f"{', '.join(f'{k} {v:.1f}s' for k, v in longest_wait.items())}; "

@@ -711,8 +711,9 @@ def test_a_stream_is_one_across_front_ends(kumo_bin, tmp_path):
         for client, stream in zip(clients, streams):
             assert client.describe_table(TableName="streamed")["Table"]["LatestStreamArn"] == arn
             assert [s["StreamArn"] for s in stream.list_streams()["Streams"]] == [arn]
+        # One shard per partition (a table starts with four), which numbers its records.
         first = shard_ids(streams[0], arn)
-        assert first[0] == "ENABLED" and len(first[1]) == 1
+        assert first[0] == "ENABLED" and len(first[1]) == 4
         assert [shard_ids(s, arn) for s in streams[1:]] == [first, first]
 
         # Splits by every front end's writes, each stored against the others' (a shard list
@@ -722,11 +723,11 @@ def test_a_stream_is_one_across_front_ends(kumo_bin, tmp_path):
                                     for i in range(30)]
                  for n, c in enumerate(clients)])
         described = shard_ids(streams[0], arn)
-        assert len(described[1]) >= 5, described  # 90 keys in partitions of 8
+        assert len(described[1]) >= 8, described  # 90 keys in partitions of 8
         # The open shards' token ranges cover every token once: each split was recorded.
         open_shards = [s for s in described[1] if not s[2]]
         closed = [s for s in described[1] if s[2]]
-        assert len(open_shards) == len(closed) + 1
+        assert len(open_shards) == len(closed) + 4
         parents = {s[1] for s in described[1] if s[1]}
         assert parents == {s[0] for s in closed}
         wait_for(lambda: all(shard_ids(s, arn) == described for s in streams[1:]), 10,

@@ -16,7 +16,7 @@ import pytest
 
 from kumo_testlib import KumoServer, S, on_rados, wait_until
 from rados_helpers import check_layout, deployment_prefix, omap, rados
-from stream_helpers import create_stream_table, read_all_shards, streams_api_for
+from stream_helpers import check_interleaving, create_stream_table, read_all_shards, streams_api_for
 
 pytestmark = pytest.mark.skipif(not (on_rados() and os.environ.get("KUMO_CEPH_CONF")),
                                 reason="needs $KUMO_RADOS_POOL on the cluster of "
@@ -60,11 +60,15 @@ def catalog_marks(prefix):
             if k.startswith(b"\xffmap") or k.startswith(b"\xffd")}
 
 
-def keys_in_order(streams, arn):
-    _, by_shard = read_all_shards(streams, arn)
-    records = sorted((r for rs in by_shard.values() for r in rs),
-                     key=lambda r: int(r["dynamodb"]["SequenceNumber"]))
-    return [r["dynamodb"]["Keys"]["pk"]["S"] for r in records]
+def keys_by_shard(streams, arn):
+    """The keys of each shard's records, in the shard's order (shards parents first)."""
+    shards, by_shard = read_all_shards(streams, arn)
+    return [[r["dynamodb"]["Keys"]["pk"]["S"] for r in by_shard[s["ShardId"]]] for s in shards]
+
+
+def check_keys(streams, arn, keys):
+    """The stream holds a record of each of `keys` once, each shard's in `keys`' order."""
+    check_interleaving(keys_by_shard(streams, arn), keys)
 
 
 def test_records_live_with_their_partitions_and_outlive_a_deleted_table(srv):
@@ -76,13 +80,13 @@ def test_records_live_with_their_partitions_and_outlive_a_deleted_table(srv):
     assert check_layout(prefix) > 4
     assert len(table_objects(prefix, "s")) > 4
     assert stored_records(prefix) == 200
-    assert keys_in_order(streams, arn) == [f"k{i:03}" for i in range(200)]
+    check_keys(streams, arn, [f"k{i:03}" for i in range(200)])
 
     # Deleted: the partitions go; the records stay readable, found through the map.
     api.ok("DeleteTable", {"TableName": table})
     assert table_objects(prefix, "p") == []
     assert {kind for kind, _ in catalog_marks(prefix)} == {b"map", b"d"}
-    assert keys_in_order(streams, arn) == [f"k{i:03}" for i in range(200)]
+    check_keys(streams, arn, [f"k{i:03}" for i in range(200)])
 
     # A day later the trim erases them, and with the last one the objects and the map go.
     admin.advance(DAY + 60)
@@ -94,27 +98,34 @@ def test_records_live_with_their_partitions_and_outlive_a_deleted_table(srv):
 def test_a_stream_kept_in_one_object_moves_to_the_stream_objects(srv, tmp_path):
     """A table's records were once kept in one object `stream` of its namespace (keys of
     the sequence alone): the next start moves them to the stream objects, and they read
-    as before."""
+    as before. (Then a stream had one shard, numbered by the front end: here the records of
+    the first partition's shard stand for them, whose numbers are their own.)"""
     api, streams = srv.api(), streams_api_for(srv)
     prefix = deployment_prefix(srv)
     table, arn = create_stream_table(api, srv.client(), "KEYS_ONLY")
-    for i in range(30):
-        api.ok("PutItem", {"TableName": table, "Item": {"pk": S(f"k{i:02}")}})
-    before = keys_in_order(streams, arn)
+    for i in range(120):
+        api.ok("PutItem", {"TableName": table, "Item": {"pk": S(f"k{i:03}")}})
+    before = keys_by_shard(streams, arn)
     srv.stop()
     key_file, value_file = tmp_path / "key", tmp_path / "value"
+    moved = 0
     for ns, oid in table_objects(prefix, "s"):
+        if oid != "s" + "0" * 16:
+            continue
         for key, value in omap(ns, oid).items():
             key_file.write_bytes(key[:13])  # the sequence number alone
             value_file.write_bytes(value)
             rados("-N", ns, "setomapval", "stream", "--omap-key-file", str(key_file),
                   "--input-file", str(value_file))
+            moved += 1
         rados("-N", ns, "rm", oid)
-    assert stored_records(prefix) == 0 and table_objects(prefix, "stream")
+    assert moved == len(before[0]) > 0 and table_objects(prefix, "stream")
+    assert stored_records(prefix) == 120 - moved
 
     srv.start()
     streams = streams_api_for(srv)
     assert table_objects(prefix, "stream") == []
-    assert stored_records(prefix) == 30
+    assert stored_records(prefix) == 120
     check_layout(prefix)
-    assert keys_in_order(streams, arn) == before == [f"k{i:02}" for i in range(30)]
+    assert keys_by_shard(streams, arn) == before
+    check_keys(streams, arn, [f"k{i:03}" for i in range(120)])

@@ -25,6 +25,7 @@ from stream_helpers import (  # noqa: F401
     pk_item,
     put,
     read_stream,
+    shard_holding,
     stream_arn,
     stream_table,
     streams,
@@ -134,7 +135,7 @@ def test_records_of_every_write_kind(api, streams, make_table, view_type, scenar
     check_records(read_stream(streams, arn), expected, view_type, t0, t1, groups)
 
 
-def test_boto3_clients_end_to_end(api, ddb, streams_client, make_table):
+def test_boto3_clients_end_to_end(api, ddb, streams, streams_client, make_table):
     t, arn = stream_table(make_table, api, "NEW_AND_OLD_IMAGES")
     label = arn.rsplit("/", 1)[1]
     before = datetime.datetime.now(datetime.timezone.utc)
@@ -148,7 +149,9 @@ def test_boto3_clients_end_to_end(api, ddb, streams_client, make_table):
     sd = streams_client.describe_stream(StreamArn=arn)["StreamDescription"]
     assert sd["StreamStatus"] == "ENABLED" and sd["StreamViewType"] == "NEW_AND_OLD_IMAGES"
     assert isinstance(sd["CreationRequestDateTime"], datetime.datetime)
-    shard_id = sd["Shards"][0]["ShardId"]
+    # The shard of the item's partition (the only shard where the table has one partition).
+    shard_id = shard_holding(streams, arn)["ShardId"]
+    assert shard_id in [s["ShardId"] for s in sd["Shards"]]
     it = streams_client.get_shard_iterator(StreamArn=arn, ShardId=shard_id,
                                            ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
     out = streams_client.get_records(ShardIterator=it)

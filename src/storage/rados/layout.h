@@ -88,6 +88,19 @@ inline const std::string kJobPrefix =
 inline const std::string kLockPrefix =
     "\xff"
     "l";
+// Stream records are numbered by their item's partition (Storage::stream_partitions). The
+// partition keeps the last number it handed out under this key ([u64]), set, and compared
+// with the value the writer expected, in the op that writes the changes it numbers.
+inline const std::string kStreamCounterKey =
+    "\xff"
+    "q";
+// A number handed out whose records may not be in their stream object yet: [u64 the first
+// of them] -> the transaction record's name, or empty for an outbox entry's. Set with the
+// number, removed with the outbox entry (or by the transaction's apply op of the
+// partition, with its locks): a reader of the partition's records stops below the lowest.
+inline const std::string kStreamMarkPrefix =
+    "\xff"
+    "w";
 
 inline void put_u16(std::string* out, std::uint16_t v) {
   out->push_back(static_cast<char>(v >> 8));
@@ -149,6 +162,25 @@ inline std::uint64_t key_token(std::string_view key) {
   if (space == kStreamSpace) return key.size() >= 21 ? get_be(key.substr(13), 8) : 0;
   const std::size_t at = space == kIndexesSpace ? 9 : 5;
   return key.size() > at ? get_be(key.substr(at), 8) : 0;
+}
+
+// A stream record the engine left for the storage to number: [T][3][u64 0][u64 token].
+inline bool unnumbered_record(std::string_view key) {
+  return key.size() == 21 && key[0] == 0 && static_cast<std::uint8_t>(key[4]) == kStreamSpace &&
+         get_be(key.substr(5), 8) == 0;
+}
+// A stream record's number ([T][3][u64 number][u64 token]).
+inline std::uint64_t record_number(std::string_view key) {
+  return get_be(key.substr(5), 8);
+}
+inline void set_record_number(std::string* key, std::uint64_t number) {
+  for (int i = 0; i < 8; ++i)
+    (*key)[5 + static_cast<std::size_t>(i)] = static_cast<char>(number >> (8 * (7 - i)));
+}
+inline std::string stream_mark(std::uint64_t first) {
+  std::string out = kStreamMarkPrefix;
+  put_u64(&out, first);
+  return out;
 }
 
 // An object: its namespace and name.

@@ -75,8 +75,9 @@ void RadosStorage::recover(std::map<std::uint64_t, bool>* known) {
     if (!split[i]) continue;
     std::string value;
     if (!read_key(objects[i], kSplitKey, &value)) continue;
-    // [u64 token][u64 instance] (before leases: the token alone)
-    if (finish(value.size() == 16 ? std::optional<std::uint64_t>(get_be(value.substr(8), 8))
+    // [u64 token][u64 instance], then once the split's token is chosen the partition's
+    // last stream record number (before leases: the token alone)
+    if (finish(value.size() >= 16 ? std::optional<std::uint64_t>(get_be(value.substr(8), 8))
                                   : std::nullopt)) {
       finish_split(objects[i]);
     }
@@ -152,6 +153,14 @@ void RadosStorage::recover_outbox(const ObjectRef& object,
         apply_all(all);
       }
       done.insert(k);
+    }
+    // The marks of the stream record numbers the finished entries took go with them.
+    if (!done.empty()) {
+      for (const auto& [k, v] : read_prefix(object, kStreamMarkPrefix)) {
+        if (done.count(v) && v.compare(0, kOutboxPrefix.size(), kOutboxPrefix) == 0) {
+          done.insert(k);
+        }
+      }
     }
     if (!done.empty()) remove_keys(object, done);
   }

@@ -106,7 +106,7 @@ void RadosStorage::set_split_listener(SplitListener listener) {
   split_listener_ = std::move(listener);
   // The splits that the open finished were never reported: the process that made them
   // stopped first.
-  for (const auto& [table, token] : finished_splits_) split_listener_(table, token);
+  for (const FinishedSplit& f : finished_splits_) split_listener_(f.table, f.token, f.last);
   finished_splits_.clear();
 }
 
@@ -162,10 +162,13 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
   // wait (their guard on its range fails), and one splitting it too finds it frozen and
   // stops. Its split key names no new partition yet (0: undone by the next open).
   const std::string range = range_value(*map, start);
-  auto freeze = [&](std::uint64_t middle, bool guarded) {
+  // (The split key's value: the new partition's start, this front end, and once known the
+  // partition's last stream record number.)
+  auto freeze = [&](std::uint64_t middle, bool guarded, std::uint64_t last = 0) {
     std::string value, frozen = range;
     put_u64(&value, middle);
     put_u64(&value, instance_);
+    if (middle != 0) put_u64(&value, last);
     frozen.push_back('F');
     put_u64(&frozen, middle);
     librados::ObjectWriteOperation op;
@@ -207,6 +210,9 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
       check(r, "split");
     }
   }
+  // Frozen, and no transaction holds an item: the partition's last stream record number
+  // stays as it is. Both halves number their records from after it.
+  const std::uint64_t last_record = read_last_number(object);
   std::vector<std::pair<std::string, std::string>> keys;
   std::vector<std::uint64_t> tokens;
   for (auto& [k, v] : read_prefix(object, table_prefix(table))) {
@@ -233,7 +239,7 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
   const ObjectRef added{object.ns, "p" + hex16(*middle)};
   std::vector<std::uint64_t> starts = *map;
   starts.insert(std::upper_bound(starts.begin(), starts.end(), *middle), *middle);
-  check(freeze(*middle, false), "split");
+  check(freeze(*middle, false, last_record), "split");
   fault_point("intent");
   check_lease();
   // 3. The new object is made with its range.
@@ -241,6 +247,11 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
   std::set<std::string> moved_keys;
   std::map<std::string, librados::bufferlist> chunk;
   chunk[kRangeKey].append(range_value(starts, *middle));
+  if (last_record > 0) {
+    std::string last;
+    put_u64(&last, last_record);
+    chunk[kStreamCounterKey].append(last);
+  }
   std::size_t chunk_bytes = 0;
   auto copy = [&] {
     if (chunk.empty()) return;
@@ -295,7 +306,7 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
   // with the old one find another range and reload it.
   set_range(object, range_value(starts, start));
   layout.unlock();
-  if (split_listener_) split_listener_(table, *middle);
+  if (split_listener_) split_listener_(table, *middle, last_record);
   const auto paused = std::chrono::steady_clock::now() - began;
   // 5.
   remove_moved(object, moved_keys);
@@ -333,8 +344,16 @@ void RadosStorage::remove_moved(const ObjectRef& object, const std::set<std::str
 
 void RadosStorage::finish_split(const ObjectRef& object) {
   std::string value;
-  if (!read_key(object, kSplitKey, &value) || (value.size() != 8 && value.size() != 16)) return;
+  if (!read_key(object, kSplitKey, &value) ||
+      (value.size() != 8 && value.size() != 16 && value.size() != 24)) {
+    return;
+  }
   const std::uint64_t middle = get_be(value, 8);
+  // The partition's last stream record number when it split (a split key written before
+  // it was kept: the new partition's, which went on from it).
+  const std::uint64_t last_record = value.size() == 24
+                                        ? get_be(std::string_view(value).substr(16), 8)
+                                        : read_last_number({object.ns, "p" + hex16(middle)});
   const auto table = static_cast<std::uint32_t>(std::stoul(object.ns.substr(prefix_.size() + 1)));
   refresh_map(table);
   const Starts map = partition_starts(table);
@@ -352,9 +371,9 @@ void RadosStorage::finish_split(const ObjectRef& object) {
   }
   remove_moved(object, moved_keys);
   if (split_listener_) {
-    split_listener_(table, middle);
+    split_listener_(table, middle, last_record);
   } else {
-    finished_splits_.emplace_back(table, middle);
+    finished_splits_.push_back({table, middle, last_record});
   }
 }
 

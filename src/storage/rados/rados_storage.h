@@ -101,6 +101,11 @@ using Guards = std::map<std::string, std::pair<librados::bufferlist, int>>;
 // A write found that a partition's range is not the one its map gave (another front end
 // split it, or dropped the table): thrown by apply() before anything was written, and
 // caught by write(), which reloads the map and writes again.
+// A write's guard on its partition's last stream record number failed (another write
+// numbered records there first): thrown by apply() before anything was written, once the
+// number read now is cached; the writer numbers its records again and sends its op again.
+struct NumbersMoved {};
+
 struct LayoutChanged {
   std::uint32_t table = 0;
   bool frozen = false;   // the partition is being split: wait, then write again
@@ -275,6 +280,11 @@ class RadosStorage : public Storage {
   void set_catalog_listener(CatalogListener listener) override;
   void notify_catalog() override;
   bool shared() const override { return true; }
+  // Stream record numbers (rados_numbers.cpp).
+  std::vector<StreamPartition> stream_partitions(std::uint32_t table) override;
+  std::uint64_t stream_horizon(std::uint32_t table, std::uint64_t first_token) override;
+  std::unique_ptr<Iterator> stream_records(std::uint32_t table, std::uint64_t first_token,
+                                           std::string lower, std::string upper) override;
   bool claim_job(const std::string& name) override;
   void release_job(const std::string& name) override;
   std::size_t processes() override;
@@ -357,7 +367,33 @@ class RadosStorage : public Storage {
   // Removes a done outbox entry without waiting for it: the write has been acknowledged
   // already, and an entry left by a crash is only applied once more. Its record counts as
   // in flight until the removal is durable.
-  void remove_entry_later(const ObjectRef& home, const std::string& entry, std::uint64_t sequence);
+  void remove_entry_later(const ObjectRef& home, const std::set<std::string>& keys,
+                          std::uint64_t sequence);
+
+  // Stream record numbers (rados_numbers.cpp). The last number partition `partition`
+  // handed out, as last seen here (read when not yet seen), and what was seen of it since.
+  std::uint64_t last_number(const ObjectRef& partition);
+  void note_last_number(const ObjectRef& partition, std::uint64_t last);
+  std::uint64_t read_last_number(const ObjectRef& partition);
+  // The partition whose number a record of `stream_object` (s<start>) takes: p<start>.
+  static ObjectRef numbering_partition(const ObjectRef& stream_object);
+  // The ops of `ops` that are records left unnumbered (unnumbered_record).
+  static std::vector<Resolved*> unnumbered(std::vector<Resolved>& ops);
+  // Numbers `records` (all of `home`'s) in `home`'s op: adds to `extra` the partition's new
+  // last number and the mark of the first (naming the outbox entry `entry`), and to
+  // `guards` the number expected. Returns the mark's key.
+  std::string number_records(const ObjectRef& home, const std::vector<Resolved*>& records,
+                             const std::string& entry, std::map<std::string, std::string>* extra,
+                             Guards* guards);
+  // Thrown by apply() when `guards` expected a last number that `object` no longer has.
+  void check_numbers(const ObjectRef& object, const Guards& guards);
+  // A transaction's records of partition `partition`, numbered there once: the first
+  // number its mark there names (`record` holding `lock` there), or taken now (with
+  // `take`); nullopt when the transaction no longer holds the partition.
+  std::optional<std::uint64_t> transaction_numbers(const ObjectRef& partition,
+                                                   const std::string& record,
+                                                   const std::string& lock, std::size_t count,
+                                                   bool take, bool look);
 
   // Forgets the removals that have completed (with `wait`, waits for all first).
   void reap_removals(bool wait);
@@ -574,7 +610,14 @@ class RadosStorage : public Storage {
   std::mutex split_mutex_;  // one split at a time
   SplitListener split_listener_;
   // Splits finished at open, reported to the listener once it is set.
-  std::vector<std::pair<std::uint32_t, std::uint64_t>> finished_splits_;
+  struct FinishedSplit {
+    std::uint32_t table = 0;
+    std::uint64_t token = 0, last = 0;
+  };
+  std::vector<FinishedSplit> finished_splits_;
+  // Partitions' last stream record numbers, as last seen here (numbers_mutex_).
+  std::mutex numbers_mutex_;
+  std::map<ObjectRef, std::uint64_t> last_numbers_;
   // The catalog watch.
   std::unique_ptr<CatalogWatch> watch_ctx_;
   std::uint64_t watch_handle_ = 0;

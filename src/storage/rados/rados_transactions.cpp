@@ -22,6 +22,7 @@
 // unchanged and unlocked (confirm_reads).
 #include <cerrno>
 #include <chrono>
+#include <list>
 #include <thread>
 
 #include "storage/rados/rados_storage.h"
@@ -135,6 +136,10 @@ void RadosStorage::write_transaction(const std::vector<Resolved>& ops,
 void RadosStorage::apply_transaction(const std::string& record, const std::vector<Resolved>& ops,
                                      const std::vector<Resolved>& locks, bool fresh) {
   if (locks.empty()) {
+    // (A batch with stream records holds their items: numbered under its locks, below.)
+    for (const Resolved& op : ops) {
+      if (op.maintenance && unnumbered_record(op.key)) fail("stream records of no held item");
+    }
     apply_all(pointers(ops));
     return;
   }
@@ -146,9 +151,12 @@ void RadosStorage::apply_transaction(const std::string& record, const std::vecto
   // a lock gone means they were all applied.
   std::map<ObjectRef, std::vector<const Resolved*>> locked;
   std::vector<const Resolved*> maintenance, loose;
+  std::vector<Resolved> records;  // the stream records, numbered below
   for (const Resolved& l : locks) locked[l.object];
   for (const Resolved& op : ops) {
-    if (op.maintenance) {
+    if (op.maintenance && !op.del && unnumbered_record(op.key)) {
+      records.push_back(op);
+    } else if (op.maintenance) {
       maintenance.push_back(&op);
     } else if (locked.count(op.object)) {
       locked[op.object].push_back(&op);
@@ -162,7 +170,32 @@ void RadosStorage::apply_transaction(const std::string& record, const std::vecto
     if (fresh || holds_lock(object, locks, record)) todo.insert(object);
   }
   if (todo.empty()) return;
-  if (todo.size() == locked.size()) {
+  const bool whole = todo.size() == locked.size();
+  // Each partition numbers its records once, while the transaction holds it (a replay
+  // finds the numbers by their mark there); the mark goes with the partition's apply op.
+  std::list<Resolved> marks;
+  std::map<ObjectRef, std::vector<Resolved*>> by_partition;
+  for (Resolved& r : records) by_partition[numbering_partition(r.object)].push_back(&r);
+  for (auto& [partition, partition_records] : by_partition) {
+    if (!todo.count(partition)) continue;  // applied, its records before it
+    const Resolved* lock = nullptr;
+    for (const Resolved& l : locks) {
+      if (l.object == partition) lock = &l;
+    }
+    if (!lock) fail("a stream record outside the partitions its transaction holds");
+    const std::optional<std::uint64_t> first =
+        transaction_numbers(partition, record, lock->key, partition_records.size(), whole, !fresh);
+    if (!first) continue;  // applied meanwhile by another front end
+    for (std::size_t n = 0; n < partition_records.size(); ++n) {
+      set_record_number(&partition_records[n]->key, *first + n);
+    }
+    marks.push_back({partition, false, true, stream_mark(*first), {}});
+    locked[partition].push_back(&marks.back());
+  }
+  if (whole) {
+    for (const Resolved& r : records) {
+      if (!unnumbered_record(r.key)) maintenance.push_back(&r);
+    }
     apply_all(maintenance);
     apply_all(loose);
   }

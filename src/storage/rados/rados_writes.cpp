@@ -116,12 +116,36 @@ void RadosStorage::write_resolved(const WriteBatch& batch) {
   std::string entry = kOutboxPrefix;
   put_u64(&entry, instance_);
   put_u64(&entry, record.sequence);
-  check_lease();
-  apply(home, own, {{entry, encode_ops(maintenance)}}, guards[home]);
+  // The batch's stream records take their numbers from the partition, in its op.
+  const std::vector<Resolved*> records = unnumbered(ops);
+  for (const Resolved* r : records) {
+    if (!(numbering_partition(r->object) == home)) {
+      fail("a stream record outside its item's partition: " + r->object.oid);
+    }
+  }
+  std::set<std::string> removed{entry};
+  for (int attempt = 0;; ++attempt) {
+    std::map<std::string, std::string> extra;
+    Guards home_guards = guards[home];
+    std::string mark;
+    if (!records.empty()) mark = number_records(home, records, entry, &extra, &home_guards);
+    extra[entry] = encode_ops(maintenance);
+    check_lease();
+    try {
+      apply(home, own, extra, home_guards);
+    } catch (const NumbersMoved&) {
+      // Another write numbered records of the partition first: numbered again.
+      if (attempt >= 1000) fail("the stream numbers of " + home.oid + " keep moving");
+      continue;
+    }
+    if (!mark.empty()) removed.insert(mark);
+    break;
+  }
+  if (!records.empty()) note_last_number(home, record_number(records.back()->key));
   record.handed_on = true;  // the entry is written: it ends once it is removed
   fault_point("outbox");
   apply_all(maintenance);
-  remove_entry_later(home, entry, record.sequence);
+  remove_entry_later(home, removed, record.sequence);
 }
 
 std::vector<Resolved> RadosStorage::resolve(const WriteBatch& batch,
@@ -221,6 +245,7 @@ void RadosStorage::apply(const ObjectRef& object, const std::vector<const Resolv
     // The range is the map's again (a split ended meanwhile): whether the item changed
     // is read; if not, the write is tried again.
     if (r == -ECANCELED) {
+      check_numbers(object, guards);
       verify({{object, guards}});
       throw LayoutChanged{table_of(object)};
     }
@@ -258,6 +283,7 @@ void RadosStorage::verify(const std::map<ObjectRef, Guards>& guards) {
     for (const auto& [k, g] : keys) wanted.insert(k);
     const std::map<std::string, std::string> found = read_values(object, wanted);
     for (const auto& [k, g] : keys) {
+      if (k == kStreamCounterKey) continue;  // (check_numbers)
       auto it = found.find(k);
       const std::string expected = g.first.to_str();
       if (expected.empty() ? it == found.end() : it != found.end() && it->second == expected) {
@@ -420,13 +446,13 @@ void RadosStorage::apply_all(const std::vector<const Resolved*>& ops) {
   }
 }
 
-void RadosStorage::remove_entry_later(const ObjectRef& home, const std::string& entry,
+void RadosStorage::remove_entry_later(const ObjectRef& home, const std::set<std::string>& keys,
                                       std::uint64_t sequence) {
   reap_removals(false);
   std::unique_lock lock(removals_mutex_);
   Removal& removal = removals_.emplace_back();
   removal.sequence = sequence;
-  removal.op.omap_rm_keys({entry});
+  removal.op.omap_rm_keys(keys);
   removal.done = librados::Rados::aio_create_completion();
   const int r = io(home.ns).aio_operate(home.oid, removal.done, &removal.op);
   if (r < 0) {

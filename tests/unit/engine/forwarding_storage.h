@@ -2,11 +2,13 @@
 // (`inner`), so that a double overrides only what it watches or changes.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "storage/storage.h"
 
@@ -27,6 +29,17 @@ class ForwardingStorage : public storage::Storage {
   }
   void erase_range(const std::string& lower, const std::string& upper) override {
     inner_->erase_range(lower, upper);
+  }
+  bool shared() const override { return inner_->shared(); }
+  std::vector<StreamPartition> stream_partitions(std::uint32_t table) override {
+    return inner_->stream_partitions(table);
+  }
+  std::uint64_t stream_horizon(std::uint32_t table, std::uint64_t first_token) override {
+    return inner_->stream_horizon(table, first_token);
+  }
+  std::unique_ptr<storage::Iterator> stream_records(std::uint32_t table, std::uint64_t first_token,
+                                                    std::string lower, std::string upper) override {
+    return inner_->stream_records(table, first_token, std::move(lower), std::move(upper));
   }
 
  protected:

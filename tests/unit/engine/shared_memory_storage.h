@@ -1,12 +1,14 @@
 // A test double for a storage that several front ends share (RADOS).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "engine/forwarding_storage.h"
 #include "storage/storage.h"
@@ -31,9 +33,20 @@ class SharedMemoryStorage : public ForwardingStorage {
     for (const auto& e : batch.expectations()) {
       if (inner().get(e.key) != e.value) throw storage::WriteConflict("the key changed");
     }
-    inner().write(batch);
+    inner().write(numbered(batch));
   }
   bool shared() const override { return true; }
+
+  // Stream records are numbered here, as a shared storage does: one partition, whose
+  // records are all written when their batch's write returns.
+  std::vector<StreamPartition> stream_partitions(std::uint32_t) override {
+    std::lock_guard lock(mutex_);
+    return {{0, last_number_}};
+  }
+  std::uint64_t stream_horizon(std::uint32_t, std::uint64_t) override {
+    std::lock_guard lock(mutex_);
+    return last_number_;
+  }
 
   std::function<void()> interleave;
   bool conflict_once = false;
@@ -41,7 +54,35 @@ class SharedMemoryStorage : public ForwardingStorage {
   int writes = 0;
 
  private:
+  // `batch` with its unnumbered stream records ([table][3][u64 0][u64 token]) numbered.
+  storage::WriteBatch numbered(const storage::WriteBatch& batch) {
+    storage::WriteBatch out;
+    std::uint32_t group = storage::WriteBatch::kNoGroup;
+    for (const storage::WriteBatch::Op& op : batch.ops()) {
+      if (op.group != group && op.group != storage::WriteBatch::kNoGroup) {
+        out.partition(batch.groups()[op.group]);
+      }
+      group = op.group;
+      std::string key = op.key;
+      if (key.size() == 21 && key[0] == 0 && key[4] == 3 &&
+          key.substr(5, 8) == std::string(8, '\0')) {
+        const std::uint64_t number = ++last_number_;
+        for (int i = 0; i < 8; ++i) key[5 + i] = static_cast<char>(number >> (8 * (7 - i)));
+      }
+      using Type = storage::WriteBatch::OpType;
+      if (op.type == Type::kAddCounter) {
+        op.maintenance ? out.maintain_add_counter(key, op.delta) : out.add_counter(key, op.delta);
+      } else if (op.type == Type::kDelete) {
+        op.maintenance ? out.maintain_del(key) : out.del(key);
+      } else {
+        op.maintenance ? out.maintain_put(key, op.value) : out.put(key, op.value);
+      }
+    }
+    return out;
+  }
+
   std::mutex mutex_;
+  std::uint64_t last_number_ = 0;
 };
 
 }  // namespace kumo::engine

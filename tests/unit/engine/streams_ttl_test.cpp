@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/engine.h"
+#include "engine/forwarding_storage.h"
 #include "engine/shared_memory_storage.h"
 #include "model/clock.h"
 #include "values.h"
@@ -202,12 +203,12 @@ TEST(SharedStreamsTest, ShardSplitsByTwoFrontEndsAreBothKept) {
   two.reload();
   {
     ChangeStreams::Guard guard(one);
-    EXPECT_TRUE(one.split(guard, table.id, 1ull << 62, 1));
+    EXPECT_TRUE(one.split(guard, table.id, 1ull << 62, 1, 0));
   }
   // `two` has not loaded the first split: its own is stored after loading it again.
   {
     ChangeStreams::Guard guard(two);
-    EXPECT_TRUE(two.split(guard, table.id, 3ull << 62, 2));
+    EXPECT_TRUE(two.split(guard, table.id, 3ull << 62, 2, 0));
   }
   one.reload();
   for (ChangeStreams* streams : {&one, &two}) {
@@ -227,6 +228,43 @@ TEST(SharedStreamsTest, ShardSplitsByTwoFrontEndsAreBothKept) {
   one.reload();
   ChangeStreams::Guard guard(one);
   EXPECT_EQ(one.active(guard, table.id), nullptr);
+}
+
+// Two front ends (engines) on one shared storage write one item in turn: the storage
+// numbers the records as it writes them, so the stream holds the changes in the order they
+// were made, whichever front end made them. (Numbers taken by each front end from blocks
+// of its own would order all of one front end's changes before the other's.)
+TEST(SharedStreamsTest, RecordsOfTwoFrontEndsAreInTheOrderOfTheirChanges) {
+  auto shared = std::make_shared<SharedMemoryStorage>();
+  EngineOptions o;
+  o.background_maintenance = false;
+  Engine one(std::make_unique<ForwardingStorage>(shared), o);
+  TableDefinition def;
+  def.name = "events";
+  def.attribute_definitions = {{"pk", ScalarType::S}};
+  def.key = {{"pk", ScalarType::S}, std::nullopt};
+  def.stream = StreamSpecification{true, "NEW_IMAGE"};
+  def.latest_stream_label = "2026-11-22T00:00:00.000";
+  TablePtr table = one.create_table(def);
+  Engine two(std::make_unique<ForwardingStorage>(shared), o);  // loads the table and stream
+  for (int v = 0; v < 6; ++v) {
+    Engine& writer = v % 2 == 0 ? one : two;
+    writer.put_item(*table, {{"pk", S("a")}, {"v", N(v)}});
+  }
+  for (Engine* reader : {&one, &two}) {
+    const StreamInfo s = reader->streams().list("events").back();
+    ASSERT_TRUE(s.numbered_by_storage);
+    ASSERT_EQ(s.shards.size(), 1u);
+    const std::vector<StreamRecord> records =
+        reader->streams().read(s, s.shards.front(), s.shards.front().start, 1000, 1 << 20).records;
+    ASSERT_EQ(records.size(), 6u);
+    for (std::size_t v = 0; v < records.size(); ++v) {
+      EXPECT_EQ(records[v].sequence, v + 1);
+      EXPECT_EQ(records[v].new_image->at("v"), N(static_cast<long long>(v)));
+    }
+    // Both read up to the storage's horizon, whoever wrote last.
+    EXPECT_EQ(reader->streams().horizon(s, s.shards.front()), 6u);
+  }
 }
 
 // ChangeStreams on its own: records whose batches are written out of number order.

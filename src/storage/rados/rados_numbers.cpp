@@ -1,0 +1,236 @@
+// The RADOS back end's stream record numbers. A stream record is numbered by its item's
+// partition, in the op that makes its change durable: the op compares the partition's last
+// number (kStreamCounterKey) with the one the writer expected, sets it past its records, and
+// sets a mark (kStreamMarkPrefix) on the first of them. The records themselves travel as
+// maintenance to the stream object of the partition (s<start>), and the mark goes with
+// their outbox entry (or, for a transaction, with its apply op of the partition). So a
+// reader of the partition's records reads its last number and its lowest mark in one op,
+// and every record below both is in the stream object.
+#include <cerrno>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "storage/rados/rados_storage.h"
+
+namespace kumo::storage::rados {
+
+namespace {
+
+std::string encode_number(std::uint64_t n) {
+  std::string out;
+  put_u64(&out, n);
+  return out;
+}
+
+// Guard value of a last number: absent before the first.
+librados::bufferlist number_guard(std::uint64_t last) {
+  librados::bufferlist out;
+  if (last > 0) out.append(encode_number(last));
+  return out;
+}
+
+// Walks the records of [lower, upper) of one stream object forward, a page at a time.
+class StreamObjectIterator : public Iterator {
+ public:
+  StreamObjectIterator(RadosStorage& storage, ObjectRef object, std::string lower,
+                       std::string upper)
+      : storage_(storage),
+        object_(std::move(object)),
+        lower_(std::move(lower)),
+        upper_(std::move(upper)) {}
+  void seek(std::string_view target) override {
+    resume_ = std::max(std::string(target), lower_);
+    more_ = true;
+    page_ = kFirstPageKeys;
+    load();
+  }
+  void seek_to_first() override { seek(lower_); }
+  void seek_for_prev(std::string_view) override { backward(); }
+  void seek_to_last() override { backward(); }
+  void prev() override { backward(); }
+  bool valid() const override { return at_ < entries_.size(); }
+  void next() override {
+    if (++at_ >= entries_.size() && more_) load();
+  }
+  std::string_view key() const override { return entries_[at_].first; }
+  std::string_view value() const override { return entries_[at_].second; }
+
+ private:
+  [[noreturn]] static void backward() {
+    throw std::logic_error("a partition's stream records are read forward only");
+  }
+  void load() {
+    entries_.clear();
+    at_ = 0;
+    if (!more_) return;
+    bool more = false;
+    entries_ = storage_.read_range(object_, resume_, upper_, page_, &more);
+    page_ = std::min(page_ * 4, kPageKeys);
+    more_ = more && !entries_.empty();
+    if (!entries_.empty()) resume_ = entries_.back().first + std::string(1, '\0');
+  }
+
+  RadosStorage& storage_;
+  ObjectRef object_;
+  std::string lower_, upper_, resume_;
+  std::vector<std::pair<std::string, std::string>> entries_;
+  std::size_t at_ = 0;
+  unsigned page_ = kFirstPageKeys;
+  bool more_ = false;
+};
+
+}  // namespace
+
+std::vector<Storage::StreamPartition> RadosStorage::stream_partitions(std::uint32_t table) {
+  // The stored map: other front ends may have split partitions this one has not seen.
+  refresh_map(table);
+  const Starts starts = partition_starts(table);
+  std::vector<StreamPartition> out;
+  for (const ObjectRef& partition : partitions(table, *starts)) {
+    const std::uint64_t last = read_last_number(partition);
+    note_last_number(partition, last);
+    out.push_back({std::stoull(partition.oid.substr(1), nullptr, 16), last});
+  }
+  return out;
+}
+
+std::uint64_t RadosStorage::stream_horizon(std::uint32_t table, std::uint64_t first_token) {
+  const ObjectRef partition{table_namespace(table), "p" + hex16(first_token)};
+  std::map<std::string, librados::bufferlist> last, marks;
+  int r1 = 0, r2 = 0;
+  bool more = false;
+  librados::ObjectReadOperation op;
+  op.omap_get_vals_by_keys({kStreamCounterKey}, &last, &r1);
+  op.omap_get_vals2("", kStreamMarkPrefix, 1, &marks, &more, &r2);
+  const int r = io(partition.ns).operate(partition.oid, &op, nullptr);
+  if (r == -ENOENT) {
+    // Never written; or the table was dropped, whose stream stays readable to its end
+    // (its shards closed when it was dropped).
+    std::string dropped_key = kDroppedPrefix, ignored;
+    put_u32(&dropped_key, table);
+    return read_key({prefix_, kCatalogObject}, dropped_key, &ignored) ? UINT64_MAX : 0;
+  }
+  check(r, "cannot read the stream numbers of " + partition.oid);
+  if (!marks.empty()) {
+    const std::string& mark = marks.begin()->first;
+    return get_be(std::string_view(mark).substr(kStreamMarkPrefix.size()), 8) - 1;
+  }
+  auto it = last.find(kStreamCounterKey);
+  return it == last.end() ? 0 : get_be(it->second.to_str(), 8);
+}
+
+std::unique_ptr<Iterator> RadosStorage::stream_records(std::uint32_t table,
+                                                       std::uint64_t first_token, std::string lower,
+                                                       std::string upper) {
+  return std::make_unique<StreamObjectIterator>(
+      *this, ObjectRef{table_namespace(table), "s" + hex16(first_token)}, std::move(lower),
+      std::move(upper));
+}
+
+std::uint64_t RadosStorage::read_last_number(const ObjectRef& partition) {
+  std::string value;
+  return read_key(partition, kStreamCounterKey, &value) ? get_be(value, 8) : 0;
+}
+
+std::uint64_t RadosStorage::last_number(const ObjectRef& partition) {
+  {
+    std::unique_lock lock(numbers_mutex_);
+    auto it = last_numbers_.find(partition);
+    if (it != last_numbers_.end()) return it->second;
+  }
+  const std::uint64_t last = read_last_number(partition);
+  note_last_number(partition, last);
+  return last;
+}
+
+void RadosStorage::note_last_number(const ObjectRef& partition, std::uint64_t last) {
+  std::unique_lock lock(numbers_mutex_);
+  std::uint64_t& known = last_numbers_[partition];
+  known = std::max(known, last);
+}
+
+ObjectRef RadosStorage::numbering_partition(const ObjectRef& stream_object) {
+  return {stream_object.ns, "p" + stream_object.oid.substr(1)};
+}
+
+std::vector<Resolved*> RadosStorage::unnumbered(std::vector<Resolved>& ops) {
+  std::vector<Resolved*> out;
+  for (Resolved& op : ops) {
+    if (op.maintenance && !op.del && unnumbered_record(op.key)) out.push_back(&op);
+  }
+  return out;
+}
+
+std::string RadosStorage::number_records(const ObjectRef& home,
+                                         const std::vector<Resolved*>& records,
+                                         const std::string& entry,
+                                         std::map<std::string, std::string>* extra,
+                                         Guards* guards) {
+  const std::uint64_t last = last_number(home);
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    set_record_number(&records[i]->key, last + 1 + i);
+  }
+  (*extra)[kStreamCounterKey] = encode_number(last + records.size());
+  const std::string mark = stream_mark(last + 1);
+  (*extra)[mark] = entry;
+  (*guards)[kStreamCounterKey] = {number_guard(last), LIBRADOS_CMPXATTR_OP_EQ};
+  return mark;
+}
+
+void RadosStorage::check_numbers(const ObjectRef& object, const Guards& guards) {
+  auto it = guards.find(kStreamCounterKey);
+  if (it == guards.end()) return;
+  const std::string expected = it->second.first.to_str();
+  const std::uint64_t was = expected.empty() ? 0 : get_be(expected, 8);
+  const std::uint64_t now = read_last_number(object);
+  if (now == was) return;
+  note_last_number(object, now);
+  throw NumbersMoved{};
+}
+
+std::optional<std::uint64_t> RadosStorage::transaction_numbers(const ObjectRef& partition,
+                                                               const std::string& record,
+                                                               const std::string& lock,
+                                                               std::size_t count, bool take,
+                                                               bool look) {
+  if (look) {
+    for (const auto& [k, v] : read_prefix(partition, kStreamMarkPrefix)) {
+      if (v == record && k.size() == kStreamMarkPrefix.size() + 8) {
+        return get_be(std::string_view(k).substr(kStreamMarkPrefix.size()), 8);
+      }
+    }
+  }
+  if (!take) return std::nullopt;
+  librados::bufferlist mine;
+  mine.append(record);
+  // A partition that holds a lock is never split (a split waits for its locks), so the op
+  // needs no guard on its range: only on the lock, which the transaction's apply op of the
+  // partition removes (with the mark).
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const std::uint64_t last = last_number(partition);
+    librados::ObjectWriteOperation op;
+    int cmp = 0;
+    op.omap_cmp({{lock, {mine, LIBRADOS_CMPXATTR_OP_EQ}},
+                 {kStreamCounterKey, {number_guard(last), LIBRADOS_CMPXATTR_OP_EQ}}},
+                &cmp);
+    std::map<std::string, librados::bufferlist> set;
+    set[kStreamCounterKey].append(encode_number(last + count));
+    set[stream_mark(last + 1)].append(record);
+    op.omap_set(set);
+    const int r = io(partition.ns).operate(partition.oid, &op);
+    if (r == -ECANCELED) {
+      std::string held;
+      if (!read_key(partition, lock, &held) || held != record) return std::nullopt;
+      note_last_number(partition, read_last_number(partition));
+      continue;
+    }
+    check(r, "cannot number the stream records of a transaction");
+    note_last_number(partition, last + count);
+    return last + 1;
+  }
+  fail("the stream numbers of " + partition.oid + " keep moving");
+}
+
+}  // namespace kumo::storage::rados
