@@ -8,8 +8,10 @@
 #   bench/front-ends.sh [BUILD_DIR]     (default: build)
 #
 # Starts its own loopback cluster (scripts/ceph-cluster.sh), or uses the one whose
-# ceph.conf $CEPH_CONF names. FRONT_ENDS (default "1 2 3"), CONNECTIONS (total, default 12)
-# and DURATION (seconds, default 6) change the runs.
+# ceph.conf $CEPH_CONF names. FRONT_ENDS (default "1 2 3"), CONNECTIONS (total, default 12),
+# DURATION (seconds, default 6) and WORKLOADS (default "getitem putitem putitem-stream":
+# PutItem to a table whose stream is enabled, whose records each partition numbers) change
+# the runs.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build}
@@ -43,11 +45,14 @@ field() {  # field NAME FILE: a number of kumo-bench's JSON line
   /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[2]))[sys.argv[1]])" "$1" "$2"
 }
 
-printf '%-8s %3s %11s %8s %s\n' workload fes 'ops/s' scaling 'server CPU µs/op, each front end'
-for workload in getitem putitem; do
+printf '%-14s %3s %11s %8s %s\n' workload fes 'ops/s' scaling 'server CPU µs/op, each front end'
+for name in ${WORKLOADS:-getitem putitem putitem-stream}; do
+  workload=${name%-stream}
+  stream=()
+  [[ $name == *-stream ]] && stream=(--stream NEW_AND_OLD_IMAGES)
   single=""
   for n in $front_ends; do
-    namespace="bench-fe-$$-$workload-$n-"
+    namespace="bench-fe-$$-$name-$n-"
     per=$((connections / n))
     [[ $per -ge 1 ]] || per=1
     for i in $(seq 1 "$n"); do
@@ -62,7 +67,7 @@ for workload in getitem putitem; do
     done
     # The table and its items, once, through the first front end.
     "$bench" --endpoint "127.0.0.1:$((base + 1))" --workload "$workload" --connections 8 \
-      --duration 0 --items 10000 --preload-batch 25 >"$data/preload.out" 2>&1
+      --duration 0 --items 10000 --preload-batch 25 "${stream[@]}" >"$data/preload.out" 2>&1
     pids=()
     for i in $(seq 1 "$n"); do
       "$bench" --endpoint "127.0.0.1:$((base + i))" --workload "$workload" --connections "$per" \
@@ -78,7 +83,7 @@ for workload in getitem putitem; do
       cpu="$cpu $(/usr/bin/python3 -c "print(f'{$(field server_cpu_us_per_op "$data/bench-$i.json"):.0f}')")"
     done
     [[ -n "$single" ]] || single=$total
-    printf '%-8s %3s %11.0f %8s %s\n' "$workload" "$n" "$total" \
+    printf '%-14s %3s %11.0f %8s %s\n' "$name" "$n" "$total" \
       "$(/usr/bin/python3 -c "print(f'{$total / $single:.2f}')")" "$cpu"
     stop_servers
     base=$((base + 10))

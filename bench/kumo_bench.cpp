@@ -105,6 +105,12 @@ void ensure_table(const Endpoint& endpoint, const WorkloadConfig& config, const 
         fmt::format(R"(,"WarmThroughput":{{"ReadUnitsPerSecond":{0},"WriteUnitsPerSecond":{0}}}}})",
                     config.warm_throughput);
   }
+  if (!config.stream_view.empty() && !op.body.empty() && op.body.back() == '}') {
+    op.body.pop_back();
+    op.body +=
+        fmt::format(R"(,"StreamSpecification":{{"StreamEnabled":true,"StreamViewType":"{}"}}}})",
+                    config.stream_view);
+  }
   const auto created = client.send(op, signer, std::chrono::seconds(30));
   if (!created) throw std::runtime_error("CreateTable: no answer from " + endpoint.authority);
   if (created->status != 200 && created->body.find("ResourceInUseException") == std::string::npos) {
@@ -778,6 +784,9 @@ int main(int argc, char** argv) {
   app.add_option("--table", s.config.table, "Table name")->capture_default_str();
   app.add_option("--warm-throughput", s.config.warm_throughput,
                  "Create the table with this WarmThroughput (units/s, read and write)");
+  app.add_option("--stream", s.config.stream_view,
+                 "Create the table with its stream enabled, of this view type")
+      ->check(CLI::IsMember({"KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES"}));
   app.add_flag("!--no-preload", s.preload, "Skip creating and loading the table");
   app.add_option("--preload-connections", s.preload_connections,
                  "Connections for the preload (default: --connections)");

@@ -59,6 +59,9 @@ struct WorkloadConfig {
   // on-demand throughput for the load: the benchmark then measures the cost of the
   // checks, not throttling.
   std::int64_t warm_throughput = 0;
+  // When set, the table is created with its stream enabled, of this view type: every
+  // write then also writes a stream record.
+  std::string stream_view;
 };
 
 // A table and the items to load into it before a workload runs.

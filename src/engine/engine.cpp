@@ -34,9 +34,17 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
   }
   storage_->set_split_listener(
       [this](std::uint32_t table, std::uint64_t token, std::uint64_t last) {
-        MutexLock lock(shard_splits_mutex_);
-        shard_splits_.push_back({table, token, last});
-        shard_splits_due_.store(true, std::memory_order_release);
+        {
+          MutexLock lock(shard_splits_mutex_);
+          shard_splits_.push_back({table, token, last});
+          shard_splits_due_.store(true, std::memory_order_release);
+        }
+        // Split by the writer after its commit, or else soon by the maintenance thread: a
+        // split that another process's takeover (or this one's start) finished comes with
+        // no write, and the new partition's records are read only through the shard's
+        // children.
+        { MutexLock wake(maintenance_mutex_); }
+        maintenance_wake_.notify_all();
       });
   catalog_.set_verify([this](const TableDefinition* before, const TableDefinition& after,
                              const std::vector<const TableDefinition*>& others) {
@@ -60,6 +68,9 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
   }
   resume_backfills();
   resume_drops();
+  // The splits this start finished (of a process that stopped midway) split their shards
+  // before this process serves.
+  split_shards();
   bool streams = false;
   {
     ChangeStreams::Guard guard(streams_);

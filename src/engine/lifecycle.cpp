@@ -524,16 +524,23 @@ void Engine::maintain() {
           std::chrono::duration<double>(next_backfills - std::chrono::steady_clock::now()).count());
       wait = std::max(wait, 0.0);
     }
-    // Woken early, by the engine stopping, the manual clock moving, a shard split to
-    // announce or spuriously: in the last case the checks below find nothing due.
-    if (!clock_moved_ && !split_unannounced_) {
+    // Woken early, by the engine stopping, the manual clock moving, a shard split to make
+    // or announce, or spuriously: in the last case the checks below find nothing due.
+    if (!clock_moved_ && !split_unannounced_ &&
+        !shard_splits_due_.load(std::memory_order_acquire)) {
       maintenance_wake_.wait_for(lock, std::chrono::duration<double>(wait));
     }
     if (stopping_) break;
     const bool moved = std::exchange(clock_moved_, false);
-    const bool announce = std::exchange(split_unannounced_, false);
+    bool announce = std::exchange(split_unannounced_, false);
     lock.unlock();
     try {
+      if (shard_splits_due_.load(std::memory_order_acquire)) {
+        // Splits the storage reported with no write of this process after them.
+        split_shards();
+        MutexLock relock(maintenance_mutex_);
+        announce = std::exchange(split_unannounced_, false) || announce;
+      }
       if (announce) announce_streams();
       const double now = now_seconds();
       if (moved || now >= next_expire) {

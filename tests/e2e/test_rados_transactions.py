@@ -164,11 +164,11 @@ def test_money_transfers_through_three_front_ends_conserve_the_sum(kumo_bin, tmp
             server.stop()
 
 
-def held_table(servers):
+def held_table(servers, **options):
     """Makes table "held" through the second front end, with item k0 ("before"); returns
     that front end's client and the keys k0 to k5."""
     other = servers[1].client()
-    create(other, "held")
+    create(other, "held", **options)
     other.put_item(TableName="held", Item={"pk": {"S": "k0"}, "v": {"S": "before"}})
     return other, [f"k{i}" for i in range(6)]
 
@@ -238,7 +238,8 @@ def test_a_committed_transaction_is_read_whole_before_it_is_applied(kumo_bin, tm
     # The first front end stops itself once its transaction is committed, before it has
     # applied any of it.
     with started(kumo_bin, tmp_path, 2, fault="transaction-pause") as servers:
-        other, keys = held_table(servers)
+        other, keys = held_table(servers, StreamSpecification={
+            "StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"})
         other.put_item(TableName="held", Item={"pk": {"S": "gone"}, "v": {"S": "before"}})
         writer, outcome = held_by_a_pause(servers[0], lambda client: client.transact_write_items(
             TransactItems=put_request(keys) + [
@@ -265,6 +266,39 @@ def test_a_committed_transaction_is_read_whole_before_it_is_applied(kumo_bin, tm
         # Applied by another, it is not applied again.
         items = held_items(other)
         assert items == dict({k: "txn" for k in keys}, k1="single")
+        # Its stream records were numbered by their partitions when the other front end
+        # applied it: each item's changes once, in order, within its shard's range.
+        changes = stream_changes(servers[1].client(service="dynamodbstreams"),
+                                 other.describe_table(TableName="held")["Table"]["LatestStreamArn"])
+        assert changes == dict(
+            {k: [("INSERT", None, "txn")] for k in keys[1:]},
+            k0=[("INSERT", None, "before"), ("MODIFY", "before", "txn")],
+            k1=[("INSERT", None, "txn"), ("MODIFY", "txn", "single")],
+            gone=[("INSERT", None, "before"), ("REMOVE", "before", None)])
+
+
+def stream_changes(streams, arn):
+    """Each item's changes as its stream records show them, (event, old v, new v), after
+    checking that every record's number lies in its shard's range, in increasing order."""
+    changes = {}
+    for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
+        start = int(shard["SequenceNumberRange"]["StartingSequenceNumber"])
+        iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"],
+                                              ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+        numbers = []
+        while iterator:
+            out = streams.get_records(ShardIterator=iterator)
+            if not out["Records"]:
+                break
+            for r in out["Records"]:
+                d = r["dynamodb"]
+                numbers.append(int(d["SequenceNumber"]))
+                changes.setdefault(d["Keys"]["pk"]["S"], []).append(
+                    (r["eventName"], d.get("OldImage", {}).get("v", {}).get("S"),
+                     d.get("NewImage", {}).get("v", {}).get("S")))
+            iterator = out.get("NextShardIterator")
+        assert numbers == sorted(set(numbers)) and all(n >= start for n in numbers), shard
+    return changes
 
 
 def try_put(client, key):

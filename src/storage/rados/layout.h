@@ -102,6 +102,13 @@ inline const std::string kStreamMarkPrefix =
     "\xff"
     "w";
 
+// A transaction's first number in a partition: [record name] -> [u64]. Set with the mark,
+// only where absent: two front ends that apply one transaction at once (its owner's
+// takeover and its restart) number its records once. Removed with the mark.
+inline const std::string kStreamNumberedPrefix =
+    "\xff"
+    "x";
+
 inline void put_u16(std::string* out, std::uint16_t v) {
   out->push_back(static_cast<char>(v >> 8));
   out->push_back(static_cast<char>(v));

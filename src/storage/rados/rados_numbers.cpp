@@ -195,32 +195,38 @@ std::optional<std::uint64_t> RadosStorage::transaction_numbers(const ObjectRef& 
                                                                const std::string& lock,
                                                                std::size_t count, bool take,
                                                                bool look) {
+  const std::string numbered = kStreamNumberedPrefix + record;
+  auto numbered_before = [&]() -> std::optional<std::uint64_t> {
+    std::string value;
+    if (!read_key(partition, numbered, &value) || value.size() != 8) return std::nullopt;
+    return get_be(value, 8);
+  };
   if (look) {
-    for (const auto& [k, v] : read_prefix(partition, kStreamMarkPrefix)) {
-      if (v == record && k.size() == kStreamMarkPrefix.size() + 8) {
-        return get_be(std::string_view(k).substr(kStreamMarkPrefix.size()), 8);
-      }
-    }
+    if (auto first = numbered_before()) return first;
   }
   if (!take) return std::nullopt;
   librados::bufferlist mine;
   mine.append(record);
   // A partition that holds a lock is never split (a split waits for its locks), so the op
   // needs no guard on its range: only on the lock, which the transaction's apply op of the
-  // partition removes (with the mark).
+  // partition removes (with the mark), and on the transaction not numbered there yet.
   for (int attempt = 0; attempt < 1000; ++attempt) {
     const std::uint64_t last = last_number(partition);
     librados::ObjectWriteOperation op;
     int cmp = 0;
     op.omap_cmp({{lock, {mine, LIBRADOS_CMPXATTR_OP_EQ}},
-                 {kStreamCounterKey, {number_guard(last), LIBRADOS_CMPXATTR_OP_EQ}}},
+                 {kStreamCounterKey, {number_guard(last), LIBRADOS_CMPXATTR_OP_EQ}},
+                 {numbered, {librados::bufferlist(), LIBRADOS_CMPXATTR_OP_EQ}}},
                 &cmp);
     std::map<std::string, librados::bufferlist> set;
     set[kStreamCounterKey].append(encode_number(last + count));
     set[stream_mark(last + 1)].append(record);
+    set[numbered].append(encode_number(last + 1));
     op.omap_set(set);
     const int r = io(partition.ns).operate(partition.oid, &op);
     if (r == -ECANCELED) {
+      // Numbered meanwhile by another front end applying it too, or applied already.
+      if (auto first = numbered_before()) return first;
       std::string held;
       if (!read_key(partition, lock, &held) || held != record) return std::nullopt;
       note_last_number(partition, read_last_number(partition));

@@ -388,8 +388,9 @@ class RadosStorage : public Storage {
   // Thrown by apply() when `guards` expected a last number that `object` no longer has.
   void check_numbers(const ObjectRef& object, const Guards& guards);
   // A transaction's records of partition `partition`, numbered there once: the first
-  // number its mark there names (`record` holding `lock` there), or taken now (with
-  // `take`); nullopt when the transaction no longer holds the partition.
+  // number it took there before (kStreamNumberedPrefix; with `look`), or taken now (with
+  // `take`, `record` holding `lock` there); nullopt when the transaction no longer holds
+  // the partition.
   std::optional<std::uint64_t> transaction_numbers(const ObjectRef& partition,
                                                    const std::string& record,
                                                    const std::string& lock, std::size_t count,

@@ -138,7 +138,7 @@ void RadosStorage::apply_transaction(const std::string& record, const std::vecto
   if (locks.empty()) {
     // (A batch with stream records holds their items: numbered under its locks, below.)
     for (const Resolved& op : ops) {
-      if (op.maintenance && unnumbered_record(op.key)) fail("stream records of no held item");
+      if (!op.del && unnumbered_record(op.key)) fail("stream records of no held item");
     }
     apply_all(pointers(ops));
     return;
@@ -154,7 +154,9 @@ void RadosStorage::apply_transaction(const std::string& record, const std::vecto
   std::vector<Resolved> records;  // the stream records, numbered below
   for (const Resolved& l : locks) locked[l.object];
   for (const Resolved& op : ops) {
-    if (op.maintenance && !op.del && unnumbered_record(op.key)) {
+    // (Told by its key: a record read back from the transaction record keeps no
+    // maintenance mark.)
+    if (!op.del && unnumbered_record(op.key)) {
       records.push_back(op);
     } else if (op.maintenance) {
       maintenance.push_back(&op);
@@ -190,6 +192,8 @@ void RadosStorage::apply_transaction(const std::string& record, const std::vecto
       set_record_number(&partition_records[n]->key, *first + n);
     }
     marks.push_back({partition, false, true, stream_mark(*first), {}});
+    locked[partition].push_back(&marks.back());
+    marks.push_back({partition, false, true, kStreamNumberedPrefix + record, {}});
     locked[partition].push_back(&marks.back());
   }
   if (whole) {

@@ -1069,5 +1069,94 @@ TEST_F(RadosLayoutTest, ConcurrentWritersAndScans) {
   Checker(*db_, all, {kTableA, kTableB}, seed_ + 1, findings_, where()).all(items, counters);
 }
 
+// Two front ends (two opens of one pool), two threads each, write items of one table with
+// stream records left for the storage to number (`[T][3][0][token]`): single-item writes,
+// and now and then a transaction of two items in two partitions, while the partitions
+// split. Each partition hands out every number once, in the order its writes were made (a
+// writer's records in one stream object come in its order), its halves going on from its
+// last number, and every record is readable up to the horizon.
+TEST_F(RadosLayoutTest, StreamRecordsAreNumberedByTheirPartition) {
+  constexpr std::uint32_t kTable = 9;
+  constexpr int kThreads = 4, kWrites = 60;
+  std::unique_ptr<Storage> other = open_rados(pool_, conf_, prefix_, kPartitionKeys);
+  std::mutex errors_mutex;
+  std::vector<std::string> errors;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      Storage& db = t % 2 == 0 ? *db_ : *other;
+      std::mt19937_64 rng(seed_ + static_cast<std::uint64_t>(t));
+      // The writer's items (token → value), which only it writes.
+      std::map<std::uint64_t, std::string> items;
+      try {
+        for (int i = 0; i < kWrites; ++i) {
+          WriteBatch batch;
+          const int count = i % 10 == 9 ? 2 : 1;
+          for (int n = 0; n < count; ++n) {
+            // A transaction's two items lie in two partitions (of the four a table starts
+            // with): one in the lower half of the tokens, one in the upper.
+            std::uint64_t token = rng() >> 2;
+            if (n == 1) token |= 1ull << 63;
+            token = (token & ~0xFFull) | static_cast<std::uint64_t>(t);  // the writer's own
+            const std::string key = item_key(kTable, token, "k");
+            const std::string value = "w" + std::to_string(t) + "-" + std::to_string(i);
+            batch.partition(key);
+            batch.put(key, value);
+            batch.maintain_put(stream_key(kTable, 0, token), value);
+            if (count == 2) {
+              auto it = items.find(token);
+              batch.expect(
+                  key, it == items.end() ? std::nullopt : std::optional<std::string>(it->second));
+            }
+            items[token] = value;
+          }
+          db.write(batch);
+        }
+      } catch (const std::exception& e) {
+        std::lock_guard lock(errors_mutex);
+        errors.push_back("writer " + std::to_string(t) + ": " + e.what());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::string& e : errors) ADD_FAILURE() << e;
+  ASSERT_TRUE(errors.empty());
+
+  std::size_t records = 0;
+  for (Storage* reader : {db_.get(), other.get()}) {
+    records = 0;
+    for (const Storage::StreamPartition& part : reader->stream_partitions(kTable)) {
+      EXPECT_EQ(reader->stream_horizon(kTable, part.first_token), part.last);
+      std::vector<std::uint64_t> numbers;
+      std::map<char, int> last_write;  // writer → its last write seen in this partition
+      auto it = reader->stream_records(kTable, part.first_token, space_prefix(kTable, kStream),
+                                       space_prefix(kTable, kStream + 1));
+      for (it->seek_to_first(); it->valid(); it->next()) {
+        const std::string_view key = it->key();
+        ASSERT_EQ(key.size(), 21u);
+        std::uint64_t number = 0;
+        for (int b = 0; b < 8; ++b) number = (number << 8) | static_cast<unsigned char>(key[5 + b]);
+        numbers.push_back(number);
+        const std::string value(it->value());
+        const char writer = value[1];
+        const int write = std::stoi(value.substr(3));
+        if (last_write.count(writer)) {
+          EXPECT_LT(last_write[writer], write) << "writer " << writer << " out of order";
+        }
+        last_write[writer] = write;
+      }
+      // Every number once in the stream object (a split's lower half goes on in its
+      // parent's), up to the partition's last.
+      for (std::size_t n = 1; n < numbers.size(); ++n) EXPECT_LT(numbers[n - 1], numbers[n]);
+      if (!numbers.empty()) {
+        EXPECT_EQ(numbers.back(), part.last);
+      }
+      records += numbers.size();
+    }
+    EXPECT_EQ(records, static_cast<std::size_t>(kThreads * (kWrites + kWrites / 10)));
+  }
+  db_->erase_range(table_prefix(kTable), table_prefix(kTable + 1));
+}
+
 }  // namespace
 }  // namespace kumo::storage
