@@ -151,6 +151,17 @@ void RadosStorage::note_last_number(const ObjectRef& partition, std::uint64_t la
   known = std::max(known, last);
 }
 
+std::unique_lock<std::mutex> RadosStorage::numbering(const ObjectRef& partition) {
+  std::mutex* mutex = nullptr;
+  {
+    std::unique_lock lock(numbers_mutex_);
+    std::unique_ptr<std::mutex>& slot = numbering_[partition];
+    if (!slot) slot = std::make_unique<std::mutex>();
+    mutex = slot.get();
+  }
+  return std::unique_lock<std::mutex>(*mutex);
+}
+
 ObjectRef RadosStorage::numbering_partition(const ObjectRef& stream_object) {
   return {stream_object.ns, "p" + stream_object.oid.substr(1)};
 }
@@ -210,6 +221,7 @@ std::optional<std::uint64_t> RadosStorage::transaction_numbers(const ObjectRef& 
   // A partition that holds a lock is never split (a split waits for its locks), so the op
   // needs no guard on its range: only on the lock, which the transaction's apply op of the
   // partition removes (with the mark), and on the transaction not numbered there yet.
+  std::unique_lock<std::mutex> numbering_here = numbering(partition);
   for (int attempt = 0; attempt < 1000; ++attempt) {
     const std::uint64_t last = last_number(partition);
     librados::ObjectWriteOperation op;

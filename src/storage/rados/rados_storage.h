@@ -375,6 +375,8 @@ class RadosStorage : public Storage {
   std::uint64_t last_number(const ObjectRef& partition);
   void note_last_number(const ObjectRef& partition, std::uint64_t last);
   std::uint64_t read_last_number(const ObjectRef& partition);
+  // Held while a write numbers records of `partition` and sends its op.
+  std::unique_lock<std::mutex> numbering(const ObjectRef& partition);
   // The partition whose number a record of `stream_object` (s<start>) takes: p<start>.
   static ObjectRef numbering_partition(const ObjectRef& stream_object);
   // The ops of `ops` that are records left unnumbered (unnumbered_record).
@@ -619,6 +621,9 @@ class RadosStorage : public Storage {
   // Partitions' last stream record numbers, as last seen here (numbers_mutex_).
   std::mutex numbers_mutex_;
   std::map<ObjectRef, std::uint64_t> last_numbers_;
+  // One write that numbers records of a partition at a time in this process (the others'
+  // guards would fail on its number): by partition (numbers_mutex_).
+  std::map<ObjectRef, std::unique_ptr<std::mutex>> numbering_;
   // The catalog watch.
   std::unique_ptr<CatalogWatch> watch_ctx_;
   std::uint64_t watch_handle_ = 0;

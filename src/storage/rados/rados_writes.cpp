@@ -124,6 +124,10 @@ void RadosStorage::write_resolved(const WriteBatch& batch) {
     }
   }
   std::set<std::string> removed{entry};
+  // Numbered one write at a time here: writes of this process would otherwise fail each
+  // other's guards on the number (those of other processes still can).
+  std::unique_lock<std::mutex> numbering_home;
+  if (!records.empty()) numbering_home = numbering(home);
   for (int attempt = 0;; ++attempt) {
     std::map<std::string, std::string> extra;
     Guards home_guards = guards[home];
@@ -142,6 +146,7 @@ void RadosStorage::write_resolved(const WriteBatch& batch) {
     break;
   }
   if (!records.empty()) note_last_number(home, record_number(records.back()->key));
+  if (numbering_home.owns_lock()) numbering_home.unlock();
   record.handed_on = true;  // the entry is written: it ends once it is removed
   fault_point("outbox");
   apply_all(maintenance);
