@@ -61,6 +61,10 @@ ApiError ApiError::access_denied() {
   return ApiError(Code::kAccessDenied, 400, std::string(kCoralService) + "AccessDeniedException",
                   "Access denied.");
 }
+ApiError ApiError::access_denied(std::string message) {
+  return ApiError(Code::kAccessDenied, 400, std::string(kCoralService) + "AccessDeniedException",
+                  std::move(message));
+}
 ApiError ApiError::resource_not_found(std::string message) {
   return ApiError(Code::kResourceNotFound, 400, std::string(kDynamo) + "ResourceNotFoundException",
                   std::move(message));
@@ -76,6 +80,23 @@ ApiError ApiError::limit_exceeded(std::string message) {
 ApiError ApiError::table_not_found(std::string_view table_name) {
   return ApiError(Code::kTableNotFound, 400, std::string(kDynamo) + "TableNotFoundException",
                   "Table not found: " + std::string(table_name));
+}
+ApiError ApiError::backup_not_found(std::string_view backup_arn) {
+  return ApiError(Code::kBackupNotFound, 400, std::string(kDynamo) + "BackupNotFoundException",
+                  "Backup not found: " + std::string(backup_arn));
+}
+ApiError ApiError::backup_in_use(std::string message) {
+  return ApiError(Code::kBackupInUse, 400, std::string(kDynamo) + "BackupInUseException",
+                  std::move(message));
+}
+ApiError ApiError::table_already_exists(std::string_view table_name) {
+  return ApiError(Code::kTableAlreadyExists, 400,
+                  std::string(kDynamo) + "TableAlreadyExistsException",
+                  "Table already exists: " + std::string(table_name));
+}
+ApiError ApiError::table_in_use(std::string message) {
+  return ApiError(Code::kTableInUse, 400, std::string(kDynamo) + "TableInUseException",
+                  std::move(message));
 }
 ApiError ApiError::conditional_check_failed(std::optional<Item> item) {
   ApiError e(Code::kConditionalCheckFailed, 400,

@@ -65,6 +65,10 @@ class ApiError : public std::exception {
     kProvisionedThroughputExceeded,
     kThrottling,
     kRequestLimitExceeded,
+    kBackupNotFound,
+    kBackupInUse,
+    kTableAlreadyExists,
+    kTableInUse,
   };
 
   // com.amazon.coral.validate#ValidationException, HTTP 400.
@@ -83,12 +87,22 @@ class ApiError : public std::exception {
   static ApiError invalid_signature(std::string message);
   static ApiError unrecognized_client();
   static ApiError access_denied();
+  // The same with DynamoDB's text for the call (a backup ARN of another account: "Access is
+  // denied").
+  static ApiError access_denied(std::string message);
   // com.amazonaws.dynamodb.v20120810# service exceptions.
   static ApiError resource_not_found(std::string message = "Requested resource not found");
   static ApiError resource_in_use(std::string message);
   static ApiError limit_exceeded(std::string message);
   // What the backup operations answer for a missing table: "Table not found: <name>".
   static ApiError table_not_found(std::string_view table_name);
+  // The backup operations' own errors: "Backup not found: <arn>"; a backup feeding a
+  // restore; the target of a restore that exists ("Table already exists: <name>") or is
+  // itself being restored.
+  static ApiError backup_not_found(std::string_view backup_arn);
+  static ApiError backup_in_use(std::string message);
+  static ApiError table_already_exists(std::string_view table_name);
+  static ApiError table_in_use(std::string message);
   // `item` is the current item when ReturnValuesOnConditionCheckFailure is ALL_OLD.
   static ApiError conditional_check_failed(std::optional<Item> item = std::nullopt);
   static ApiError internal(std::string message = "Internal server error");

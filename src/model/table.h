@@ -101,6 +101,16 @@ struct IndexDefinition {
   std::vector<std::string> key_attributes;
 };
 
+// Where a table being restored from a backup (RestoreTableFromBackup) comes from. The table
+// is CREATING while it is set: its items are still being written, and it answers only
+// DescribeTable (with a RestoreSummary) and ListTables. Cleared when the restore commits.
+struct RestoreSource {
+  std::string backup_id;         // the backup's id (the end of its ARN)
+  std::string backup_arn;        // SourceBackupArn
+  std::string source_table_arn;  // SourceTableArn
+  double restore_date_time = 0;  // RestoreDateTime: the backup's creation time
+};
+
 // Everything stored about one table.
 struct TableDefinition {
   std::string name;
@@ -135,6 +145,8 @@ struct TableDefinition {
   CapacitySettings capacity;
   // Partition ids of the table and its GSIs come from here; never reused.
   std::uint32_t next_partition_id = 1;
+  // Set while the table is being restored from a backup (TableStatus CREATING).
+  std::optional<RestoreSource> restore;
   // The live capacity meters (not stored): shared by every version of the definition, so
   // a change of the table keeps its consumption; null when capacity is off.
   std::shared_ptr<capacity::TableMeters> meters;
