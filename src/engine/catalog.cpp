@@ -298,6 +298,12 @@ Item to_record(const TableDefinition& t) {
   r["next_index_id"] = num(static_cast<std::int64_t>(t.next_index_id));
   r["capacity"] = capacity_value(t.capacity);
   r["next_partition_id"] = num(static_cast<std::int64_t>(t.next_partition_id));
+  if (t.restore) {
+    r["restore"] = AttributeValue::map({{"backup_id", str(t.restore->backup_id)},
+                                        {"backup_arn", str(t.restore->backup_arn)},
+                                        {"source_table_arn", str(t.restore->source_table_arn)},
+                                        {"time", num(t.restore->restore_date_time)}});
+  }
   return r;
 }
 
@@ -364,6 +370,12 @@ TableDefinition from_record(const Item& r) {
   t.capacity = capacity_from(r);
   t.next_partition_id =
       static_cast<std::uint32_t>(std::max<std::int64_t>(1, get_int(r, "next_partition_id")));
+  if (const AttributeValue* restore = field(r, "restore");
+      restore && restore->type() == AttrType::M) {
+    const Item& m = restore->as_map();
+    t.restore = RestoreSource{get_str(m, "backup_id"), get_str(m, "backup_arn"),
+                              get_str(m, "source_table_arn"), get_double(m, "time")};
+  }
   return t;
 }
 
@@ -382,6 +394,14 @@ std::string random_uuid() {
 }
 
 }  // namespace
+
+Item table_record(const TableDefinition& definition) {
+  return to_record(definition);
+}
+
+TableDefinition table_from_record(const Item& record) {
+  return from_record(record);
+}
 
 Catalog::Catalog(storage::Storage& storage) : storage_(storage) {
   WriterLock lock(mutex_);
@@ -514,8 +534,11 @@ TablePtr Catalog::create(TableDefinition definition,
                          const std::function<void(TableDefinition&)>& prepare) {
   return change([&] {
     WriterLock lock(mutex_);
-    if (tables_.count(definition.name)) {
-      throw ApiError::resource_in_use("Table already exists: " + definition.name);
+    if (auto it = tables_.find(definition.name); it != tables_.end()) {
+      // A table being restored from a backup is "in use" rather than existing.
+      throw ApiError::resource_in_use(
+          (it->second.table->restore ? "Table is being used: " : "Table already exists: ") +
+          definition.name);
     }
     TableDefinition made = definition;
     made.id = next_id_;
@@ -537,6 +560,23 @@ TablePtr Catalog::create(TableDefinition definition,
     auto table = std::make_shared<const TableDefinition>(std::move(made));
     tables_.emplace(table->name, Loaded{table, std::move(stored)});
     return TablePtr(table);
+  });
+}
+
+std::uint32_t Catalog::reserve_id(
+    const std::function<void(std::uint32_t id, storage::WriteBatch& batch)>& with) {
+  return change([&] {
+    WriterLock lock(mutex_);
+    const std::uint32_t id = next_id_;
+    storage::WriteBatch batch;
+    if (with) with(id, batch);
+    guard(&batch);
+    batch.add_counter(std::string(kNextIdKey),
+                      static_cast<std::int64_t>(id + 1) - storage_.get_counter(kNextIdKey));
+    storage_.write(batch);
+    ++version_;
+    ++next_id_;
+    return id;
   });
 }
 

@@ -26,6 +26,11 @@ using TablePtr = std::shared_ptr<const TableDefinition>;
 AttributeValue key_schema_value(const std::vector<KeySchemaElement>& schema);
 std::vector<KeySchemaElement> key_schema_from(const Item& record);
 
+// A table definition as the catalog stores it (a binary attribute map), and back: what a
+// backup records of its source table.
+Item table_record(const TableDefinition& definition);
+TableDefinition table_from_record(const Item& record);
+
 class Catalog {
  public:
   // Checks a new definition (`before` null) or a changed one against every other table,
@@ -69,6 +74,12 @@ class Catalog {
   // stored.
   TablePtr create(TableDefinition definition,
                   const std::function<void(TableDefinition&)>& prepare = {});
+
+  // Takes the next table id for data that is not a table (a backup's copy of its table's
+  // items), so that no table is ever given it. `with`, when given, adds to the batch that
+  // stores the new next id what is to be stored with it.
+  std::uint32_t reserve_id(
+      const std::function<void(std::uint32_t id, storage::WriteBatch& batch)>& with = {});
 
   // Applies `change` to a copy of the table's definition and stores it. `change` may throw
   // ApiError to refuse; nothing is stored then. Throws ResourceNotFound when absent.
