@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <random>
 #include <set>
 #include <thread>
@@ -67,6 +68,9 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
     ttl = ttl || table->ttl_enabled;
   }
   resume_backfills();
+  if (const char* fault = std::getenv("KUMO_BACKUP_FAULT")) backup_fault_ = fault;
+  // (Before the drops: a dropped table's data stays while a backup still copies it.)
+  resume_backup_jobs();
   resume_drops();
   // The splits this start finished (of a process that stopped midway) split their shards
   // before this process serves.
@@ -261,6 +265,27 @@ void Engine::unclaim_drop(std::uint32_t id) {
 }
 
 void Engine::run_drop(std::uint32_t id, const std::string& name) {
+  {
+    // A backup still copying the table's items keeps them; its copy job removes them
+    // once it is done (resume_drops).
+    MutexLock lock(backups_mutex_);
+    bool copying = false;
+    try {
+      copying = backup_copies_from(id);
+    } catch (...) {
+      MutexLock drops(drops_mutex_);
+      drops_.erase(id);
+      throw;
+    }
+    if (copying) {
+      {
+        MutexLock drops(drops_mutex_);
+        drops_.erase(id);
+      }
+      storage_->release_job(drop_job(id));
+      return;
+    }
+  }
   try {
     catalog_.drop_data(id);
     storage_->release_job(drop_job(id));

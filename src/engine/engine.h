@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "capacity/manager.h"
+#include "engine/backup_records.h"
 #include "engine/catalog.h"
 #include "engine/change_stream.h"
 #include "engine/item_locks.h"
@@ -194,6 +195,22 @@ struct EngineOptions {
   // the region its refusal names. 0: no quota.
   std::int64_t account_quota_read = 80000, account_quota_write = 80000;
   std::string region = "us-east-1";
+  // CreateBackup copies a table of at most this many bytes (TableSizeBytes) before it
+  // answers; a larger one is copied by a background job.
+  std::uint64_t backup_sync_bytes = std::uint64_t{1} << 20;
+  // Restores from backups that may run at once (DynamoDB: 50 per account).
+  std::size_t restore_limit = 50;
+};
+
+// What a restore from a backup meets when it starts, for the caller to refuse it: the
+// backup (null when there is none), the table that already has the target's name (null:
+// none), the table being restored from this backup (null: none), and how many restores are
+// running.
+struct RestoreCheck {
+  const Backup* backup = nullptr;
+  TablePtr target;
+  TablePtr using_backup;
+  std::size_t running = 0;
 };
 
 // The tokens at which partitions of `after` start that no partition of `before` (null:
@@ -237,6 +254,36 @@ class Engine {
   TablePtr create_table(TableDefinition definition);
   TablePtr update_table(std::string_view name, const std::function<void(TableDefinition&)>& change);
   TablePtr delete_table(std::string_view name);
+
+  // On-demand backups (backups.cpp, docs/backups.md). A backup is a record under
+  // meta/backup/<id> and a copy of the table's items under a table id no table has.
+  //
+  // Backs up `table`: stores its record (CREATING) and copies the items as they are now, from
+  // one storage snapshot (on a storage that other processes share, which has no snapshot
+  // across its partitions, item by item while writes go on). A table of at most
+  // backup_sync_bytes is copied before this returns, and the backup is AVAILABLE then; a
+  // larger one by a background job. Throws TableNotFoundException when the table is gone
+  // or still being restored.
+  Backup create_backup(const TableDefinition& table, std::string name,
+                       BackupType type = BackupType::kUser);
+  // The backup with this id, or nullopt.
+  std::optional<Backup> find_backup(std::string_view id) const;
+  // Every backup, in id order (creation time).
+  std::vector<Backup> list_backups() const;
+  // Deletes the backup with this id and its copy of the items. `check` is called first
+  // with the record (null when there is none) and the table being restored from it (null:
+  // none), and throws to refuse. Returns the record deleted.
+  Backup delete_backup(
+      std::string_view id,
+      const std::function<void(const Backup* backup, const TablePtr& restoring)>& check);
+  // Restores a backup into a new table named `target_name`: `plan` is called with what the
+  // restore meets (the backup, the table of that name, ...) and throws to refuse, or returns
+  // the new table's definition, whose `restore` must be set. The table is created CREATING and a
+  // background job writes the backup's items into it through the write path (indexes and
+  // counters as for any write); then the table turns ACTIVE. Checks and creation hold one
+  // lock, so two restores of one backup cannot both start.
+  TablePtr restore_table(std::string_view backup_id, std::string_view target_name,
+                         const std::function<TableDefinition(const RestoreCheck&)>& plan);
 
   // Deletes every item whose TTL attribute is a number of epoch seconds before `now` and
   // not more than five years before it, as a service deletion (REMOVE stream record with
@@ -338,6 +385,35 @@ class Engine {
   void release_ttl_job(std::uint32_t table_id) KUMO_EXCLUDES(ttl_jobs_mutex_);
   // Deletes every entry of index `index_id` of the table.
   void drop_index(const TableDefinition& table, std::uint32_t index_id);
+  // Backups' and restores' jobs (backups.cpp).
+  // Copies the items of table `copy.source_id` (read at `snapshot`, null: the latest) into
+  // the data id of backup `id`, then marks the backup AVAILABLE. Returns false when the
+  // engine stopped first (the copy is made again at the next start). A backup deleted
+  // meanwhile has its copy removed instead.
+  bool copy_backup(const std::string& id, BackupCopy copy, const storage::Snapshot* snapshot);
+  // Runs copy_backup in a background job ("backup/<id>" on a storage others share).
+  void start_copy(const std::string& id, BackupCopy copy,
+                  std::shared_ptr<storage::Snapshot> snapshot, bool again);
+  // Removes the copy of a backup whose record is gone.
+  void discard_backup_copy(const std::string& id, std::uint32_t data_id);
+  // Whether a backup still copies the items of table `table_id` (its data must stay).
+  bool backup_copies_from(std::uint32_t table_id) KUMO_REQUIRES(backups_mutex_);
+  // Starts the restore job of the table (table id `id`) being restored.
+  void start_restore(const std::string& name, std::uint32_t id);
+  // Writes the backup's items into the table being restored, from where a previous run
+  // stopped; marks it ACTIVE when done. False when stopped first.
+  bool run_restore(const std::string& name, std::uint32_t id);
+  // A restore that cannot be done: its table is deleted.
+  void fail_restore(const std::string& name, std::uint32_t id, const std::string& why);
+  // At start: the copies of CREATING backups made again, the restores in progress resumed.
+  void resume_backup_jobs();
+  // The tables being restored (with `restore` set).
+  std::vector<TablePtr> restoring_tables() const;
+  // KUMO_BACKUP_FAULT=<copy|restore>-<kill|hold>:<n>: once a copy or restore job has written
+  // n items, the process is killed (as kill -9 would), or the job waits until the engine
+  // stops or the file KUMO_BACKUP_FAULT_RELEASE names exists. For tests of a job in progress
+  // and of what a stop in the middle of one leaves.
+  void job_fault(std::string_view job, std::size_t before, std::size_t after);
 
   // The items of one partition whose sort key satisfies `sort`, in sort-key order.
   // Query and Scan pages are metered as reads of the table (or of the GSI) admitted at the
@@ -564,6 +640,11 @@ class Engine {
   // The backfills this process runs: (table id, index id).
   Mutex backfills_mutex_;
   std::set<std::pair<std::uint32_t, std::uint32_t>> backfills_ KUMO_GUARDED_BY(backfills_mutex_);
+  // Serialises the changes of backups and restores: a restore's checks and the creation of
+  // its table, a backup's deletion, a backup's record and the dropping of its source's data.
+  Mutex backups_mutex_;
+  // KUMO_BACKUP_FAULT, read at construction.
+  std::string backup_fault_;
   // The dropped tables whose data this process is removing.
   Mutex drops_mutex_;
   std::set<std::uint32_t> drops_ KUMO_GUARDED_BY(drops_mutex_);
