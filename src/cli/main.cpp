@@ -93,6 +93,7 @@ int serve(const ServeOptions& options) {
   if (capacity_options.mode != capacity::Mode::kOff) meters.emplace(capacity_options, *clock);
   engine::EngineOptions engine_options;
   engine_options.item_collection_limit = options.item_collection_limit;
+  engine_options.backup_sync_bytes = options.backup_sync_bytes;
   engine_options.ttl_interval = options.ttl_interval;
   engine_options.stream_retention = options.stream_retention;
   engine_options.clock = clock.get();

@@ -432,6 +432,13 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
       ->type_name("BYTES")
       ->capture_default_str();
   serve
+      ->add_option("--backup-sync-bytes", options.backup_sync_bytes,
+                   "CreateBackup copies a table of at most this many bytes before it answers; "
+                   "a larger one is copied in the background (the backup is CREATING "
+                   "meanwhile)")
+      ->type_name("BYTES")
+      ->capture_default_str();
+  serve
       ->add_option("--ttl-interval", options.ttl_interval,
                    "Seconds between two passes of the Time to Live reaper, which deletes items "
                    "whose TTL attribute is in the past (DynamoDB: within days)")

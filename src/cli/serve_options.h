@@ -60,6 +60,9 @@ struct ServeOptions {
   // Size at which an item collection (a partition of a table with LSIs) is full; DynamoDB's
   // 10 GB by default. Lower it to see ItemCollectionSizeLimitExceededException early.
   std::uint64_t item_collection_limit = std::uint64_t{10} << 30;
+  // CreateBackup copies tables up to this size before it answers, larger ones in the
+  // background.
+  std::uint64_t backup_sync_bytes = std::uint64_t{1} << 20;
   // Seconds between two passes of the TTL reaper.
   double ttl_interval = 1.0;
   // Minimum seconds between two UpdateTimeToLive calls on one table (0: none).
