@@ -34,9 +34,9 @@ using namespace kumo;
 // DynamoDB accepts bodies up to 16 MiB, but nothing deeper is reached past a few KiB.
 constexpr std::size_t kMaxBody = 64 << 10;
 
-// The service's operations (api/service.cpp), the Streams API's, an unknown one, the PartiQL
-// and Contributor Insights operations, then a missing target.
-constexpr std::array<std::string_view, 34> kTargets{
+// The service's operations (api/service.cpp), the Streams API's, the backup operations and an
+// unknown one, the PartiQL and Contributor Insights operations, then a missing target.
+constexpr std::array<std::string_view, 39> kTargets{
     "DynamoDB_20120810.BatchGetItem",
     "DynamoDB_20120810.BatchWriteItem",
     "DynamoDB_20120810.CreateTable",
@@ -64,6 +64,11 @@ constexpr std::array<std::string_view, 34> kTargets{
     "DynamoDBStreams_20120810.GetShardIterator",
     "DynamoDBStreams_20120810.GetRecords",
     "DynamoDB_20120810.ListBackups",
+    "DynamoDB_20120810.CreateBackup",
+    "DynamoDB_20120810.DescribeBackup",
+    "DynamoDB_20120810.DeleteBackup",
+    "DynamoDB_20120810.RestoreTableFromBackup",
+    "DynamoDB_20120810.RestoreTableToPointInTime",
     "DynamoDB_20120810.ExecuteStatement",
     "DynamoDB_20120810.BatchExecuteStatement",
     "DynamoDB_20120810.ExecuteTransaction",

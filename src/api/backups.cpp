@@ -1,20 +1,451 @@
-// DescribeContinuousBackups. Kumo keeps no backups and no point-in-time recovery log, so a
-// table's continuous backups and its point-in-time recovery are both DISABLED.
+// On-demand backups: CreateBackup, DescribeBackup, ListBackups, DeleteBackup and
+// RestoreTableFromBackup; and DescribeContinuousBackups. The engine keeps the backups
+// (engine/backups.cpp, docs/backups.md); this file reads the requests, checks them in
+// DynamoDB's order and writes the answers. Kumo keeps no point-in-time recovery log, so a
+// table's point-in-time recovery is DISABLED.
+#include <fmt/format.h>
+
+#include <ctime>
+
+#include "api/backup_arns.h"
+#include "api/indexes.h"
 #include "api/operations.h"
+#include "api/restore_overrides.h"
 #include "api/table_names.h"
+#include "api/table_requests.h"
+#include "api/throughput_settings.h"
 #include "model/api_error.h"
 
 namespace kumo::api {
+namespace {
+
+using engine::Backup;
+using engine::BackupType;
+
+// Backup ARNs are 37 to 1,024 characters.
+void check_backup_arn(CoralErrors& coral, std::optional<std::string_view> arn,
+                      std::string_view path, bool required) {
+  if (!arn) {
+    if (required) coral.require(false, path);
+    return;
+  }
+  coral.check_length(*arn, path, 37, 1024);
+}
+
+std::string arn_of(const Context& ctx, const Backup& backup) {
+  return make_backup_arn(ctx.options.region, ctx.options.account_id, backup.source.name, backup.id);
+}
+
+// The backup a BackupArn names, or null: the id must be a backup's, of the table the ARN
+// names.
+std::optional<Backup> find_named_backup(const Context& ctx, const BackupArn& arn) {
+  std::optional<Backup> backup = ctx.engine.find_backup(arn.id);
+  if (!backup || backup->source.name != arn.table) return std::nullopt;
+  return backup;
+}
+
+void write_projection(JsonWriter& w, const Projection& projection) {
+  write_key(w, "Projection");
+  w.StartObject();
+  write_key(w, "ProjectionType");
+  write_string(w, projection_type_name(projection.type));
+  if (projection.type == ProjectionType::INCLUDE) {
+    write_key(w, "NonKeyAttributes");
+    w.StartArray();
+    for (const auto& a : projection.non_key_attributes) write_string(w, a);
+    w.EndArray();
+  }
+  w.EndObject();
+}
+
+// {"ReadCapacityUnits", "WriteCapacityUnits"} as a backup records them (0 on demand).
+void write_recorded_throughput(JsonWriter& w, BillingMode mode,
+                               const ProvisionedThroughput& throughput) {
+  const bool provisioned = mode == BillingMode::PROVISIONED;
+  write_key(w, "ProvisionedThroughput");
+  w.StartObject();
+  write_key(w, "ReadCapacityUnits");
+  w.Int64(provisioned ? throughput.read_capacity_units : 0);
+  write_key(w, "WriteCapacityUnits");
+  w.Int64(provisioned ? throughput.write_capacity_units : 0);
+  w.EndObject();
+}
+
+void write_backup_details(JsonWriter& w, const Backup& backup, std::string_view arn,
+                          std::string_view status) {
+  write_key(w, "BackupArn");
+  write_string(w, arn);
+  write_key(w, "BackupName");
+  write_string(w, backup.name);
+  write_key(w, "BackupSizeBytes");
+  w.Int64(backup.size_bytes);
+  write_key(w, "BackupStatus");
+  write_string(w, status);
+  write_key(w, "BackupType");
+  write_string(w, engine::backup_type_name(backup.type));
+  write_key(w, "BackupCreationDateTime");
+  w.Double(backup.created);
+  if (backup.expires) {
+    write_key(w, "BackupExpiryDateTime");
+    w.Double(*backup.expires);
+  }
+}
+
+// {"BackupDescription": {BackupDetails, SourceTableDetails, SourceTableFeatureDetails}}.
+std::string description_response(const Context& ctx, const Backup& backup, std::string_view arn,
+                                 std::string_view status) {
+  const TableDefinition& t = backup.source;
+  JsonOut out;
+  JsonWriter w(out);
+  w.StartObject();
+  write_key(w, "BackupDescription");
+  w.StartObject();
+  write_key(w, "BackupDetails");
+  w.StartObject();
+  write_backup_details(w, backup, arn, status);
+  w.EndObject();
+
+  write_key(w, "SourceTableDetails");
+  w.StartObject();
+  write_key(w, "TableName");
+  write_string(w, t.name);
+  write_key(w, "TableId");
+  write_string(w, t.table_id);
+  write_key(w, "TableArn");
+  write_string(w, table_arn(ctx, t.name));
+  write_key(w, "TableSizeBytes");
+  w.Int64(backup.size_bytes);
+  write_key(w, "KeySchema");
+  write_key_schema(w, t.key.elements());
+  write_key(w, "TableCreationDateTime");
+  w.Double(t.creation_date_time);
+  write_recorded_throughput(w, t.billing_mode, t.throughput);
+  write_on_demand(w, t.capacity);
+  write_key(w, "ItemCount");
+  w.Int64(backup.item_count);
+  write_key(w, "BillingMode");
+  write_string(w, billing_mode_name(t.billing_mode));
+  w.EndObject();
+
+  // Each member only when the table had the feature.
+  write_key(w, "SourceTableFeatureDetails");
+  w.StartObject();
+  if (!t.local_indexes.empty()) {
+    write_key(w, "LocalSecondaryIndexes");
+    w.StartArray();
+    for (const IndexDefinition& index : t.local_indexes) {
+      w.StartObject();
+      write_key(w, "IndexName");
+      write_string(w, index.name);
+      write_key(w, "KeySchema");
+      write_key_schema(w, index.key_schema);
+      write_projection(w, index.projection);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  if (!t.global_indexes.empty()) {
+    write_key(w, "GlobalSecondaryIndexes");
+    w.StartArray();
+    for (const IndexDefinition& index : t.global_indexes) {
+      w.StartObject();
+      write_key(w, "IndexName");
+      write_string(w, index.name);
+      write_key(w, "KeySchema");
+      write_key_schema(w, index.key_schema);
+      write_projection(w, index.projection);
+      write_recorded_throughput(w, t.billing_mode, index.throughput);
+      write_on_demand(w, index.capacity);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  if (t.stream && t.stream->enabled) {
+    write_key(w, "StreamDescription");
+    w.StartObject();
+    write_key(w, "StreamEnabled");
+    w.Bool(true);
+    write_key(w, "StreamViewType");
+    write_string(w, t.stream->view_type);
+    w.EndObject();
+  }
+  if (t.ttl_enabled) {
+    write_key(w, "TimeToLiveDescription");
+    w.StartObject();
+    write_key(w, "TimeToLiveStatus");
+    write_string(w, "ENABLED");
+    write_key(w, "AttributeName");
+    write_string(w, t.ttl_attribute);
+    w.EndObject();
+  }
+  if (t.sse_enabled) {
+    write_key(w, "SSEDescription");
+    w.StartObject();
+    write_key(w, "Status");
+    write_string(w, "ENABLED");
+    write_key(w, "SSEType");
+    write_string(w, "KMS");
+    write_key(w, "KMSMasterKeyArn");
+    write_string(w, fmt::format("arn:aws:kms:{}:{}:key/{}", ctx.options.region,
+                                ctx.options.account_id, t.table_id));
+    w.EndObject();
+  }
+  w.EndObject();
+  w.EndObject();
+  w.EndObject();
+  return json_text(out);
+}
+
+// A time as the message refusing to delete a SYSTEM backup words its expiry.
+std::string expiry_text(double seconds) {
+  const std::time_t t = static_cast<std::time_t>(seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%a %b %d %H:%M:%S UTC %Y", &tm);
+  return buf;
+}
+
+// A BackupArn member: model constraints, then the ARN's form.
+BackupArn read_backup_arn(const Context& ctx, const JsonObject& request) {
+  CoralErrors coral;
+  auto arn = request.string("BackupArn");
+  check_backup_arn(coral, arn, "backupArn", true);
+  coral.throw_if_any();
+  return parse_backup_arn(*arn, ctx.options.account_id, ctx.options.region);
+}
+
+}  // namespace
+
+std::string create_backup(const Context& ctx, const JsonObject& request) {
+  CoralErrors coral;
+  auto name = request.string("TableName");
+  auto backup_name = request.string("BackupName");
+  check_table_name_or_arn(coral, name, "tableName");
+  coral.check_table_name(backup_name, "backupName");
+  coral.throw_if_any();
+  // A missing table, or one still being created, is TableNotFoundException.
+  const std::string table_name = table_name_of(*name);
+  engine::TablePtr table = ctx.engine.catalog().find(table_name);
+  if (!table || table->restore) throw ApiError::table_not_found(table_name);
+  const Backup backup = ctx.engine.create_backup(*table, std::string(*backup_name));
+  JsonOut out;
+  JsonWriter w(out);
+  w.StartObject();
+  write_key(w, "BackupDetails");
+  w.StartObject();
+  // DynamoDB answers CREATING, however far the copy got: the backup is AVAILABLE by the
+  // first DescribeBackup for a small table.
+  write_backup_details(w, backup, arn_of(ctx, backup), "CREATING");
+  w.EndObject();
+  w.EndObject();
+  return json_text(out);
+}
+
+std::string describe_backup(const Context& ctx, const JsonObject& request) {
+  const BackupArn arn = read_backup_arn(ctx, request);
+  const std::string sent(*request.string("BackupArn"));
+  std::optional<Backup> backup = find_named_backup(ctx, arn);
+  if (!backup) throw ApiError::backup_not_found(sent);
+  // The ARN is answered as sent (its region need not be the endpoint's).
+  return description_response(ctx, *backup, sent, engine::backup_status_name(backup->status));
+}
+
+std::string delete_backup(const Context& ctx, const JsonObject& request) {
+  const BackupArn arn = read_backup_arn(ctx, request);
+  const std::string sent(*request.string("BackupArn"));
+  const Backup deleted = ctx.engine.delete_backup(
+      arn.id, [&](const Backup* backup, const engine::TablePtr& restoring) {
+        if (!backup || backup->source.name != arn.table) throw ApiError::backup_not_found(sent);
+        if (backup->type == BackupType::kSystem) {
+          throw ApiError::validation(fmt::format(
+              "Invalid Request: User is not allowed to delete the system backup with arn {}. It "
+              "will automatically expire on {}",
+              sent, expiry_text(backup->expires.value_or(backup->created))));
+        }
+        if (restoring)
+          throw ApiError::backup_in_use("Backup is being used to restore table: " + sent);
+      });
+  return description_response(ctx, deleted, sent, "DELETED");
+}
+
+std::string list_backups(const Context& ctx, const JsonObject& request) {
+  CoralErrors coral;
+  auto name = request.string("TableName");
+  auto limit = request.integer("Limit");
+  auto lower = request.timestamp("TimeRangeLowerBound");
+  auto upper = request.timestamp("TimeRangeUpperBound");
+  auto start = request.string("ExclusiveStartBackupArn");
+  auto type = request.string("BackupType");
+  if (name) check_table_name_or_arn(coral, name, "tableName");
+  if (limit && *limit < 1) {
+    coral.add(std::to_string(*limit), "limit", "Member must have value greater than or equal to 1");
+  }
+  if (limit && *limit > 100) {
+    coral.add(std::to_string(*limit), "limit", "Member must have value less than or equal to 100");
+  }
+  check_backup_arn(coral, start, "exclusiveStartBackupArn", false);
+  coral.check_enum(type, "backupType", {"USER", "SYSTEM", "AWS_BACKUP", "ALL"});
+  coral.throw_if_any();
+  if (lower && upper && *lower > *upper) {
+    throw ApiError::validation("Time range lower bound must be less than or equal to upper bound");
+  }
+  engine::BackupQuery query;
+  if (name) query.table = table_name_of(*name);
+  query.lower = lower;
+  query.upper = upper;
+  if (type == "SYSTEM") {
+    query.types = {BackupType::kSystem};
+  } else if (type == "AWS_BACKUP") {
+    query.types = {BackupType::kAwsBackup};
+  } else if (type == "ALL") {
+    query.types = {BackupType::kUser, BackupType::kSystem};
+  }
+  if (start) {
+    // A pure position: the backup need not exist, but its ARN must be of this region.
+    const BackupArn position = parse_backup_arn(*start, ctx.options.account_id, ctx.options.region);
+    if (position.region != ctx.options.region) {
+      throw ApiError::validation(
+          fmt::format("ExclusiveStartBackupArn {} does not match the region of the request: {}",
+                      *start, ctx.options.region));
+    }
+    query.exclusive_start = position.id;
+  }
+  query.limit = limit ? static_cast<std::size_t>(*limit) : 0;
+  const std::vector<Backup> all = ctx.engine.list_backups();
+  bool more = false;
+  const std::vector<const Backup*> page = engine::select_backups(all, query, &more);
+  // At most 1 MB of results per page.
+  constexpr std::size_t kPageBytes = 1 << 20;
+  JsonOut out;
+  JsonWriter w(out);
+  w.StartObject();
+  write_key(w, "BackupSummaries");
+  w.StartArray();
+  const Backup* last = nullptr;
+  for (const Backup* backup : page) {
+    if (out.GetSize() >= kPageBytes) {
+      more = true;
+      break;
+    }
+    const TableDefinition& t = backup->source;
+    w.StartObject();
+    write_key(w, "TableName");
+    write_string(w, t.name);
+    write_key(w, "TableId");
+    write_string(w, t.table_id);
+    write_key(w, "TableArn");
+    write_string(w, table_arn(ctx, t.name));
+    write_backup_details(w, *backup, arn_of(ctx, *backup),
+                         engine::backup_status_name(backup->status));
+    w.EndObject();
+    last = backup;
+  }
+  w.EndArray();
+  if (more && last) {
+    write_key(w, "LastEvaluatedBackupArn");
+    write_string(w, arn_of(ctx, *last));
+  }
+  w.EndObject();
+  return json_text(out);
+}
+
+std::string restore_table_from_backup(const Context& ctx, const JsonObject& request) {
+  CoralErrors coral;
+  auto target = request.string("TargetTableName");
+  auto sent = request.string("BackupArn");
+  auto billing = request.string("BillingModeOverride");
+  auto gsis = request.array("GlobalSecondaryIndexOverride");
+  auto lsis = request.array("LocalSecondaryIndexOverride");
+  auto throughput = request.object("ProvisionedThroughputOverride");
+  std::optional<UnitsRequest> on_demand;
+  if (auto units = request.object("OnDemandThroughputOverride")) {
+    on_demand = UnitsRequest{units->integer("MaxReadRequestUnits", "Long"),
+                             units->integer("MaxWriteRequestUnits", "Long")};
+  }
+  auto sse = request.object("SSESpecificationOverride");
+  std::optional<bool> sse_enabled;
+  if (sse) {
+    sse_enabled = sse->boolean("Enabled");
+    sse->string("SSEType");
+    sse->string("KMSMasterKeyId");
+  }
+  request.array("VectorIndexOverride");
+  coral.check_table_name(target, "targetTableName");
+  check_backup_arn(coral, sent, "backupArn", true);
+  coral.check_enum(billing, "billingModeOverride", {"PROVISIONED", "PAY_PER_REQUEST"});
+  RestoreOverrides overrides;
+  if (throughput) {
+    ThroughputRequest t{throughput->integer("ReadCapacityUnits", "Long"),
+                        throughput->integer("WriteCapacityUnits", "Long")};
+    for (const auto& [value, path] :
+         {std::pair{t.read, "provisionedThroughputOverride.readCapacityUnits"},
+          std::pair{t.write, "provisionedThroughputOverride.writeCapacityUnits"}}) {
+      coral.require(value.has_value(), path);
+      if (value && *value < 1) {
+        coral.add(std::to_string(*value), path,
+                  "Member must have value greater than or equal to 1");
+      }
+    }
+    overrides.throughput = t;
+  }
+  if (gsis) overrides.global = read_indexes(*gsis, "globalSecondaryIndexOverride", true, coral);
+  if (lsis) overrides.local = read_indexes(*lsis, "localSecondaryIndexOverride", false, coral);
+  coral.throw_if_any();
+  if (billing) {
+    overrides.billing_mode =
+        *billing == "PROVISIONED" ? BillingMode::PROVISIONED : BillingMode::PAY_PER_REQUEST;
+  }
+  overrides.on_demand = on_demand;
+  if (sse) overrides.sse_enabled = sse_enabled.value_or(false);
+
+  const BackupArn arn = parse_backup_arn(*sent, ctx.options.account_id, ctx.options.region);
+  if (arn.region != ctx.options.region && !sse) {
+    throw ApiError::validation(
+        "Invalid Request: sseSpecificationOverride must be provided for cross-region restores");
+  }
+  const std::string name(*target);
+  const std::string backup_arn(*sent);
+  engine::TablePtr table =
+      ctx.engine.restore_table(arn.id, name, [&](const engine::RestoreCheck& check) {
+        if (!check.backup || check.backup->source.name != arn.table) {
+          throw ApiError::backup_not_found(backup_arn);
+        }
+        TableDefinition def = restored_table(check.backup->source, name, overrides, ctx.options);
+        if (check.target && check.target->restore) {
+          throw ApiError::table_in_use(
+              fmt::format("Table: {} is already being restored from backup: {}", name,
+                          check.target->restore->backup_arn));
+        }
+        if (check.target) throw ApiError::table_already_exists(name);
+        if (check.using_backup) {
+          throw ApiError::backup_in_use("Backup is being used to restore another table: " +
+                                        backup_arn);
+        }
+        if (check.running >= ctx.engine.options().restore_limit) {
+          throw ApiError::limit_exceeded(fmt::format(
+              "Subscriber limit exceeded: Only {} restore operations can be done simultaneously",
+              ctx.engine.options().restore_limit));
+        }
+        def.creation_date_time = ctx.engine.clock().now_ms();
+        def.restore =
+            RestoreSource{check.backup->id, backup_arn, table_arn(ctx, check.backup->source.name),
+                          check.backup->created};
+        return def;
+      });
+  return table_description_response(ctx, *table, "TableDescription", "CREATING");
+}
 
 std::string describe_continuous_backups(const Context& ctx, const JsonObject& request) {
   CoralErrors coral;
   auto name = request.string("TableName");
   check_table_name_or_arn(coral, name, "tableName");
   coral.throw_if_any();
-  // The backup operations report a missing table as TableNotFoundException, not
-  // ResourceNotFoundException.
+  // The backup operations report a missing table (or one still being created) as
+  // TableNotFoundException, not ResourceNotFoundException.
   const std::string table_name = table_name_of(*name);
-  if (!ctx.engine.catalog().find(table_name)) throw ApiError::table_not_found(table_name);
+  engine::TablePtr table = ctx.engine.catalog().find(table_name);
+  if (!table || table->restore) throw ApiError::table_not_found(table_name);
   JsonOut out;
   JsonWriter w(out);
   w.StartObject();

@@ -653,13 +653,16 @@ void write_index_descriptions(JsonWriter& w, const Context& ctx, const TableDefi
         w.EndArray();
       }
       w.EndObject();
-      if (index.global) {
+      // The GSIs of a table being restored are listed without a status.
+      if (index.global && !table.restore) {
         write_key(w, "IndexStatus");
         write_string(w, index.backfilling ? "CREATING" : "ACTIVE");
         if (index.backfilling) {
           write_key(w, "Backfilling");
           w.Bool(true);
         }
+      }
+      if (index.global) {
         write_key(w, "ProvisionedThroughput");
         write_provisioned_throughput(w, index.throughput);
       }

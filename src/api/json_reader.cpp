@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -227,6 +228,26 @@ std::optional<bool> JsonObject::boolean(std::string_view key) const {
   const JsonValue* e = element(key);
   if (!e) return std::nullopt;
   return as_boolean(*e);
+}
+
+std::optional<double> JsonObject::timestamp(std::string_view key) const {
+  const JsonValue* e = element(key);
+  if (!e) return std::nullopt;
+  if (e->IsNumber()) return e->GetDouble();
+  if (e->IsString()) {
+    // Epoch seconds written as a string are read as the number.
+    const std::string text(json_string(*e));
+    char* end = nullptr;
+    const double seconds = std::strtod(text.c_str(), &end);
+    if (!text.empty() && *end == '\0') return seconds;
+  }
+  if (e->IsObject()) {
+    throw ApiError::serialization("Start of structure or map found where not expected");
+  }
+  if (e->IsArray()) {
+    throw ApiError::serialization("Unrecognized collection type class java.util.Date");
+  }
+  throw ApiError::serialization(fmt::format("{} cannot be converted to Date", token_name(*e)));
 }
 
 std::optional<JsonObject> JsonObject::object(std::string_view key) const {

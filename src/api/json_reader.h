@@ -86,6 +86,8 @@ class JsonObject {
                                       std::string_view java_type = "Integer") const;
   // Booleans; the strings true/false/1/0/yes/no (any case) are coerced as DynamoDB does.
   std::optional<bool> boolean(std::string_view key) const;
+  // A timestamp: epoch seconds, a JSON number (or a string holding one).
+  std::optional<double> timestamp(std::string_view key) const;
   std::optional<JsonObject> object(std::string_view key) const;
   std::optional<JsonArray> array(std::string_view key) const;
   // The raw member (for AttributeValue decoding); null when absent or JSON null.

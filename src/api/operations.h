@@ -44,7 +44,13 @@ std::string transact_write_items(const Context&, const JsonObject&);
 std::string scan(const Context&, const JsonObject&);
 std::string update_time_to_live(const Context&, const JsonObject&);
 std::string describe_time_to_live(const Context&, const JsonObject&);
+// On-demand backups (backups.cpp).
 std::string describe_continuous_backups(const Context&, const JsonObject&);
+std::string create_backup(const Context&, const JsonObject&);
+std::string describe_backup(const Context&, const JsonObject&);
+std::string list_backups(const Context&, const JsonObject&);
+std::string delete_backup(const Context&, const JsonObject&);
+std::string restore_table_from_backup(const Context&, const JsonObject&);
 // Contributor Insights (contributor_insights.cpp).
 std::string update_contributor_insights(const Context&, const JsonObject&);
 std::string describe_contributor_insights(const Context&, const JsonObject&);

@@ -61,18 +61,27 @@ void require_table_name(std::optional<std::string_view> name) {
 
 engine::TablePtr data_table(const Context& ctx, std::string_view name_or_arn) {
   engine::TablePtr table = ctx.engine.catalog().find(table_name_of(name_or_arn));
-  if (!table) throw ApiError::resource_not_found();
+  // A table still being restored (CREATING) cannot be read or written yet.
+  if (!table || table->restore) throw ApiError::resource_not_found();
   return table;
 }
 
 engine::TablePtr control_table(const Context& ctx, std::string_view name_or_arn) {
+  engine::TablePtr table = described_table(ctx, name_or_arn);
+  if (table->restore) throw table_not_found_error(table->name);
+  return table;
+}
+
+engine::TablePtr described_table(const Context& ctx, std::string_view name_or_arn) {
   std::string name = table_name_of(name_or_arn);
   engine::TablePtr table = ctx.engine.catalog().find(name);
-  if (!table) {
-    throw ApiError::resource_not_found("Requested resource not found: Table: " + name +
-                                       " not found");
-  }
+  if (!table) throw table_not_found_error(name);
   return table;
+}
+
+ApiError table_not_found_error(std::string_view name) {
+  return ApiError::resource_not_found("Requested resource not found: Table: " + std::string(name) +
+                                      " not found");
 }
 
 void write_key_schema(JsonWriter& w, const std::vector<KeySchemaElement>& schema) {

@@ -11,6 +11,7 @@
 #include "api/json_reader.h"
 #include "api/operations.h"
 #include "engine/engine.h"
+#include "model/api_error.h"
 
 namespace kumo::api {
 
@@ -42,8 +43,14 @@ void require_table_name(std::optional<std::string_view> name);
 engine::TablePtr data_table(const Context& ctx, std::string_view name_or_arn);
 
 // The table for a control-plane operation; ResourceNotFoundException "Requested resource
-// not found: Table: <name> not found" when absent.
+// not found: Table: <name> not found" when absent or still being restored from a backup.
 engine::TablePtr control_table(const Context& ctx, std::string_view name_or_arn);
+
+// The same, for DescribeTable and DeleteTable, which also find a table being restored.
+engine::TablePtr described_table(const Context& ctx, std::string_view name_or_arn);
+
+// ResourceNotFoundException "Requested resource not found: Table: <name> not found".
+ApiError table_not_found_error(std::string_view name);
 
 // Writes a KeySchema list: [{"AttributeName", "KeyType"}, ...] in schema order.
 void write_key_schema(JsonWriter& w, const std::vector<KeySchemaElement>& schema);

@@ -83,6 +83,20 @@ void write_description(JsonWriter& w, const Context& ctx, const TableDefinition&
     write_key(w, "LatestStreamArn");
     write_string(w, stream_arn(ctx, t.name, t.latest_stream_label));
   }
+  if (t.restore) {
+    // Only while the restore runs: the member is gone once the table is ACTIVE.
+    write_key(w, "RestoreSummary");
+    w.StartObject();
+    write_key(w, "SourceBackupArn");
+    write_string(w, t.restore->backup_arn);
+    write_key(w, "SourceTableArn");
+    write_string(w, t.restore->source_table_arn);
+    write_key(w, "RestoreDateTime");
+    w.Double(t.restore->restore_date_time);
+    write_key(w, "RestoreInProgress");
+    w.Bool(true);
+    w.EndObject();
+  }
   if (t.sse_enabled) {
     write_key(w, "SSEDescription");
     w.StartObject();

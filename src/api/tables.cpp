@@ -15,8 +15,9 @@ std::string describe_table(const Context& ctx, const JsonObject& request) {
   require_table_name(name);
   check_table_name_or_arn(coral, name, "tableName");
   coral.throw_if_any();
-  engine::TablePtr table = control_table(ctx, *name);
-  return table_description_response(ctx, *table, "Table", "ACTIVE");
+  engine::TablePtr table = described_table(ctx, *name);
+  // A table being restored from a backup is CREATING until its items are all in it.
+  return table_description_response(ctx, *table, "Table", table->restore ? "CREATING" : "ACTIVE");
 }
 
 std::string delete_table(const Context& ctx, const JsonObject& request) {
@@ -25,7 +26,12 @@ std::string delete_table(const Context& ctx, const JsonObject& request) {
   require_table_name(name);
   check_table_name_or_arn(coral, name, "tableName");
   coral.throw_if_any();
-  engine::TablePtr table = control_table(ctx, *name);
+  engine::TablePtr table = described_table(ctx, *name);
+  if (table->restore) {
+    throw ApiError::resource_in_use(
+        "Attempt to change a resource which is still in use: Table is being created: " +
+        table->name);
+  }
   if (table->deletion_protection) {
     throw ApiError::validation(
         "Resource cannot be deleted as it is currently protected against deletion. Disable "

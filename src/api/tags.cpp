@@ -76,6 +76,8 @@ engine::TablePtr tagged_table(const Context& ctx, std::string_view arn) {
     throw ApiError::resource_not_found(
         fmt::format("Requested resource not found: ResourcArn: {} not found", arn));
   }
+  // A table being restored from a backup is not found by its name yet.
+  if (table->restore) throw table_not_found_error(table->name);
   return table;
 }
 
