@@ -120,38 +120,66 @@ Backup Engine::create_backup(const TableDefinition& table, std::string name, Bac
       batch.put(backup_copy_key(backup.id), encode_backup_copy(copy));
     });
   }
-  if (static_cast<std::uint64_t>(backup.size_bytes) <= options_.backup_sync_bytes) {
-    if (storage_->claim_job(backup_job(backup.id)) &&
-        copy_backup(backup.id, copy, snapshot.get())) {
-      storage_->release_job(backup_job(backup.id));
-      backup.status = BackupStatus::kAvailable;
+  if (static_cast<std::uint64_t>(backup.size_bytes) <= options_.backup_sync_bytes &&
+      claim_backup_job(backup_job(backup.id))) {
+    bool done = false;
+    try {
+      done = copy_backup(backup.id, copy, snapshot.get());
+    } catch (...) {
+      release_backup_job(backup_job(backup.id), false);
+      throw;
     }
+    release_backup_job(backup_job(backup.id), done);
+    if (done) backup.status = BackupStatus::kAvailable;
     return backup;
   }
   start_copy(backup.id, copy, std::move(snapshot), false);
   return backup;
 }
 
+bool Engine::claim_backup_job(const std::string& name) {
+  MutexLock lock(backup_jobs_mutex_);
+  if (backup_jobs_.count(name)) return false;  // running here already
+  try {
+    if (!storage_->claim_job(name)) return false;  // another process runs it
+  } catch (const std::exception& e) {
+    spdlog::warn("claiming the job {} failed: {}", name, e.what());
+    return false;
+  }
+  backup_jobs_.insert(name);
+  return true;
+}
+
+void Engine::release_backup_job(const std::string& name, bool done) {
+  MutexLock lock(backup_jobs_mutex_);
+  backup_jobs_.erase(name);
+  if (!done) return;
+  try {
+    storage_->release_job(name);
+  } catch (const std::exception& e) {
+    // The claim goes when this process stops; the job has nothing left to do.
+    spdlog::warn("giving back the job {} failed: {}", name, e.what());
+  }
+}
+
 void Engine::start_copy(const std::string& id, BackupCopy copy,
                         std::shared_ptr<storage::Snapshot> snapshot, bool again) {
-  try {
-    if (!storage_->claim_job(backup_job(id))) return;  // another process makes it
-  } catch (const std::exception& e) {
-    spdlog::warn("claiming the copy of backup {} failed: {}", id, e.what());
-    return;
-  }
+  if (!claim_backup_job(backup_job(id))) return;
   start_worker("kumo-backup", [this, id, copy, snapshot = std::move(snapshot), again] {
+    bool done = false;
     try {
       // A copy cut short starts over: what it wrote may be of another instant.
       if (again) {
         const std::string data = codec::table_prefix(copy.data_id);
         storage_->erase_range(data, codec::prefix_end(data));
       }
-      if (copy_backup(id, copy, snapshot.get())) storage_->release_job(backup_job(id));
+      done = copy_backup(id, copy, snapshot.get());
     } catch (const std::exception& e) {
-      // Storage failed: the backup stays CREATING and its copy is made at the next start.
+      // Storage failed: the backup stays CREATING and its copy is made again at the next
+      // start (on a shared storage, at the next look for jobs).
       spdlog::warn("copy of backup {} stopped: {}", id, e.what());
     }
+    release_backup_job(backup_job(id), done);
   });
 }
 
@@ -318,19 +346,17 @@ TablePtr Engine::restore_table(std::string_view backup_id, std::string_view targ
 }
 
 void Engine::start_restore(const std::string& name, std::uint32_t id) {
-  try {
-    if (!storage_->claim_job(restore_job(id))) return;  // another process runs it
-  } catch (const std::exception& e) {
-    spdlog::warn("claiming the restore of table {} failed: {}", name, e.what());
-    return;
-  }
+  if (!claim_backup_job(restore_job(id))) return;
   start_worker("kumo-restore", [this, name, id] {
+    bool done = false;
     try {
-      if (run_restore(name, id)) storage_->release_job(restore_job(id));
+      done = run_restore(name, id);
     } catch (const std::exception& e) {
-      // Storage failed: the table stays CREATING and the restore resumes at the next start.
+      // Storage failed: the table stays CREATING and the restore resumes at the next start
+      // (on a shared storage, at the next look for jobs).
       spdlog::warn("restore of table {} stopped: {}", name, e.what());
     }
+    release_backup_job(restore_job(id), done);
   });
 }
 

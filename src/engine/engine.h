@@ -405,8 +405,14 @@ class Engine {
   bool run_restore(const std::string& name, std::uint32_t id);
   // A restore that cannot be done: its table is deleted.
   void fail_restore(const std::string& name, std::uint32_t id, const std::string& why);
-  // At start: the copies of CREATING backups made again, the restores in progress resumed.
+  // The copies of CREATING backups made again, the restores in progress resumed: at start,
+  // and on a storage that others share each time their jobs are looked for (those of a
+  // process that stopped).
   void resume_backup_jobs();
+  // Claims job `name` for this process: false when it runs here already or another process
+  // holds it. release_backup_job gives it back (`done`: in the storage too).
+  bool claim_backup_job(const std::string& name) KUMO_EXCLUDES(backup_jobs_mutex_);
+  void release_backup_job(const std::string& name, bool done) KUMO_EXCLUDES(backup_jobs_mutex_);
   // The tables being restored (with `restore` set).
   std::vector<TablePtr> restoring_tables() const;
   // KUMO_BACKUP_FAULT=<copy|restore>-<kill|hold>:<n>: once a copy or restore job has written
@@ -645,6 +651,9 @@ class Engine {
   Mutex backups_mutex_;
   // KUMO_BACKUP_FAULT, read at construction.
   std::string backup_fault_;
+  // The copy and restore jobs this process runs ("backup/<id>", "restore/<table id>").
+  Mutex backup_jobs_mutex_;
+  std::set<std::string> backup_jobs_ KUMO_GUARDED_BY(backup_jobs_mutex_);
   // The dropped tables whose data this process is removing.
   Mutex drops_mutex_;
   std::set<std::uint32_t> drops_ KUMO_GUARDED_BY(drops_mutex_);

@@ -558,6 +558,7 @@ void Engine::maintain() {
       if (storage_->shared() && std::chrono::steady_clock::now() >= next_backfills) {
         next_backfills = std::chrono::steady_clock::now() + kBackfillInterval;
         resume_backfills();
+        resume_backup_jobs();
         resume_drops();
         balance_ttl_jobs();
       }
