@@ -727,6 +727,27 @@ def test_refused_overrides_create_no_table(api, make_table, backups):
     assert target not in api.ok("ListTables", {})["TableNames"]
 
 
+def test_a_cross_region_backup_arn_restores_with_an_encryption_override(api, make_table,
+                                                                        backups, targets):
+    table, details = backed_up(api, make_table, backups)
+    other = details["BackupArn"].replace(":us-east-1:", ":us-west-2:")
+    target = unique_name("cross")
+    targets.append(target)
+    out = restore(api, other, target, SSESpecificationOverride={"Enabled": True})
+    assert out["RestoreSummary"]["SourceBackupArn"] == other
+    assert wait_active(api, target)["SSEDescription"]["Status"] == "ENABLED"
+    assert sorted(i["pk"]["S"] for i in scan_all(api, target)) == ["a", "b"]
+
+
+@pytest.mark.parametrize("operation", [
+    "UpdateContinuousBackups", "RestoreTableToPointInTime", "ExportTableToPointInTime",
+    "DescribeExport", "ListExports", "ImportTable", "DescribeImport", "ListImports"])
+def test_point_in_time_export_and_import_are_not_there(api, operation):
+    resp = api(operation, {})
+    assert resp.status == 400
+    assert resp.json == {"__type": NS_COR_SERVICE + "UnknownOperationException"}
+
+
 def test_restore_target_and_backup_must_be_right(api, make_table, backups):
     table, details = backed_up(api, make_table, backups)
     assert_error(api("RestoreTableFromBackup", {"TargetTableName": table,

@@ -3,6 +3,7 @@
 // end-to-end tests cannot make (SYSTEM backups).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "api/allow_all.h"
@@ -353,6 +354,44 @@ TEST_F(SystemBackupTest, IsListedOnlyWhenAskedForAndCannotBeDeleted) {
             std::string::npos)
       << r.body;
   EXPECT_EQ(call("DescribeBackup", R"({"BackupArn":")" + arn + R"("})").status, 200);
+}
+
+// Only so many restores run at once (DynamoDB: 50 per account): held after their first
+// page, the restores of a server allowed one leave no room for a second.
+TEST(RestoreLimit, IsSubscriberLimitExceeded) {
+  ::setenv("KUMO_BACKUP_FAULT", "restore-hold:1", 1);
+  engine::EngineOptions options;
+  options.background_maintenance = false;
+  options.restore_limit = 1;
+  engine::Engine engine(storage::open_memory(), options);
+  ::unsetenv("KUMO_BACKUP_FAULT");
+  Service service(engine, ServiceOptions{});
+  test::AllowAll allow;
+  auto call = [&](std::string_view op, const std::string& body) {
+    return service.handle("DynamoDB_20120810." + std::string(op), body, allow);
+  };
+  ASSERT_EQ(call("CreateTable",
+                 R"({"TableName":"tab1","AttributeDefinitions":[{"AttributeName":"pk",)"
+                 R"("AttributeType":"S"}],"KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],)"
+                 R"("BillingMode":"PAY_PER_REQUEST"})")
+                .status,
+            200);
+  ASSERT_EQ(call("PutItem", R"({"TableName":"tab1","Item":{"pk":{"S":"a"}}})").status, 200);
+  const engine::Backup b = engine.create_backup(*engine.catalog().find("tab1"), "one");
+  const std::string arn = make_backup_arn("us-east-1", kAccount, "tab1", b.id);
+  Response r =
+      call("RestoreTableFromBackup", R"({"TargetTableName":"first","BackupArn":")" + arn + R"("})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const engine::Backup other = engine.create_backup(*engine.catalog().find("tab1"), "two");
+  r = call("RestoreTableFromBackup", R"({"TargetTableName":"second","BackupArn":")" +
+                                         make_backup_arn("us-east-1", kAccount, "tab1", other.id) +
+                                         R"("})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(
+      r.body,
+      R"({"__type":"com.amazonaws.dynamodb.v20120810#LimitExceededException","message":)"
+      R"("Subscriber limit exceeded: Only 1 restore operations can be done simultaneously"})");
+  EXPECT_FALSE(engine.catalog().find("second"));
 }
 
 }  // namespace
