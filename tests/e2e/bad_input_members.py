@@ -13,9 +13,9 @@ from kumo_testlib import SERIALIZATION
 
 # --------------------------------------------------------------------------- type
 
-STR, INT, LONG, BOOL, LIST, MAP, STRUCT, AV, AVMAP, BLOB = (
+STR, INT, LONG, BOOL, LIST, MAP, STRUCT, AV, AVMAP, BLOB, TIME = (
     "String", "Integer", "Long", "Boolean", "List", "Map", "Structure", "AttributeValue",
-    "AttributeMap", "Blob")
+    "AttributeMap", "Blob", "Timestamp")
 START_STRUCT = "Start of structure or map found where not expected"
 START_LIST = "Start of list found where not expected"
 FIELD = "Unexpected field type"
@@ -56,12 +56,16 @@ def wrong_values(kind, first):
     elif kind == AV:
         core = [("x", VALUE), (5, VALUE), ([], START_LIST)]
         extra = [(True, VALUE)]
+    elif kind == TIME:  # epoch seconds; DynamoDB's texts for the others are not known
+        core = [({}, START_STRUCT), ("not a time", ANY), (True, ANY), ([1], ANY)]
+        extra = []
     else:
         raise ValueError(kind)
     return core + (extra if first else [])
 
 
 KEY = {"pk": S("typed")}
+NO_BACKUP = f"arn:aws:dynamodb:us-east-1:000000000000:table/{MAIN}/backup/01489602797149-0000abcd"
 LEGACY_COND = {"ComparisonOperator": "EQ", "AttributeValueList": [S("x")]}
 
 # (operation, valid base request, [(member path, model type)]). A path is dotted; list
@@ -213,6 +217,27 @@ MEMBERS = [
         ("DeletionProtectionEnabled", BOOL), ("ResourcePolicy", STR),
         ("OnDemandThroughput", STRUCT), ("OnDemandThroughput.MaxReadRequestUnits", LONG),
         ("WarmThroughput", STRUCT),
+    ]),
+    # Backups: each base names a backup or table that does not exist, so a type mismatch
+    # that goes unnoticed shows up as BackupNotFoundException or TableNotFoundException.
+    ("CreateBackup", {"TableName": "bad-input-no-such-table", "BackupName": "typed"}, [
+        ("TableName", STR), ("BackupName", STR),
+    ]),
+    ("DescribeBackup", {"BackupArn": NO_BACKUP}, [("BackupArn", STR)]),
+    ("DeleteBackup", {"BackupArn": NO_BACKUP}, [("BackupArn", STR)]),
+    ("ListBackups", {"TableName": MAIN, "Limit": 5}, [
+        ("TableName", STR), ("Limit", INT), ("TimeRangeLowerBound", TIME),
+        ("TimeRangeUpperBound", TIME), ("ExclusiveStartBackupArn", STR), ("BackupType", STR),
+    ]),
+    ("RestoreTableFromBackup", {"TargetTableName": "bad-input-restored",
+                                "BackupArn": NO_BACKUP}, [
+        ("TargetTableName", STR), ("BackupArn", STR), ("BillingModeOverride", STR),
+        ("GlobalSecondaryIndexOverride", LIST),
+        ("LocalSecondaryIndexOverride", LIST), ("ProvisionedThroughputOverride", STRUCT),
+        ("ProvisionedThroughputOverride.ReadCapacityUnits", LONG),
+        ("SSESpecificationOverride", STRUCT), ("SSESpecificationOverride.Enabled", BOOL),
+        ("SSESpecificationOverride.KMSMasterKeyId", STR), ("OnDemandThroughputOverride", STRUCT),
+        ("OnDemandThroughputOverride.MaxWriteRequestUnits", LONG),
     ]),
     ("UpdateContributorInsights", {"TableName": MAIN, "ContributorInsightsAction": "DISABLE"}, [
         ("TableName", STR), ("IndexName", STR), ("ContributorInsightsAction", STR),

@@ -75,6 +75,7 @@ from bad_input_members import (
     MEMBERS,
     STR,
     STRUCT,
+    TIME,
     order_cases,
     type_cases,
 )
@@ -130,7 +131,7 @@ def test_members_table_covers_the_botocore_model():
 
     model = botocore.session.get_session().get_service_model("dynamodb")
     kinds = {"string": {STR}, "integer": {INT}, "long": {LONG}, "boolean": {BOOL},
-             "list": {LIST}, "map": {MAP, AVMAP}, "structure": {STRUCT}}
+             "list": {LIST}, "map": {MAP, AVMAP}, "structure": {STRUCT}, "timestamp": {TIME}}
     tried = {}
     for op, _, members in MEMBERS:
         for path, kind in members:
