@@ -390,8 +390,17 @@ bool Engine::run_restore(const std::string& name, std::uint32_t id) {
       const Item item = stored->decode();
       TablePtr table = catalog_.find(name);
       if (!table || table->id != id) return true;  // deleted meanwhile
-      write_item(*table, item_key(*table, item),
-                 [&item](const std::optional<Item>&) { return std::optional<Item>(item); });
+      try {
+        write_item(*table, item_key(*table, item),
+                   [&item](const std::optional<Item>&) { return std::optional<Item>(item); });
+      } catch (const ApiError& e) {
+        // Refused for good (an item collection past --item-collection-limit, say): doing
+        // it again would meet the same refusal. (A write that kept meeting other front
+        // ends' writes is tried again later.)
+        if (e.code() == ApiError::Code::kInternal) throw;
+        fail_restore(name, id, e.what());
+        return true;
+      }
     }
     next = page.back().first;
     next.push_back('\0');

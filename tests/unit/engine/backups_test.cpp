@@ -424,5 +424,36 @@ TEST(Backups, ABackupDeletedWhileItIsCopiedHasItsCopyRemovedByTheJob) {
   ::rmdir(release);
 }
 
+TEST(Backups, ARestoreTheWritePathRefusesDeletesItsTable) {
+  std::shared_ptr<storage::Storage> store = storage::open_memory();
+  std::string id;
+  TableDefinition def = backup_table_def();
+  IndexDefinition lsi;
+  lsi.name = "by_g";
+  lsi.global = false;
+  lsi.key_schema = {{"pk", KeyType::HASH}, {"g", KeyType::RANGE}};
+  lsi.hash = {{"pk", ScalarType::S}};
+  lsi.range = {{"g", ScalarType::S}};
+  lsi.key_attributes = {"pk", "g", "sk"};
+  lsi.id = def.next_index_id++;
+  def.local_indexes.push_back(lsi);
+  {
+    Engine engine(std::make_unique<ForwardingStorage>(store), backup_options());
+    TablePtr t = engine.create_table(def);
+    for (int i = 0; i < 50; ++i) {
+      engine.put_item(*t, {{"pk", S("one")}, {"sk", N(i)}, {"g", S(std::string(100, 'x'))}});
+    }
+    id = engine.create_backup(*t, "big").id;
+  }
+  // A server whose item collections are full at 1,000 bytes cannot restore that one.
+  EngineOptions small = backup_options();
+  small.item_collection_limit = 1000;
+  Engine engine(std::make_unique<ForwardingStorage>(store), small);
+  engine.restore_table(id, "dst", plain_restore("dst"));
+  backup_wait_for([&] { return !engine.catalog().find("dst"); }, "the table's removal");
+  EXPECT_EQ(backup_keys_under(*store, "meta/restore/"), 0u);
+  EXPECT_TRUE(engine.find_backup(id));
+}
+
 }  // namespace
 }  // namespace kumo::engine
