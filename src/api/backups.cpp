@@ -263,8 +263,9 @@ std::string delete_backup(const Context& ctx, const JsonObject& request) {
               "will automatically expire on {}",
               sent, expiry_text(backup->expires.value_or(backup->created))));
         }
-        if (restoring)
+        if (restoring) {
           throw ApiError::backup_in_use("Backup is being used to restore table: " + sent);
+        }
       });
   return description_response(ctx, deleted, sent, "DELETED");
 }
