@@ -28,6 +28,7 @@ from kumo_testlib import (
     b64,
     create_table_args,
     normalize_item,
+    on_rados,
     scan_all,
     table_arn,
     unique_name,
@@ -430,6 +431,7 @@ def clocked(kumo_bin, tmp_path):
     server.stop()
 
 
+@pytest.mark.single_process("each front end has a manual clock of its own")
 def test_backup_times_come_from_the_engine_clock_and_bound_listings(clocked):
     api, admin = clocked.api(), clocked.admin
     api.ok("CreateTable", create_table_args("timed"))
@@ -853,7 +855,7 @@ def test_a_restore_in_progress(held):
             ("BatchGetItem", {"RequestItems": {"dst": {"Keys": [key]}}})]:
         assert_not_found(api(operation, body))
     # Control-plane calls that do not find it yet.
-    not_found = f"Requested resource not found: Table: dst not found"
+    not_found = "Requested resource not found: Table: dst not found"
     for operation, body in [
             ("UpdateTable", {"TableName": "dst", "DeletionProtectionEnabled": True}),
             ("TagResource", {"ResourceArn": table_arn("dst"),
@@ -893,6 +895,8 @@ def test_a_restore_in_progress(held):
 
 
 @pytestmark_single
+@pytest.mark.skipif(on_rados(), reason="on RADOS a copy reads each item at some moment of the "
+                    "copy, within DynamoDB's window (docs/backups.md), not at one instant")
 def test_a_backup_copied_in_the_background_is_the_table_as_it_was_when_asked(held):
     server, release = held("copy-hold:1", "--backup-sync-bytes", "0")
     api = server.api()
