@@ -178,18 +178,7 @@ std::string description_response(const Context& ctx, const Backup& backup, std::
     write_string(w, t.ttl_attribute);
     w.EndObject();
   }
-  if (t.sse_enabled) {
-    write_key(w, "SSEDescription");
-    w.StartObject();
-    write_key(w, "Status");
-    write_string(w, "ENABLED");
-    write_key(w, "SSEType");
-    write_string(w, "KMS");
-    write_key(w, "KMSMasterKeyArn");
-    write_string(w, fmt::format("arn:aws:kms:{}:{}:key/{}", ctx.options.region,
-                                ctx.options.account_id, t.table_id));
-    w.EndObject();
-  }
+  write_sse_description(w, ctx, t);
   w.EndObject();
   w.EndObject();
   w.EndObject();

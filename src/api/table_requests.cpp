@@ -97,18 +97,7 @@ void write_description(JsonWriter& w, const Context& ctx, const TableDefinition&
     w.Bool(true);
     w.EndObject();
   }
-  if (t.sse_enabled) {
-    write_key(w, "SSEDescription");
-    w.StartObject();
-    write_key(w, "Status");
-    write_string(w, "ENABLED");
-    write_key(w, "SSEType");
-    write_string(w, "KMS");
-    write_key(w, "KMSMasterKeyArn");
-    write_string(w, fmt::format("arn:aws:kms:{}:{}:key/{}", ctx.options.region,
-                                ctx.options.account_id, t.table_id));
-    w.EndObject();
-  }
+  write_sse_description(w, ctx, t);
   if (t.table_class_given) {
     write_key(w, "TableClassSummary");
     w.StartObject();
@@ -191,6 +180,20 @@ void check_table_class(std::optional<std::string_view> table_class) {
         "Invalid table-class parameter provided. Please try again with a valid table-class "
         "value: [STANDARD, STANDARD_INFREQUENT_ACCESS].");
   }
+}
+
+void write_sse_description(JsonWriter& w, const Context& ctx, const TableDefinition& t) {
+  if (!t.sse_enabled) return;
+  write_key(w, "SSEDescription");
+  w.StartObject();
+  write_key(w, "Status");
+  write_string(w, "ENABLED");
+  write_key(w, "SSEType");
+  write_string(w, "KMS");
+  write_key(w, "KMSMasterKeyArn");
+  write_string(w, fmt::format("arn:aws:kms:{}:{}:key/{}", ctx.options.region,
+                              ctx.options.account_id, t.table_id));
+  w.EndObject();
 }
 
 std::string table_description_response(const Context& ctx, const TableDefinition& t,

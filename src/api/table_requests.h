@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/attribute_json.h"
 #include "api/json_reader.h"
 #include "api/operations.h"
 #include "model/table.h"
@@ -57,6 +58,10 @@ inline constexpr std::string_view kDeleting = "DELETING";
 // Which WarmThroughput members a description shows: DescribeTable's and UpdateTable's
 // every one; CreateTable's the table's only when the request set it, and no index's.
 enum class WarmShown : std::uint8_t { kAll, kTable, kNone };
+
+// SSEDescription, when the table's encryption is a KMS key (a table encrypted with the
+// owned key has none).
+void write_sse_description(JsonWriter& w, const Context& ctx, const TableDefinition& t);
 
 // {"<member>": TableDescription} of the table, in status `status`.
 std::string table_description_response(const Context& ctx, const TableDefinition& t,
