@@ -75,6 +75,9 @@ void RadosStorage::fold(const ObjectRef& object) {
   for (int attempt = 0; attempt < 8; ++attempt) {
     std::map<std::string, std::pair<std::optional<std::string>, std::int64_t>> counters;
     std::set<std::string> folded;
+    // The op holds only if every delta it folds is still there: a counter deleted meanwhile
+    // (its deltas and base removed) must not come back as the base the fold sets.
+    std::map<std::string, std::pair<librados::bufferlist, int>> guards;
     for (const auto& [k, v] : read_prefix(object, kCounterPrefix)) {
       // [0xFF 'c'][u16 n][n bytes of counter key][0 | 1 id]
       const std::size_t head = 4 + get_be(std::string_view(k).substr(2), 2);
@@ -93,12 +96,13 @@ void RadosStorage::fold(const ObjectRef& object) {
         if (writer == self && get_be(id.substr(8), 8) >= horizon) continue;
         if (others.count(writer)) continue;
         folded.insert(k);
+        guards[k].first.append(v);
+        guards[k].second = LIBRADOS_CMPXATTR_OP_EQ;
         sum += value;
       }
     }
     if (folded.empty()) return;
     librados::ObjectWriteOperation op;
-    std::map<std::string, std::pair<librados::bufferlist, int>> guards;
     std::map<std::string, librados::bufferlist> set;
     for (const auto& [counter, state] : counters) {
       const std::string base_key = counter + '\0';
