@@ -130,36 +130,29 @@ std::string description_response(const Context& ctx, const Backup& backup, std::
   // Each member only when the table had the feature.
   write_key(w, "SourceTableFeatureDetails");
   w.StartObject();
-  if (!t.local_indexes.empty()) {
-    write_key(w, "LocalSecondaryIndexes");
+  // An index's name, key schema and projection; a GSI's throughput too.
+  auto write_indexes = [&](std::string_view member, const std::vector<IndexDefinition>& indexes,
+                           bool global) {
+    if (indexes.empty()) return;
+    write_key(w, member);
     w.StartArray();
-    for (const IndexDefinition& index : t.local_indexes) {
+    for (const IndexDefinition& index : indexes) {
       w.StartObject();
       write_key(w, "IndexName");
       write_string(w, index.name);
       write_key(w, "KeySchema");
       write_key_schema(w, index.key_schema);
       write_projection(w, index.projection);
+      if (global) {
+        write_recorded_throughput(w, t.billing_mode, index.throughput);
+        write_on_demand(w, index.capacity);
+      }
       w.EndObject();
     }
     w.EndArray();
-  }
-  if (!t.global_indexes.empty()) {
-    write_key(w, "GlobalSecondaryIndexes");
-    w.StartArray();
-    for (const IndexDefinition& index : t.global_indexes) {
-      w.StartObject();
-      write_key(w, "IndexName");
-      write_string(w, index.name);
-      write_key(w, "KeySchema");
-      write_key_schema(w, index.key_schema);
-      write_projection(w, index.projection);
-      write_recorded_throughput(w, t.billing_mode, index.throughput);
-      write_on_demand(w, index.capacity);
-      w.EndObject();
-    }
-    w.EndArray();
-  }
+  };
+  write_indexes("LocalSecondaryIndexes", t.local_indexes, false);
+  write_indexes("GlobalSecondaryIndexes", t.global_indexes, true);
   if (t.stream && t.stream->enabled) {
     write_key(w, "StreamDescription");
     w.StartObject();
