@@ -153,15 +153,7 @@ std::string description_response(const Context& ctx, const Backup& backup, std::
   };
   write_indexes("LocalSecondaryIndexes", t.local_indexes, false);
   write_indexes("GlobalSecondaryIndexes", t.global_indexes, true);
-  if (t.stream && t.stream->enabled) {
-    write_key(w, "StreamDescription");
-    w.StartObject();
-    write_key(w, "StreamEnabled");
-    w.Bool(true);
-    write_key(w, "StreamViewType");
-    write_string(w, t.stream->view_type);
-    w.EndObject();
-  }
+  write_stream_enabled(w, "StreamDescription", t);
   if (t.ttl_enabled) {
     write_key(w, "TimeToLiveDescription");
     w.StartObject();

@@ -68,15 +68,7 @@ void write_description(JsonWriter& w, const Context& ctx, const TableDefinition&
     }
     w.EndObject();
   }
-  if (t.stream && t.stream->enabled) {
-    write_key(w, "StreamSpecification");
-    w.StartObject();
-    write_key(w, "StreamEnabled");
-    w.Bool(true);
-    write_key(w, "StreamViewType");
-    write_string(w, t.stream->view_type);
-    w.EndObject();
-  }
+  write_stream_enabled(w, "StreamSpecification", t);
   if (!t.latest_stream_label.empty()) {
     write_key(w, "LatestStreamLabel");
     write_string(w, t.latest_stream_label);
@@ -180,6 +172,17 @@ void check_table_class(std::optional<std::string_view> table_class) {
         "Invalid table-class parameter provided. Please try again with a valid table-class "
         "value: [STANDARD, STANDARD_INFREQUENT_ACCESS].");
   }
+}
+
+void write_stream_enabled(JsonWriter& w, std::string_view member, const TableDefinition& t) {
+  if (!t.stream || !t.stream->enabled) return;
+  write_key(w, member);
+  w.StartObject();
+  write_key(w, "StreamEnabled");
+  w.Bool(true);
+  write_key(w, "StreamViewType");
+  write_string(w, t.stream->view_type);
+  w.EndObject();
 }
 
 void write_sse_description(JsonWriter& w, const Context& ctx, const TableDefinition& t) {

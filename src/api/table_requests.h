@@ -59,6 +59,10 @@ inline constexpr std::string_view kDeleting = "DELETING";
 // every one; CreateTable's the table's only when the request set it, and no index's.
 enum class WarmShown : std::uint8_t { kAll, kTable, kNone };
 
+// {"StreamEnabled": true, "StreamViewType": ...} as `member`, when the table's stream is
+// enabled (DescribeTable's StreamSpecification, DescribeBackup's StreamDescription).
+void write_stream_enabled(JsonWriter& w, std::string_view member, const TableDefinition& t);
+
 // SSEDescription, when the table's encryption is a KMS key (a table encrypted with the
 // owned key has none).
 void write_sse_description(JsonWriter& w, const Context& ctx, const TableDefinition& t);
