@@ -421,8 +421,17 @@ void ChangeStreams::close(const Guard& guard, std::uint32_t table_id, double now
   if (it == open_.end()) return;
   // On shared storage each open shard ends at its partition's last number: a record another
   // process numbers after that, not yet knowing of the close, is past the stream's end.
+  // (Read before the partitions: a split published after this read is after the close's,
+  // and its partitions' numbers are past the ends.)
+  std::vector<storage::Storage::UnnotedSplit> unnoted;
   std::map<std::uint64_t, std::uint64_t> last_numbers;  // first token → last number
   if (storage_.shared()) {
+    for (const auto& split : storage_.unnoted_splits()) {
+      if (split.table == table_id) unnoted.push_back(split);
+    }
+    std::sort(unnoted.begin(), unnoted.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.last, a.token) < std::tie(b.last, b.token);
+    });
     for (const auto& part : storage_.stream_partitions(table_id)) {
       last_numbers[part.first_token] = part.last;
     }
@@ -430,6 +439,9 @@ void ChangeStreams::close(const Guard& guard, std::uint32_t table_id, double now
   change(it->second, [&](StreamInfo& stream) KUMO_REQUIRES(mutex_) {
     if (!stream.open()) return false;
     if (stream.numbered_by_storage) {
+      // The splits whose shards are not split yet are first: a shard ends at the number of
+      // the partition that starts where it does, and reads that partition's records only.
+      for (const auto& split : unnoted) split_shard(stream, split.token, now, split.last);
       std::uint64_t end = stream.start;
       for (StreamShard& shard : stream.shards) {
         if (!shard.open()) continue;
@@ -460,34 +472,39 @@ bool ChangeStreams::split(const Guard& guard, std::uint32_t table_id, std::uint6
   auto it = open_.find(table_id);
   if (it == open_.end()) return false;
   return change(it->second, [&](StreamInfo& stream) KUMO_REQUIRES(mutex_) {
-    auto parent = std::find_if(stream.shards.begin(), stream.shards.end(),
-                               [&](const StreamShard& s) { return s.open() && s.holds(token); });
-    if (parent == stream.shards.end() || parent->first_token == token) return false;
-    if (stream.numbered_by_storage) {
-      // The partition's last number when it split; both halves number from after it. (A
-      // split that the storage made before the stream opened ends an empty shard.) Only
-      // the storage's split, which gives that number, splits such a shard.
-      if (!last) return false;
-      parent->end = std::max(*last, parent->start - 1);
-    } else {
-      // As when a stream closes: a shard that got no record still ends at its start,
-      // which is used up.
-      if (next_sequence_ == parent->start) take_sequence();
-      parent->end = next_sequence_ - 1;
-    }
-    StreamShard low, high;
-    low.index = static_cast<std::uint32_t>(stream.shards.size());
-    high.index = low.index + 1;
-    low.parent = high.parent = parent->index;
-    low.first_token = parent->first_token;
-    low.end_token = high.first_token = token;
-    high.end_token = parent->end_token;
-    low.start = high.start = *parent->end + 1;
-    low.created = high.created = now;
-    stream.shards.push_back(low);
-    stream.shards.push_back(high);
-    return true;
+    return split_shard(stream, token, now, last);
   });
+}
+
+bool ChangeStreams::split_shard(StreamInfo& stream, std::uint64_t token, double now,
+                                std::optional<std::uint64_t> last) {
+  auto parent = std::find_if(stream.shards.begin(), stream.shards.end(),
+                             [&](const StreamShard& s) { return s.open() && s.holds(token); });
+  if (parent == stream.shards.end() || parent->first_token == token) return false;
+  if (stream.numbered_by_storage) {
+    // The partition's last number when it split; both halves number from after it. (A
+    // split that the storage made before the stream opened ends an empty shard.) Only
+    // the storage's split, which gives that number, splits such a shard.
+    if (!last) return false;
+    parent->end = std::max(*last, parent->start - 1);
+  } else {
+    // As when a stream closes: a shard that got no record still ends at its start,
+    // which is used up.
+    if (next_sequence_ == parent->start) take_sequence();
+    parent->end = next_sequence_ - 1;
+  }
+  StreamShard low, high;
+  low.index = static_cast<std::uint32_t>(stream.shards.size());
+  high.index = low.index + 1;
+  low.parent = high.parent = parent->index;
+  low.first_token = parent->first_token;
+  low.end_token = high.first_token = token;
+  high.end_token = parent->end_token;
+  low.start = high.start = *parent->end + 1;
+  low.created = high.created = now;
+  stream.shards.push_back(low);
+  stream.shards.push_back(high);
+  return true;
 }
 
 void ChangeStreams::add_record(const Guard& guard, const StreamInfo& stream, const KeySchema& key,
@@ -534,11 +551,18 @@ std::vector<StreamInfo> ChangeStreams::list(std::optional<std::string_view> tabl
   return out;
 }
 
-std::optional<StreamInfo> ChangeStreams::find(std::string_view table_name,
-                                              std::string_view label) const {
+std::optional<StreamInfo> ChangeStreams::find(std::string_view table_name, std::string_view label) {
+  const std::string key =
+      std::string(kStreamPrefix) + std::string(table_name) + "/" + std::string(label);
+  // (Read before the lock, which this process's writes take.)
+  const std::optional<std::string> stored =
+      storage_.shared() ? storage_.get(key) : std::optional<std::string>();
   MutexLock lock(mutex_);
-  auto it = streams_.find(std::string(kStreamPrefix) + std::string(table_name) + "/" +
-                          std::string(label));
+  if (storage_.shared()) {
+    auto known = stored_.find(key);
+    if (stored != (known == stored_.end() ? std::nullopt : std::optional(known->second))) load();
+  }
+  auto it = streams_.find(key);
   if (it == streams_.end()) return std::nullopt;
   return it->second;
 }
@@ -579,7 +603,7 @@ std::uint64_t ChangeStreams::horizon() const {
 
 std::uint64_t ChangeStreams::horizon(const StreamInfo& stream, const StreamShard& shard) const {
   if (!stream.numbered_by_storage) return horizon();
-  return storage_.stream_horizon(stream.table_id, shard.first_token);
+  return storage_.stream_horizon(stream.table_id, shard.first_token, shard.end_token);
 }
 
 StreamPage ChangeStreams::read(const StreamInfo& stream, const StreamShard& shard,

@@ -179,7 +179,11 @@ class ChangeStreams {
   // Streams not yet expired, ordered by table name then label; only `table_name`'s when
   // given.
   std::vector<StreamInfo> list(std::optional<std::string_view> table_name) const;
-  std::optional<StreamInfo> find(std::string_view table_name, std::string_view label) const;
+  // On shared storage find() compares the stream with its stored value first, and loads
+  // the streams again if it changed: a process that changed it (split a shard) may have
+  // stopped before its announcement went out, and a reader must not go on with a parent
+  // shard whose children it never hears of.
+  std::optional<StreamInfo> find(std::string_view table_name, std::string_view label);
   // The batches holding these records were written (or failed).
   void done(const std::vector<std::uint64_t>& written);
   // The sequence number the next record will get.
@@ -215,6 +219,9 @@ class ChangeStreams {
       KUMO_REQUIRES(mutex_);
   // Hands out the next sequence number, reserving a new block first when needed.
   std::uint64_t take_sequence() KUMO_REQUIRES(mutex_);
+  // split() of a stream in hand (not stored).
+  bool split_shard(StreamInfo& stream, std::uint64_t token, double now,
+                   std::optional<std::uint64_t> last) KUMO_REQUIRES(mutex_);
   std::uint64_t horizon_locked() const KUMO_REQUIRES(mutex_);
   static std::string meta_key(const StreamInfo& stream);
 

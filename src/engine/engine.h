@@ -550,10 +550,11 @@ class Engine {
   // the open shard of its stream that holds the token splits there too. `last`: the
   // storage's last record number of the partition, when the storage numbers records.
   void note_partition_split(std::uint32_t table_id, std::uint64_t token,
-                            std::optional<std::uint64_t> last = std::nullopt)
-      KUMO_EXCLUDES(shard_splits_mutex_);
-  // Splits the shards of the partition splits the storage reported (from inside a write,
-  // where the streams' lock may be held): called after each commit.
+                            std::optional<std::uint64_t> last = std::nullopt);
+  // Splits the shards of the storage's unnoted partition splits (Storage::unnoted_splits)
+  // and tells the storage they are noted. Called after a commit once the storage reported
+  // a split (from inside a write, where the streams' lock may be held), by the maintenance
+  // thread (the splits other processes published and stopped before noting), and at start.
   void split_shards() KUMO_EXCLUDES(shard_splits_mutex_);
   // Adds to `batch` the TTL schedule change of replacing the old item by the new one;
   // returns the entry it adds, if any.
@@ -628,14 +629,9 @@ class Engine {
   ItemLocks locks_;
   std::unique_ptr<TransactionTokens> tokens_;
   ChangeStreams streams_;
-  // Partition splits the storage reported, whose shards are still to split.
+  // Held by split_shards: one pass at a time. shard_splits_due_: the storage reported a
+  // split since the last pass.
   Mutex shard_splits_mutex_;
-  struct ShardSplit {
-    std::uint32_t table = 0;
-    std::uint64_t token = 0;
-    std::uint64_t last = 0;  // the partition's last record number when it split
-  };
-  std::vector<ShardSplit> shard_splits_ KUMO_GUARDED_BY(shard_splits_mutex_);
   std::atomic<bool> shard_splits_due_{false};
   std::atomic<bool> stopping_{false};
   // A one-off background job (backfill, TTL scheduling); `done` is set as it ends.

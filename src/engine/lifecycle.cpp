@@ -541,7 +541,9 @@ void Engine::maintain() {
         MutexLock relock(maintenance_mutex_);
         announce = std::exchange(split_unannounced_, false) || announce;
       }
-      if (announce) announce_streams();
+      // (Not waiting for the answers: a dead process would hold back the next split's
+      // announcement, and the others' readers, for seconds.)
+      if (announce) storage_->announce_catalog();
       const double now = now_seconds();
       if (moved || now >= next_expire) {
         expire_items(clock_->now());
@@ -558,6 +560,8 @@ void Engine::maintain() {
       if (storage_->shared() && std::chrono::steady_clock::now() >= next_backfills) {
         next_backfills = std::chrono::steady_clock::now() + kBackfillInterval;
         resume_backfills();
+        // Splits whose process stopped before it split the shards.
+        split_shards();
         resume_backup_jobs();
         resume_drops();
         balance_ttl_jobs();

@@ -48,9 +48,11 @@ std::vector<Storage::StreamPartition> Storage::stream_partitions(std::uint32_t t
   throw std::logic_error("stream records are numbered by the storage only when it is shared");
 }
 
-std::uint64_t Storage::stream_horizon(std::uint32_t table, std::uint64_t first_token) {
+std::uint64_t Storage::stream_horizon(std::uint32_t table, std::uint64_t first_token,
+                                      std::optional<std::uint64_t> end_token) {
   (void)table;
   (void)first_token;
+  (void)end_token;
   throw std::logic_error("stream records are numbered by the storage only when it is shared");
 }
 

@@ -229,8 +229,9 @@ class Storage {
   // `listener(table id, token, last)` is called when the back end has split a partition of
   // the table at the token (the first token of the new one); `last` is the last stream
   // record number the partition had handed out when it split (both halves number their
-  // records from after it: stream_partitions). It may be called from inside write(), and
-  // must not call into the storage.
+  // records from after it: stream_partitions). The split is also among unnoted_splits()
+  // until split_noted(). It may be called from inside write(), and must not call into the
+  // storage.
   using SplitListener =
       std::function<void(std::uint32_t table, std::uint64_t token, std::uint64_t last)>;
   virtual void set_split_listener(SplitListener listener) { (void)listener; }
@@ -258,8 +259,26 @@ class Storage {
   };
   // The table's partitions now, in token order, each with its last number.
   virtual std::vector<StreamPartition> stream_partitions(std::uint32_t table);
-  // The horizon of the records of the partition of the table that starts at `first_token`.
-  virtual std::uint64_t stream_horizon(std::uint32_t table, std::uint64_t first_token);
+  // The horizon of the records of the partition of the table that starts at `first_token`
+  // and, as far as the reader knows, ends at `end_token` (nullopt: at 2^64). A reader that
+  // has not heard of a split of that range yet (the split's process announces it to the
+  // others after the fact) gets no number past the split's last: those past it belong to
+  // the shards the split makes.
+  virtual std::uint64_t stream_horizon(std::uint32_t table, std::uint64_t first_token,
+                                       std::optional<std::uint64_t> end_token);
+  // The partition splits whose stream shards may not be split yet, and their `last` (a
+  // process may stop between publishing a split and splitting the shards; any other then
+  // splits them). split_noted() forgets one once its shards are split, stored.
+  struct UnnotedSplit {
+    std::uint32_t table = 0;
+    std::uint64_t token = 0;
+    std::uint64_t last = 0;
+  };
+  virtual std::vector<UnnotedSplit> unnoted_splits() { return {}; }
+  virtual void split_noted(std::uint32_t table, std::uint64_t token) {
+    (void)table;
+    (void)token;
+  }
   // Forward iterator over the records of [lower, upper) written by the partition that
   // starts at `first_token` (they stay where they were written: a split moves none).
   virtual std::unique_ptr<Iterator> stream_records(std::uint32_t table, std::uint64_t first_token,
@@ -273,9 +292,13 @@ class Storage {
   // the back end's, never from inside a call into the storage; it may read the storage.
   // Setting an empty listener waits for a call in progress to end. The local back ends
   // belong to one process and do neither.
+  // announce_catalog() tells them too but returns at once: for a change that no answer to a
+  // client waits on (a stream's shard split), which then reaches every live process within
+  // a round trip even while a dead one keeps notify_catalog() waiting its few seconds.
   using CatalogListener = std::function<void()>;
   virtual void set_catalog_listener(CatalogListener listener) { (void)listener; }
   virtual void notify_catalog() {}
+  virtual void announce_catalog() {}
   // Whether other processes may share this storage (RADOS): what one process keeps only in
   // its memory (ClientRequestTokens) is then kept in the storage too. Such a back end
   // checks every expectation of a batch (WriteBatch::expect).

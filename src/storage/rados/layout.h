@@ -102,6 +102,19 @@ inline const std::string kStreamMarkPrefix =
     "\xff"
     "w";
 
+// A partition made by a split keeps the last number of the partition it was split from,
+// as it was when it split ([u64]): both halves number from after it. A reader whose
+// stream shards predate the split stops there (RadosStorage::stream_horizon).
+inline const std::string kBornKey =
+    "\xff"
+    "b";
+// A split published whose stream shards may not be split yet: catalog: [u32 table][u64 the
+// new partition's first token] -> [u64 the last number when it split]. Set in the op that
+// publishes the split, removed once the engine has split the shards (Storage::split_noted).
+inline const std::string kUnnotedPrefix =
+    "\xff"
+    "n";
+
 // A transaction's first number in a partition: [record name] -> [u64]. Set with the mark,
 // only where absent: two front ends that apply one transaction at once (its owner's
 // takeover and its restart) number its records once. Removed with the mark.

@@ -96,13 +96,25 @@ std::vector<Storage::StreamPartition> RadosStorage::stream_partitions(std::uint3
   return out;
 }
 
-std::uint64_t RadosStorage::stream_horizon(std::uint32_t table, std::uint64_t first_token) {
+namespace {
+
+// The end of a partition's range value ([u64 start][1][u64 end], [u64 start][0][0...] for
+// the last one; a frozen one's goes on with 'F' and the split's token): nullopt for 2^64.
+std::optional<std::uint64_t> range_end(const std::string& range) {
+  if (range.size() < 17 || range[8] == '\0') return std::nullopt;
+  return get_be(std::string_view(range).substr(9), 8);
+}
+
+}  // namespace
+
+std::uint64_t RadosStorage::stream_horizon(std::uint32_t table, std::uint64_t first_token,
+                                           std::optional<std::uint64_t> end_token) {
   const ObjectRef partition{table_namespace(table), "p" + hex16(first_token)};
   std::map<std::string, librados::bufferlist> last, marks;
   int r1 = 0, r2 = 0;
   bool more = false;
   librados::ObjectReadOperation op;
-  op.omap_get_vals_by_keys({kStreamCounterKey}, &last, &r1);
+  op.omap_get_vals_by_keys({kStreamCounterKey, kRangeKey}, &last, &r1);
   op.omap_get_vals2("", kStreamMarkPrefix, 1, &marks, &more, &r2);
   const int r = io(partition.ns).operate(partition.oid, &op, nullptr);
   if (r == -ENOENT) {
@@ -113,12 +125,57 @@ std::uint64_t RadosStorage::stream_horizon(std::uint32_t table, std::uint64_t fi
     return read_key({prefix_, kCatalogObject}, dropped_key, &ignored) ? UINT64_MAX : 0;
   }
   check(r, "cannot read the stream numbers of " + partition.oid);
+  std::uint64_t horizon = 0;
   if (!marks.empty()) {
     const std::string& mark = marks.begin()->first;
-    return get_be(std::string_view(mark).substr(kStreamMarkPrefix.size()), 8) - 1;
+    horizon = get_be(std::string_view(mark).substr(kStreamMarkPrefix.size()), 8) - 1;
+  } else if (auto it = last.find(kStreamCounterKey); it != last.end()) {
+    horizon = get_be(it->second.to_str(), 8);
   }
-  auto it = last.find(kStreamCounterKey);
-  return it == last.end() ? 0 : get_be(it->second.to_str(), 8);
+  auto range = last.find(kRangeKey);
+  if (range == last.end()) return horizon;
+  std::optional<std::uint64_t> end = range_end(range->second.to_str());
+  // The partitions made by splits of the range since the reader's shards were made: the
+  // first of those splits (the lowest of their first numbers) ended the reader's shard.
+  for (int hops = 0; end && (!end_token || *end < *end_token) && hops < 4096; ++hops) {
+    const ObjectRef made{partition.ns, "p" + hex16(*end)};
+    std::map<std::string, librados::bufferlist> keys;
+    int rk = 0;
+    librados::ObjectReadOperation read;
+    read.omap_get_vals_by_keys({kBornKey, kRangeKey}, &keys, &rk);
+    const int rr = io(made.ns).operate(made.oid, &read, nullptr);
+    if (rr == -ENOENT) return 0;  // the table was dropped meanwhile
+    check(rr, "cannot read the stream numbers of " + made.oid);
+    if (auto born = keys.find(kBornKey); born != keys.end()) {
+      horizon = std::min(horizon, get_be(born->second.to_str(), 8));
+    }
+    auto next = keys.find(kRangeKey);
+    if (next == keys.end()) break;
+    end = range_end(next->second.to_str());
+  }
+  return horizon;
+}
+
+std::vector<Storage::UnnotedSplit> RadosStorage::unnoted_splits() {
+  std::vector<UnnotedSplit> out;
+  for (const auto& [k, v] : read_prefix({prefix_, kCatalogObject}, kUnnotedPrefix)) {
+    if (k.size() != kUnnotedPrefix.size() + 12 || v.size() != 8) continue;
+    const std::string_view key = std::string_view(k).substr(kUnnotedPrefix.size());
+    out.push_back(
+        {static_cast<std::uint32_t>(get_be(key, 4)), get_be(key.substr(4), 8), get_be(v, 8)});
+  }
+  return out;
+}
+
+void RadosStorage::split_noted(std::uint32_t table, std::uint64_t token) {
+  remove_keys({prefix_, kCatalogObject}, {unnoted_key(table, token)});
+}
+
+std::string RadosStorage::unnoted_key(std::uint32_t table, std::uint64_t token) {
+  std::string key = kUnnotedPrefix;
+  put_u32(&key, table);
+  put_u64(&key, token);
+  return key;
 }
 
 std::unique_ptr<Iterator> RadosStorage::stream_records(std::uint32_t table,

@@ -247,11 +247,10 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
   std::set<std::string> moved_keys;
   std::map<std::string, librados::bufferlist> chunk;
   chunk[kRangeKey].append(range_value(starts, *middle));
-  if (last_record > 0) {
-    std::string last;
-    put_u64(&last, last_record);
-    chunk[kStreamCounterKey].append(last);
-  }
+  std::string last_value;
+  put_u64(&last_value, last_record);
+  if (last_record > 0) chunk[kStreamCounterKey].append(last_value);
+  chunk[kBornKey].append(last_value);
   std::size_t chunk_bytes = 0;
   auto copy = [&] {
     if (chunk.empty()) return;
@@ -281,7 +280,10 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
     new_value.append(encode_map(starts));
     int cmp = 0;
     op.omap_cmp({{map_key, {old_value, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
-    op.omap_set({{map_key, new_value}});
+    // With the split, what the stream shards still have to take in (split_noted).
+    librados::bufferlist unnoted;
+    unnoted.append(last_value);
+    op.omap_set({{map_key, new_value}, {unnoted_key(table, *middle), unnoted}});
     const int r = catalog_io_.operate(kCatalogObject, &op);
     if (r != -ECANCELED || attempt >= 100) {
       check(r, "cannot publish the partition map of table " + std::to_string(table));

@@ -131,6 +131,10 @@ std::vector<ObjectRef> RadosStorage::token_objects() const {
 
 RadosStorage::~RadosStorage() {
   stop_leases();
+  {
+    std::unique_lock lock(announce_mutex_);
+    reap_announcements(true);
+  }
   stop_watch();
   reap_removals(true);
   // Nothing of this front end is left in flight: its lease goes, and nobody waits for it.

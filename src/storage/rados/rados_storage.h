@@ -279,10 +279,17 @@ class RadosStorage : public Storage {
   void queue_notify(Notice notice);
   void set_catalog_listener(CatalogListener listener) override;
   void notify_catalog() override;
+  void announce_catalog() override;
+  // Releases the announcements answered (or timed out); `all`: waits for the others first.
+  void reap_announcements(bool all);
   bool shared() const override { return true; }
   // Stream record numbers (rados_numbers.cpp).
   std::vector<StreamPartition> stream_partitions(std::uint32_t table) override;
-  std::uint64_t stream_horizon(std::uint32_t table, std::uint64_t first_token) override;
+  std::uint64_t stream_horizon(std::uint32_t table, std::uint64_t first_token,
+                               std::optional<std::uint64_t> end_token) override;
+  std::vector<UnnotedSplit> unnoted_splits() override;
+  void split_noted(std::uint32_t table, std::uint64_t token) override;
+  static std::string unnoted_key(std::uint32_t table, std::uint64_t token);
   std::unique_ptr<Iterator> stream_records(std::uint32_t table, std::uint64_t first_token,
                                            std::string lower, std::string upper) override;
   bool claim_job(const std::string& name) override;
@@ -634,6 +641,9 @@ class RadosStorage : public Storage {
   bool watch_stopping_ = false;  // (watch_mutex_)
   std::mutex listener_mutex_;    // held while the listener runs
   CatalogListener catalog_listener_;
+  // Announcements sent and not yet released (announce_catalog).
+  std::mutex announce_mutex_;
+  std::vector<librados::AioCompletion*> announcements_;  // (announce_mutex_)
 };
 
 }  // namespace kumo::storage::rados

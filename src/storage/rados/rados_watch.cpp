@@ -131,4 +131,37 @@ void RadosStorage::notify_catalog() {
   }
 }
 
+void RadosStorage::announce_catalog() {
+  librados::bufferlist bl;
+  std::string self;
+  put_u64(&self, instance_);
+  bl.append(self);
+  std::unique_lock lock(announce_mutex_);
+  reap_announcements(false);
+  librados::AioCompletion* done = librados::Rados::aio_create_completion();
+  const int r = catalog_io_.aio_notify(kCatalogObject, done, bl, kNotifyTimeoutMs, nullptr);
+  if (r < 0) {
+    done->release();
+    log("a catalog change could not be announced: " + std::string(std::strerror(-r)));
+    return;
+  }
+  announcements_.push_back(done);
+}
+
+void RadosStorage::reap_announcements(bool all) {
+  std::vector<librados::AioCompletion*> pending;
+  for (librados::AioCompletion* done : announcements_) {
+    if (all) done->wait_for_complete();
+    if (!done->is_complete()) {
+      pending.push_back(done);
+      continue;
+    }
+    if (done->get_return_value() == -ETIMEDOUT) {
+      log("a front end did not acknowledge a catalog change within 3 s");
+    }
+    done->release();
+  }
+  announcements_.swap(pending);
+}
+
 }  // namespace kumo::storage::rados

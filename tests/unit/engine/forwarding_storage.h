@@ -34,9 +34,15 @@ class ForwardingStorage : public storage::Storage {
   std::vector<StreamPartition> stream_partitions(std::uint32_t table) override {
     return inner_->stream_partitions(table);
   }
-  std::uint64_t stream_horizon(std::uint32_t table, std::uint64_t first_token) override {
-    return inner_->stream_horizon(table, first_token);
+  std::uint64_t stream_horizon(std::uint32_t table, std::uint64_t first_token,
+                               std::optional<std::uint64_t> end_token) override {
+    return inner_->stream_horizon(table, first_token, end_token);
   }
+  std::vector<UnnotedSplit> unnoted_splits() override { return inner_->unnoted_splits(); }
+  void split_noted(std::uint32_t table, std::uint64_t token) override {
+    inner_->split_noted(table, token);
+  }
+  void announce_catalog() override { inner_->announce_catalog(); }
   std::unique_ptr<storage::Iterator> stream_records(std::uint32_t table, std::uint64_t first_token,
                                                     std::string lower, std::string upper) override {
     return inner_->stream_records(table, first_token, std::move(lower), std::move(upper));

@@ -43,11 +43,24 @@ class SharedMemoryStorage : public ForwardingStorage {
     std::lock_guard lock(mutex_);
     return {{0, last_number_}};
   }
-  std::uint64_t stream_horizon(std::uint32_t, std::uint64_t) override {
+  std::uint64_t stream_horizon(std::uint32_t, std::uint64_t,
+                               std::optional<std::uint64_t>) override {
     std::lock_guard lock(mutex_);
     return last_number_;
   }
 
+  // The splits whose shards no front end has split yet, as a test sets them.
+  std::vector<UnnotedSplit> unnoted_splits() override {
+    std::lock_guard lock(mutex_);
+    return unnoted;
+  }
+  void split_noted(std::uint32_t table, std::uint64_t token) override {
+    std::lock_guard lock(mutex_);
+    std::erase_if(unnoted,
+                  [&](const UnnotedSplit& s) { return s.table == table && s.token == token; });
+  }
+
+  std::vector<UnnotedSplit> unnoted;
   std::function<void()> interleave;
   bool conflict_once = false;
   bool failing = false;

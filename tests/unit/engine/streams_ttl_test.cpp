@@ -230,6 +230,78 @@ TEST(SharedStreamsTest, ShardSplitsByTwoFrontEndsAreBothKept) {
   EXPECT_EQ(one.active(guard, table.id), nullptr);
 }
 
+namespace {
+
+TableDefinition shared_stream_table() {
+  TableDefinition table;
+  table.name = "events";
+  table.id = 7;
+  table.key = {{"pk", ScalarType::S}, std::nullopt};
+  table.stream = StreamSpecification{true, "KEYS_ONLY"};
+  table.latest_stream_label = "2026-11-22T00:00:00.000";
+  return table;
+}
+
+// (first token, open) of each of the stream's shards, as `streams` finds them.
+std::vector<std::pair<std::uint64_t, bool>> shard_ranges(ChangeStreams& streams,
+                                                         const TableDefinition& table) {
+  std::vector<std::pair<std::uint64_t, bool>> out;
+  const std::optional<StreamInfo> stream = streams.find(table.name, table.latest_stream_label);
+  for (const StreamShard& shard : stream.value().shards) {
+    out.emplace_back(shard.first_token, shard.open());
+  }
+  return out;
+}
+
+}  // namespace
+
+// A front end that split a shard may stop before its announcement reaches the others: a
+// reader elsewhere still finds the split, since finding a stream compares it with its
+// stored value.
+TEST(SharedStreamsTest, AShardSplitNeverAnnouncedIsFoundByTheOthers) {
+  SharedMemoryStorage storage;
+  SystemClock clock;
+  const TableDefinition table = shared_stream_table();
+  ChangeStreams one(storage, clock), two(storage, clock);
+  {
+    ChangeStreams::Guard guard(one);
+    one.open(guard, table, 0);
+  }
+  two.reload();
+  EXPECT_EQ(shard_ranges(two, table), (std::vector<std::pair<std::uint64_t, bool>>{{0, true}}));
+  {
+    ChangeStreams::Guard guard(one);
+    EXPECT_TRUE(one.split(guard, table.id, 1ull << 62, 1, 0));
+  }
+  EXPECT_EQ(shard_ranges(two, table), (std::vector<std::pair<std::uint64_t, bool>>{
+                                          {0, false}, {0, true}, {1ull << 62, true}}));
+}
+
+// A close on shared storage first splits the shards of the splits no front end has split
+// yet (their front end stopped first): each open shard then ends at its own partition's
+// number, and none is left without the new partition's records.
+TEST(SharedStreamsTest, ACloseSplitsTheShardsOfUnnotedSplitsFirst) {
+  SharedMemoryStorage storage;
+  SystemClock clock;
+  const TableDefinition table = shared_stream_table();
+  ChangeStreams streams(storage, clock);
+  {
+    ChangeStreams::Guard guard(streams);
+    streams.open(guard, table, 0);
+  }
+  // Made in the order of their numbers (the second split is of the first one's upper half);
+  // another table's is not this stream's.
+  storage.unnoted = {{table.id, 3ull << 62, 5}, {table.id, 1ull << 62, 2}, {8, 2ull << 62, 1}};
+  {
+    ChangeStreams::Guard guard(streams);
+    streams.close(guard, table.id, 1);
+  }
+  EXPECT_EQ(
+      shard_ranges(streams, table),
+      (std::vector<std::pair<std::uint64_t, bool>>{
+          {0, false}, {0, false}, {1ull << 62, false}, {1ull << 62, false}, {3ull << 62, false}}));
+}
+
 // Two front ends (engines) on one shared storage write one item in turn: the storage
 // numbers the records as it writes them, so the stream holds the changes in the order they
 // were made, whichever front end made them. (Numbers taken by each front end from blocks

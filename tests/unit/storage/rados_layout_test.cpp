@@ -1125,8 +1125,17 @@ TEST_F(RadosLayoutTest, StreamRecordsAreNumberedByTheirPartition) {
   std::size_t records = 0;
   for (Storage* reader : {db_.get(), other.get()}) {
     records = 0;
-    for (const Storage::StreamPartition& part : reader->stream_partitions(kTable)) {
-      EXPECT_EQ(reader->stream_horizon(kTable, part.first_token), part.last);
+    const std::vector<Storage::StreamPartition> parts = reader->stream_partitions(kTable);
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const Storage::StreamPartition& part = parts[i];
+      const std::optional<std::uint64_t> end =
+          i + 1 < parts.size() ? std::optional(parts[i + 1].first_token) : std::nullopt;
+      EXPECT_EQ(reader->stream_horizon(kTable, part.first_token, end), part.last);
+      // A reader that knows the table's first partition only (it has not heard of the
+      // splits) reads no number past the first split's.
+      if (i == 0 && parts.size() > 1) {
+        EXPECT_LE(reader->stream_horizon(kTable, part.first_token, std::nullopt), part.last);
+      }
       std::vector<std::uint64_t> numbers;
       std::map<char, int> last_write;  // writer → its last write seen in this partition
       auto it = reader->stream_records(kTable, part.first_token, space_prefix(kTable, kStream),
@@ -1156,6 +1165,51 @@ TEST_F(RadosLayoutTest, StreamRecordsAreNumberedByTheirPartition) {
     EXPECT_EQ(records, static_cast<std::size_t>(kThreads * (kWrites + kWrites / 10)));
   }
   db_->erase_range(table_prefix(kTable), table_prefix(kTable + 1));
+}
+
+// A reader that has not heard of a split yet (its shard still covers the range the
+// partition had) reads no record number past the split's last: the numbers after it
+// belong to the halves' shards. The split stays among the unnoted ones until noted.
+TEST_F(RadosLayoutTest, AStreamReaderThatMissedASplitStopsAtIt) {
+  constexpr std::uint32_t kTable = 10;
+  constexpr std::uint64_t kQuarter = 1ull << 62;  // a table starts with four partitions
+  auto write = [&](std::uint64_t token, const std::string& value) {
+    WriteBatch batch;
+    const std::string key = item_key(kTable, token, "k");
+    batch.partition(key);
+    batch.put(key, value);
+    batch.maintain_put(stream_key(kTable, 0, token), value);
+    db_->write(batch);
+  };
+  write(0x1000, "a");
+  write(kQuarter / 2 + 0x1000, "b");
+  write(0x2000, "c");
+  ASSERT_EQ(db_->stream_horizon(kTable, 0, kQuarter), 3u);
+  EXPECT_TRUE(db_->unnoted_splits().empty());
+
+  db_->split_partition(kTable, kQuarter / 2);
+  write(0x1000, "d");                 // the lower half's number 4
+  write(kQuarter / 2 + 0x1000, "e");  // the upper half's number 4
+  EXPECT_EQ(db_->stream_horizon(kTable, 0, kQuarter), 3u);
+  EXPECT_EQ(db_->stream_horizon(kTable, 0, kQuarter / 2), 4u);
+  EXPECT_EQ(db_->stream_horizon(kTable, kQuarter / 2, kQuarter), 4u);
+  std::vector<Storage::UnnotedSplit> unnoted = db_->unnoted_splits();
+  ASSERT_EQ(unnoted.size(), 1u);
+  EXPECT_EQ(unnoted[0].table, kTable);
+  EXPECT_EQ(unnoted[0].token, kQuarter / 2);
+  EXPECT_EQ(unnoted[0].last, 3u);
+
+  // Split again below: a reader of the first range still stops at the first split, one
+  // that knows of the first only at the second.
+  db_->split_partition(kTable, kQuarter / 4);
+  write(0x1000, "f");
+  EXPECT_EQ(db_->stream_horizon(kTable, 0, kQuarter), 3u);
+  EXPECT_EQ(db_->stream_horizon(kTable, 0, kQuarter / 2), 4u);
+  EXPECT_EQ(db_->stream_horizon(kTable, 0, kQuarter / 4), 5u);
+  EXPECT_EQ(db_->unnoted_splits().size(), 2u);
+  db_->split_noted(kTable, kQuarter / 2);
+  db_->split_noted(kTable, kQuarter / 4);
+  EXPECT_TRUE(db_->unnoted_splits().empty());
 }
 
 }  // namespace
