@@ -13,11 +13,14 @@ must undo or finish it without losing an acknowledged write.
 
 import os
 import re
+import signal
+import threading
 
 import pytest
 
-from kumo_testlib import N, S, create_table_args, on_rados, scan_all
-from rados_helpers import check_layout, deployment_prefix
+from kumo_testlib import KumoProcess, N, S, create_table_args, on_rados, scan_all
+from rados_helpers import check_layout, deployment_prefix, omap, rados
+from test_rados_front_ends import lease_objects, wait_for
 from stream_helpers import check_interleaving, read_all_shards, seq, streams_api_for
 
 pytestmark = pytest.mark.skipif(not (on_rados() and os.environ.get("KUMO_CEPH_CONF")),
@@ -244,3 +247,90 @@ def test_a_split_stopped_at_each_step_is_undone_or_finished(start_server, tmp_pa
     assert check_layout(prefix) == (5 if published else 4) + splits
     check_reads(api, streams, model, splits + (1 if published else 0))
     assert splits_logged(log_before) == 0  # logged once its keys are removed
+
+
+def split_in_progress(prefix):
+    """(namespace, start, middle) of the one partition whose split key is set, or None."""
+    for line in rados("--all", "ls").decode().splitlines():
+        ns, _, oid = line.partition("\t")
+        if ns.startswith(prefix + "t") and oid.startswith("p"):
+            value = omap(ns, oid).get(b"\xffs")
+            if value is not None:
+                return ns, int(oid[1:], 16), int.from_bytes(value[:8], "big")
+    return None
+
+
+def partition_starts(prefix, table_id):
+    stored = omap(prefix, "kumo.catalog")[b"\xffmap" + table_id.to_bytes(4, "big")]
+    return [int.from_bytes(stored[i:i + 8], "big") for i in range(0, len(stored), 8)]
+
+
+def test_a_front_end_paused_after_publishing_a_split_changes_no_range_after_it(kumo_bin,
+                                                                                tmp_path):
+    """A front end stops (SIGSTOP) right after publishing a split, before it sets the lower
+    half's range. Its lease lapses; the other front end finishes the split and then splits
+    the lower half again. Resumed, the paused one must not set the lower half's range of
+    its split, which would undo the second split (writes and reads of that range would then
+    find it elsewhere than the map says): its last steps are guarded on its own split key,
+    which the finisher removed."""
+    shared = tmp_path / "shared"
+    servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=shared,
+                           extra_args=["--rados-partition-keys", "8"]) for _ in range(2)]
+    try:
+        os.environ["KUMO_RADOS_SPLIT_FAULT"] = "publish-pause"
+        try:
+            servers[0].start()
+        finally:
+            del os.environ["KUMO_RADOS_SPLIT_FAULT"]
+        servers[1].start()
+        prefix = deployment_prefix(servers[0])
+        other = servers[1].api()
+        other.ok("CreateTable", create_table_args("paused-split", ("pk", "S")))
+        written = []
+
+        def write_until_paused():
+            api = servers[0].api()
+            for i in range(500):
+                try:
+                    api.ok("PutItem", {"TableName": "paused-split", "Item": {"pk": S(f"a{i}")}})
+                except Exception:  # noqa: BLE001 - the request the pause held
+                    written.append(f"a{i}")  # in flight: applied before the split began
+                    return
+                written.append(f"a{i}")
+
+        writer = threading.Thread(target=write_until_paused)
+        writer.start()
+        wait_for(lambda: open(f"/proc/{servers[0].proc.pid}/stat").read().split()[2] == "T",
+                 30, "the front end paused in its split")
+        ns, start, middle = split_in_progress(prefix)
+        table_id = int(ns[len(prefix) + 1:])
+        assert middle in partition_starts(prefix, table_id)  # published
+        # The other takes the lapsed lease over and finishes the split.
+        wait_for(lambda: len(lease_objects(prefix)) == 1, 20, "the lapsed lease taken over")
+        wait_for(lambda: split_in_progress(prefix) is None, 10, "the split finished")
+        # ... and splits the lower half again.
+        i = 0
+        while not any(start < s < middle for s in partition_starts(prefix, table_id)):
+            assert i < 2000, "the lower half did not split again"
+            other.ok("PutItem", {"TableName": "paused-split", "Item": {"pk": S(f"b{i}")}})
+            written.append(f"b{i}")
+            i += 1
+        servers[0].proc.send_signal(signal.SIGCONT)
+        writer.join(timeout=60)
+        assert not writer.is_alive()
+        check_layout(prefix)
+        # Every item is where the map says, through both front ends.
+        for server in servers:
+            api = server.api()
+            wait_for(lambda: api("DescribeTable", {"TableName": "paused-split"}).status
+                     == 200, 20, "the resumed front end serving")
+            for pk in written:
+                out = api.ok("GetItem", {"TableName": "paused-split", "Key": {"pk": S(pk)},
+                                         "ConsistentRead": True})
+                assert out.get("Item") == {"pk": S(pk)}, pk
+            assert sorted(i["pk"]["S"] for i in scan_all(api, "paused-split")) == sorted(written)
+        with open(servers[0].log_path) as log:
+            assert "was finished by another front end" in log.read()
+    finally:
+        for server in servers:
+            server.stop()

@@ -164,18 +164,27 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
   const std::string range = range_value(*map, start);
   // (The split key's value: the new partition's start, this front end, and once known the
   // partition's last stream record number.)
-  auto freeze = [&](std::uint64_t middle, bool guarded, std::uint64_t last = 0) {
-    std::string value, frozen = range;
+  auto split_value = [&](std::uint64_t middle, std::uint64_t last) {
+    std::string value;
     put_u64(&value, middle);
     put_u64(&value, instance_);
     if (middle != 0) put_u64(&value, last);
+    return value;
+  };
+  const std::string intent = split_value(0, 0);
+  // The first freeze is guarded on the range (nobody froze it meanwhile), the second on
+  // this split's key (nobody ended the split meanwhile: this front end may have been
+  // paused past its lease, and the split undone by another).
+  auto freeze = [&](std::uint64_t middle, bool first, std::uint64_t last = 0) {
+    const std::string value = split_value(middle, last);
+    std::string frozen = range;
     frozen.push_back('F');
     put_u64(&frozen, middle);
     librados::ObjectWriteOperation op;
     librados::bufferlist expected;
-    expected.append(range);
+    expected.append(first ? range : intent);
     int cmp = 0;
-    if (guarded) op.omap_cmp({{kRangeKey, {expected, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
+    op.omap_cmp({{first ? kRangeKey : kSplitKey, {expected, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
     std::map<std::string, librados::bufferlist> set;
     set[kSplitKey].append(value);
     set[kRangeKey].append(frozen);
@@ -194,8 +203,7 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
   // thawed, waited for, frozen again; one left by a stopped front end lasts until another
   // takes its work over, and the split is tried again after more writes.
   for (int wait = 0; !read_prefix(object, kLockPrefix).empty(); ++wait) {
-    set_range(object, range);
-    remove_keys(object, {kSplitKey});
+    if (!end_split(object, range, intent, true)) return true;
     if (wait >= 20) {
       std::unique_lock lock(mutex_);
       growth_[object] =
@@ -232,14 +240,19 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
   }
   if (at) middle = at;
   if (!middle) {
-    set_range(object, range);
-    remove_keys(object, {kSplitKey});
+    end_split(object, range, intent, true);
     return false;
   }
   const ObjectRef added{object.ns, "p" + hex16(*middle)};
   std::vector<std::uint64_t> starts = *map;
   starts.insert(std::upper_bound(starts.begin(), starts.end(), *middle), *middle);
-  check(freeze(*middle, false, last_record), "split");
+  if (const int r = freeze(*middle, false, last_record); r == -ECANCELED) {
+    log("the split of " + object.oid + " was ended by another front end");
+    return true;
+  } else {
+    check(r, "split");
+  }
+  const std::string splitting_value = split_value(*middle, last_record);
   fault_point("intent");
   check_lease();
   // 3. The new object is made with its range.
@@ -274,6 +287,7 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
   // meanwhile, and the new start goes into the map as it is now (this partition's range is
   // its own: frozen, nobody else split it).
   for (int attempt = 0;; ++attempt) {
+    if (attempt > 0) check_lease();  // (the lease again before each op sent)
     librados::ObjectWriteOperation op;
     librados::bufferlist old_value, new_value;
     old_value.append(stored);
@@ -305,13 +319,18 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
   splits_published_.fetch_add(1, std::memory_order_release);
   fault_point("publish");
   // The lower half thaws with its new range: writes with the new map go on, and those
-  // with the old one find another range and reload it.
-  set_range(object, range_value(starts, start));
+  // with the old one find another range and reload it. (Unless another front end finished
+  // the split meanwhile, this one having paused past its lease: it may have split the
+  // lower half again since, and this range would undo that.)
+  if (!end_split(object, range_value(starts, start), splitting_value, false)) {
+    log("the split of " + object.oid + " was finished by another front end");
+    return true;
+  }
   layout.unlock();
   if (split_listener_) split_listener_(table, *middle, last_record);
   const auto paused = std::chrono::steady_clock::now() - began;
   // 5.
-  remove_moved(object, moved_keys);
+  remove_moved(object, moved_keys, splitting_value);
   char pause[32];
   std::snprintf(pause, sizeof pause, "%.1f",
                 std::chrono::duration<double, std::milli>(paused).count());
@@ -322,26 +341,46 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
   return true;
 }
 
-void RadosStorage::set_range(const ObjectRef& object, const std::string& range) {
+bool RadosStorage::end_split(const ObjectRef& object, const std::string& range,
+                             const std::string& split, bool remove_key) {
   librados::ObjectWriteOperation op;
-  librados::bufferlist value;
+  librados::bufferlist expected, value;
+  expected.append(split);
   value.append(range);
+  int cmp = 0;
+  op.omap_cmp({{kSplitKey, {expected, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
   op.omap_set({{kRangeKey, value}});
+  if (remove_key) op.omap_rm_keys({kSplitKey});
   const int r = io(object.ns).operate(object.oid, &op);
+  if (r == -ECANCELED) return false;
   check(r, "cannot set the range of " + object.oid);
+  return true;
 }
 
-void RadosStorage::remove_moved(const ObjectRef& object, const std::set<std::string>& keys) {
+void RadosStorage::remove_moved(const ObjectRef& object, const std::set<std::string>& keys,
+                                const std::string& split) {
+  librados::bufferlist expected;
+  expected.append(split);
+  auto remove = [&](const std::set<std::string>& chunk) {
+    librados::ObjectWriteOperation op;
+    int cmp = 0;
+    op.omap_cmp({{kSplitKey, {expected, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
+    op.omap_rm_keys(chunk);
+    const int r = io(object.ns).operate(object.oid, &op);
+    if (r == -ECANCELED || r == -ENOENT) return false;  // ended by another front end
+    check(r, "cannot remove the moved keys of " + object.oid);
+    return true;
+  };
   std::set<std::string> chunk;
   for (auto it = keys.begin(); it != keys.end();) {
     chunk.insert(*it);
     if (++it == keys.end() || chunk.size() >= kSplitChunkKeys) {
-      remove_keys(object, chunk);
+      if (!remove(chunk)) return;
       chunk.clear();
       fault_point("cleanup");
     }
   }
-  remove_keys(object, {kSplitKey});
+  remove({kSplitKey});
 }
 
 void RadosStorage::finish_split(const ObjectRef& object) {
@@ -362,16 +401,15 @@ void RadosStorage::finish_split(const ObjectRef& object) {
   const std::uint64_t start = std::stoull(object.oid.substr(1), nullptr, 16);
   if (middle <= start || !std::binary_search(map->begin(), map->end(), middle)) {
     if (middle > start) remove_object({object.ns, "p" + hex16(middle)});
-    set_range(object, range_value(*map, start));
-    remove_keys(object, {kSplitKey});
+    end_split(object, range_value(*map, start), value, true);
     return;
   }
-  set_range(object, range_value(*map, start));
+  if (!end_split(object, range_value(*map, start), value, false)) return;
   std::set<std::string> moved_keys;
   for (const auto& [k, v] : read_prefix(object, table_prefix(table))) {
     if (key_token(k) >= middle) moved_keys.insert(k);
   }
-  remove_moved(object, moved_keys);
+  remove_moved(object, moved_keys, value);
   if (split_listener_) {
     split_listener_(table, middle, last_record);
   } else {

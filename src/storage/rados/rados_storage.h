@@ -517,11 +517,17 @@ class RadosStorage : public Storage {
   // each side; false when those all have one token. Runs under split_mutex_.
   bool split(const ObjectRef& object, std::optional<std::uint64_t> at = std::nullopt);
 
-  // Sets a partition's range key.
-  void set_range(const ObjectRef& object, const std::string& range);
+  // Sets a partition's range key (and with `remove_key` removes its split key), only while
+  // its split key still holds `split`, the value the splitting front end set or the one
+  // a finisher read: a front end paused past its lease within a split, which another ended
+  // (and perhaps split the partition again since), changes nothing. False then.
+  bool end_split(const ObjectRef& object, const std::string& range, const std::string& split,
+                 bool remove_key);
 
-  // Removes moved keys from a split partition, a chunk at a time, then its split key.
-  void remove_moved(const ObjectRef& object, const std::set<std::string>& keys);
+  // Removes moved keys from a split partition, a chunk at a time, then its split key, each
+  // step while the split key still holds `split` (as end_split).
+  void remove_moved(const ObjectRef& object, const std::set<std::string>& keys,
+                    const std::string& split);
 
   // Ends a split that a stopped process left in `object`: undone when its map was not
   // published (the new object removed), finished when it was (the moved keys removed).
