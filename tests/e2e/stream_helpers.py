@@ -1,7 +1,14 @@
 """Helpers for the DynamoDB Streams tests (test_streams_*.py): raw
 signed calls to the `DynamoDBStreams_20120810.*` targets, a boto3 `dynamodbstreams` client,
-stream tables, the small writes the tests make (k<i> items, composite k<i>/<i> items),
-reading a shard to its end (open or closed) and checking the shape of records."""
+stream tables, the small writes the tests make (k<i> items, composite k<i>/<i> items, items
+of one item collection), reading a shard to its end (open or closed), finding the shard of
+an item, and checking the shape of records and of a new stream's shards.
+
+A stream has as many shards as its table has partitions, as in DynamoDB: one on the local
+back ends (a table is one partition there), one per partition on RADOS (4 for a new
+table). Records are ordered within a shard only; an item's records are all in the shard of
+its partition (until the partition splits), so the tests compare each shard's order, or
+write items of one partition key when they need their records in one shard."""
 
 import re
 
@@ -15,6 +22,7 @@ from kumo_testlib import (
     create_table_args,
     make_client,
     normalize_item,
+    on_rados,
     signed_request,
     table_arn,
     unique_name,
@@ -158,6 +166,24 @@ def citem(i, **attrs):
     return dict(ck(i), **attrs)
 
 
+def coll_key(i):
+    """Key i of the item collection "coll" (pk "coll", sk i): the items of one partition
+    key are in one partition, so all their records are in one shard."""
+    return {"pk": S("coll"), "sk": N(i)}
+
+
+def coll_item(i, **attrs):
+    return dict(coll_key(i), **attrs)
+
+
+def write_coll(api, t, n, start=0):
+    """n PutItems of new items coll/<start>…; returns the items."""
+    items = [coll_item(i, v=N(i)) for i in range(start, start + n)]
+    for it in items:
+        put(api, t, it)
+    return items
+
+
 # --------------------------------------------------------------------------- reading
 
 
@@ -166,10 +192,37 @@ def describe_stream(streams, arn):
 
 
 def shard_of(streams, arn):
-    """The single shard of a stream."""
+    """The single shard of a stream (of a local back end)."""
     shards = describe_stream(streams, arn)["Shards"]
     assert len(shards) == 1, shards
     return shards[0]
+
+
+def new_shard_count():
+    """The shards a stream starts with: one per partition of its table, so one on the local
+    back ends and 4 on RADOS (a new table has 4 partitions there)."""
+    return 4 if on_rados() else 1
+
+
+def check_new_shards(shards, closed=False):
+    """`shards` are those of a stream as it starts (before any partition split):
+    new_shard_count() of them, distinct, none with a ParentShardId, each with a
+    StartingSequenceNumber, and an EndingSequenceNumber only when the stream is `closed`
+    (disabled or its table deleted)."""
+    assert len(shards) == new_shard_count(), shards
+    ids = [s["ShardId"] for s in shards]
+    assert len(set(ids)) == len(ids), ids
+    for shard in shards:
+        assert set(shard) == {"ShardId", "SequenceNumberRange"}, shard  # no ParentShardId
+        assert SHARD_ID_RE.match(shard["ShardId"]), shard["ShardId"]
+        assert 28 <= len(shard["ShardId"]) <= 65
+        rng = shard["SequenceNumberRange"]
+        members = {"StartingSequenceNumber", "EndingSequenceNumber"} if closed \
+            else {"StartingSequenceNumber"}
+        assert set(rng) == members, rng
+        for number in rng.values():
+            assert SEQUENCE_RE.match(number), rng
+    return shards
 
 
 def shard_iterator(streams, arn, kind="TRIM_HORIZON", sequence=None, shard_id=None):
@@ -213,23 +266,40 @@ class ShardedRecords(list):
         self.shards = shards
 
 
-def read_stream(streams, arn, kind="TRIM_HORIZON", sequence=None, limit=None):
-    """Every record from the given position to the current end of the stream's shard. A
-    stream of several shards is read whole from TRIM_HORIZON, shard by shard (the result is
-    a ShardedRecords)."""
-    shards = all_shards(streams, arn)
-    if len(shards) > 1 and kind == "TRIM_HORIZON" and sequence is None:
-        _, by_shard = read_all_shards(streams, arn)
-        return ShardedRecords([by_shard[s["ShardId"]] for s in shards])
-    return drain(streams, shard_iterator(streams, arn, kind, sequence), limit)[0]
+def read_stream(streams, arn, kind="TRIM_HORIZON", sequence=None, limit=None, shard_id=None):
+    """Every record from the given position to the current end of the stream's shard (the
+    one given, or the only one). A stream of several shards is read whole from TRIM_HORIZON,
+    shard by shard (the result is a ShardedRecords)."""
+    if shard_id is None:
+        shards = all_shards(streams, arn)
+        if len(shards) > 1 and kind == "TRIM_HORIZON" and sequence is None:
+            _, by_shard = read_all_shards(streams, arn)
+            return ShardedRecords([by_shard[s["ShardId"]] for s in shards])
+    return drain(streams, shard_iterator(streams, arn, kind, sequence, shard_id), limit)[0]
 
 
-def shard_holding(streams, arn):
-    """The one shard of the stream that has records (the shard of the item a test wrote)."""
+def shard_holding(streams, arn, pk=None):
+    """The one shard of the stream that has records (the shard of the item a test wrote),
+    or, given `pk` (a string), the one whose records are of items with that partition key
+    (the shard of their partition)."""
     shards, by_shard = read_all_shards(streams, arn)
-    holding = [s for s in shards if by_shard[s["ShardId"]]]
+    holding = [s for s in shards if any(
+        pk is None or r["dynamodb"]["Keys"]["pk"] == S(pk) for r in by_shard[s["ShardId"]])]
     assert len(holding) == 1, [(s["ShardId"], len(by_shard[s["ShardId"]])) for s in shards]
     return holding[0]
+
+
+def iterators(streams, arn, kind="TRIM_HORIZON"):
+    """An iterator of `kind` on every shard of the stream, parents first: the positions a
+    consumer takes before it knows which shard the next records go to."""
+    return [shard_iterator(streams, arn, kind, shard_id=s["ShardId"])
+            for s in all_shards(streams, arn)]
+
+
+def read_from(streams, its, limit=None):
+    """Every record from each of the iterators `its` (one per shard) to the end of its shard
+    or where the shard stands, as a ShardedRecords."""
+    return ShardedRecords([drain(streams, it, limit)[0] for it in its])
 
 
 def all_shards(streams, arn, page=100):

@@ -10,19 +10,25 @@ from kumo_testlib import (
     COR_PREFIX,
     NS_COR_SERVICE,
     SERIALIZATION,
+    N,
     assert_error,
     assert_validation,
+    on_rados,
     signed_request,
     unique_name,
 )
 from stream_helpers import (  # noqa: F401
     RNF,
+    all_shards,
+    check_new_shards,
     describe_stream,
     get_records,
+    pk_item,
+    put,
     read_stream,
     seq,
+    shard_holding,
     shard_iterator,
-    shard_of,
     stream_arn,
     stream_table,
     streams,
@@ -66,10 +72,13 @@ def test_empty_body(streams, op):
 
 @pytest.fixture
 def one_stream(api, streams, make_table):
-    """A NEW_IMAGE stream with two records: (table, arn, shard id, [records])."""
+    """A NEW_IMAGE stream with two records of one item, so both in the shard of its
+    partition: (table, arn, that shard's id, [its records])."""
     t, arn = stream_table(make_table, api, "NEW_IMAGE")
-    write_n(api, t, 2)
-    return t, arn, shard_of(streams, arn)["ShardId"], read_stream(streams, arn)
+    put(api, t, pk_item(0, v=N(0)))
+    put(api, t, pk_item(0, v=N(1)))
+    shard_id = shard_holding(streams, arn)["ShardId"]
+    return t, arn, shard_id, read_stream(streams, arn, shard_id=shard_id)
 
 
 def assert_stream_not_found(streams, arn, shard_id):
@@ -114,15 +123,27 @@ def test_unknown_shard(streams, one_stream):
 def test_describe_stream_shard_paging_and_filter(streams, one_stream):
     _, arn, shard_id, _ = one_stream
     full = describe_stream(streams, arn)
-    assert streams.ok("DescribeStream", {"StreamArn": arn, "Limit": 1})["StreamDescription"] \
-        == full
+    shards = check_new_shards(full["Shards"])
+    assert shard_id in [s["ShardId"] for s in shards]
     assert streams.ok("DescribeStream", {"StreamArn": arn, "Limit": 100})["StreamDescription"] \
         == full
-    out = streams.ok("DescribeStream", {"StreamArn": arn, "ExclusiveStartShardId": shard_id})
-    assert out["StreamDescription"] == dict(full, Shards=[])
-    out = streams.ok("DescribeStream", {"StreamArn": arn, "ShardFilter": {
-        "Type": "CHILD_SHARDS", "ShardId": shard_id}})
-    assert out["StreamDescription"] == dict(full, Shards=[])
+    for i, shard in enumerate(shards):
+        # Pages of one shard: LastEvaluatedShardId names the page's shard while more follow.
+        body = {"StreamArn": arn, "Limit": 1}
+        if i:
+            body["ExclusiveStartShardId"] = shards[i - 1]["ShardId"]
+        page = dict(full, Shards=[shard])
+        if i < len(shards) - 1:
+            page["LastEvaluatedShardId"] = shard["ShardId"]
+        assert streams.ok("DescribeStream", body)["StreamDescription"] == page
+        # After a shard come the shards listed after it (none after the last).
+        out = streams.ok("DescribeStream", {"StreamArn": arn,
+                                            "ExclusiveStartShardId": shard["ShardId"]})
+        assert out["StreamDescription"] == dict(full, Shards=shards[i + 1:])
+        # No shard of a new stream has children.
+        out = streams.ok("DescribeStream", {"StreamArn": arn, "ShardFilter": {
+            "Type": "CHILD_SHARDS", "ShardId": shard["ShardId"]}})
+        assert out["StreamDescription"] == dict(full, Shards=[])
 
 
 def test_sequence_number_required(streams, one_stream):
@@ -135,9 +156,10 @@ def test_sequence_number_required(streams, one_stream):
 
 def test_sequence_number_outside_the_shard(api, streams, make_table, one_stream):
     t, arn, shard_id, records = one_stream
-    start = shard_of(streams, arn)["SequenceNumberRange"]["StartingSequenceNumber"]
-    # Numbers before the start and after the last record, and text that is no sequence
-    # number at all.
+    shard = next(s for s in all_shards(streams, arn) if s["ShardId"] == shard_id)
+    start = shard["SequenceNumberRange"]["StartingSequenceNumber"]
+    # Numbers before the shard's start and after its last record, and text that is no
+    # sequence number at all.
     before = str(int(start) - 1).rjust(len(start), "0")
     beyond = str(int(seq(records[-1])) + 1000)
     t2, arn2 = stream_table(make_table, api, "KEYS_ONLY")
@@ -147,9 +169,14 @@ def test_sequence_number_outside_the_shard(api, streams, make_table, one_stream)
             resp = streams("GetShardIterator", {"StreamArn": arn, "ShardId": shard_id,
                                                 "ShardIteratorType": kind, "SequenceNumber": bad})
             assert_validation(resp, f"Invalid SequenceNumber {bad} for ShardId {shard_id}")
-    # This stream's records are older than the other stream's shard.
-    shard2 = shard_of(streams, arn2)["ShardId"]
-    for bad in (seq(records[0]), seq(records[-1])):
+    # This stream's records are older than the other stream's shard. On RADOS every
+    # partition numbers its own records from the same start, so another stream's numbers
+    # can lie in the shard's range there: those above its last record are refused.
+    shard2 = shard_holding(streams, arn2)["ShardId"]
+    last2 = int(seq(read_stream(streams, arn2, shard_id=shard2)[-1]))
+    numbers = [seq(r) for r in records if not on_rados() or int(seq(r)) > last2]
+    assert numbers, (records, last2)
+    for bad in numbers:
         resp = streams("GetShardIterator", {"StreamArn": arn2, "ShardId": shard2,
                                             "ShardIteratorType": "AT_SEQUENCE_NUMBER",
                                             "SequenceNumber": bad})
@@ -158,7 +185,7 @@ def test_sequence_number_outside_the_shard(api, streams, make_table, one_stream)
 
 def test_invalid_shard_iterators(streams, one_stream):
     _, arn, shard_id, records = one_stream
-    good = shard_iterator(streams, arn)
+    good = shard_iterator(streams, arn, shard_id=shard_id)
     mid = len(good) // 2
     tampered = good[:mid] + ("A" if good[mid] != "A" else "B") + good[mid + 1:]
     for bad in ("garbage", "x" * 2048, tampered, good[:-1], good + "0"):
