@@ -17,10 +17,13 @@ from kumo_testlib import (
     wait_table_active,
 )
 from stream_helpers import (  # noqa: F401
+    all_shards,
+    change,
+    check_new_shards,
+    check_records,
     describe_stream,
-    get_records,
-    seqs,
-    shard_of,
+    pk_item,
+    read_from,
     stream_table,
     streams,
     write_n,
@@ -214,9 +217,9 @@ def test_tag_lengths_over_the_limit_in_characters(api, make_table, tag, path, li
 
 @pytest.fixture
 def empty_stream(api, streams, make_table):
-    """A stream without records: (table, arn, shard)."""
+    """A stream without records: (table, arn, its first shard)."""
     t, arn = stream_table(make_table, api, "KEYS_ONLY")
-    return t, arn, shard_of(streams, arn)
+    return t, arn, check_new_shards(all_shards(streams, arn))[0]
 
 
 def iterator_request(arn, shard, kind, sequence=None):
@@ -227,15 +230,24 @@ def iterator_request(arn, shard, kind, sequence=None):
 
 
 def test_starting_sequence_number_of_an_empty_shard(api, streams, empty_stream):
-    t, arn, shard = empty_stream
-    start = shard["SequenceNumberRange"]["StartingSequenceNumber"]
-    at = streams.ok("GetShardIterator",
-                    iterator_request(arn, shard, "AT_SEQUENCE_NUMBER", start))["ShardIterator"]
-    streams.ok("GetShardIterator", iterator_request(arn, shard, "AFTER_SEQUENCE_NUMBER", start))
+    # Every shard (one per partition) takes its StartingSequenceNumber before it has a
+    # record; the iterators at it then read the records written after.
+    t, arn, _ = empty_stream
+    shards = all_shards(streams, arn)
+    ats = []
+    for shard in shards:
+        start = shard["SequenceNumberRange"]["StartingSequenceNumber"]
+        ats.append(streams.ok("GetShardIterator", iterator_request(
+            arn, shard, "AT_SEQUENCE_NUMBER", start))["ShardIterator"])
+        streams.ok("GetShardIterator",
+                   iterator_request(arn, shard, "AFTER_SEQUENCE_NUMBER", start))
     write_n(api, t, 2)
-    records = get_records(streams, at)["Records"]
-    assert [r["dynamodb"]["Keys"] for r in records] == [{"pk": S("k0")}, {"pk": S("k1")}]
-    assert all(int(s) >= int(start) for s in seqs(records))
+    records = read_from(streams, ats)
+    check_records(records, [change("INSERT", pk_item(0)), change("INSERT", pk_item(1))],
+                  "KEYS_ONLY")
+    for shard, own in zip(shards, records.shards):
+        start = shard["SequenceNumberRange"]["StartingSequenceNumber"]
+        assert all(int(r["dynamodb"]["SequenceNumber"]) >= int(start) for r in own), shard
 
 
 @pytest.mark.parametrize("kind", ["TRIM_HORIZON", "LATEST"])
