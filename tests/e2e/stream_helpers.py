@@ -329,6 +329,27 @@ def read_all_shards(streams, arn):
     return shards, records
 
 
+def read_sharded(streams, arn):
+    """Every record of the stream as read_all_shards reads them, as a ShardedRecords (one
+    list per shard, in DescribeStream's order, even for a stream of one shard)."""
+    shards, by_shard = read_all_shards(streams, arn)
+    return ShardedRecords([by_shard[s["ShardId"]] for s in shards])
+
+
+def read_closed_shards(streams, arn, limit=None):
+    """Reads every shard of a closed stream (disabled, or its table deleted) with
+    read_closed, each to its end from TRIM_HORIZON: (shards, ShardedRecords, the record
+    count of each page of each shard)."""
+    shards = all_shards(streams, arn)
+    records, pages = [], []
+    for shard in shards:
+        it = shard_iterator(streams, arn, shard_id=shard["ShardId"])
+        own, counts = read_closed(streams, it, limit)
+        records.append(own)
+        pages.append(counts)
+    return shards, ShardedRecords(records), pages
+
+
 def read_closed(streams, iterator, limit=None, max_pages=50):
     """Reads a closed shard until a response comes without NextShardIterator; returns
     (records, record count per page)."""

@@ -2,7 +2,12 @@
 (StreamSpecification) and the UpdateTable stream
 errors, disabling and enabling again (a new stream each time, the old shard closed),
 DeleteTable, ListStreams order, paging and filter, closed streams forgotten after the
-retention period, and streams surviving a restart (SIGTERM and SIGKILL)."""
+retention period, and streams surviving a restart (SIGTERM and SIGKILL).
+
+A stream has a shard per partition of its table (one on the local back ends, 4 for a new
+table on RADOS); every shard of a stream is closed with it, and each shard of a re-enabled
+stream starts above where the same partition's shard of the old stream ended. Records are
+ordered within a shard: the tests check each shard's order and each item's changes."""
 
 import calendar
 import datetime
@@ -22,12 +27,13 @@ from kumo_testlib import (
 from stream_helpers import (  # noqa: F401
     LABEL_RE,
     RNF,
-    SEQUENCE_RE,
-    SHARD_ID_RE,
     VIEW_TYPES,
     N,
     S,
+    ShardedRecords,
+    all_shards,
     change,
+    check_new_shards,
     check_records,
     citem,
     ck,
@@ -35,17 +41,16 @@ from stream_helpers import (  # noqa: F401
     delete,
     describe_stream,
     describe_table,
-    drain,
     get_records,
+    iterators,
     latest_arn_of,
     pk_item,
     put,
-    read_closed,
+    read_closed_shards,
+    read_sharded,
     read_stream,
     seq,
     set_stream,
-    shard_iterator,
-    shard_of,
     stream_arn,
     stream_spec,
     stream_table,
@@ -93,14 +98,8 @@ def test_create_table_with_stream_describes_it(api, streams, make_table, view_ty
                                {"AttributeName": "sk", "KeyType": "RANGE"}]
     assert isinstance(sd["CreationRequestDateTime"], (int, float))
     assert abs(sd["CreationRequestDateTime"] - label_epoch(label)) < 1
-    assert len(sd["Shards"]) == 1
-    shard = sd["Shards"][0]
-    assert set(shard) == {"ShardId", "SequenceNumberRange"}, shard  # no ParentShardId
-    assert SHARD_ID_RE.match(shard["ShardId"]), shard["ShardId"]
-    assert 28 <= len(shard["ShardId"]) <= 65
-    rng = shard["SequenceNumberRange"]
-    assert set(rng) == {"StartingSequenceNumber"}, rng  # open: no EndingSequenceNumber
-    assert SEQUENCE_RE.match(rng["StartingSequenceNumber"])
+    # One shard per partition, none with a parent, open (no EndingSequenceNumber).
+    check_new_shards(sd["Shards"])
 
 
 def test_table_without_stream_has_none(api, streams, make_table):
@@ -175,7 +174,7 @@ def test_disable_then_enable_makes_a_new_stream(api, streams, make_table):
     t, arn1 = stream_table(make_table, api, "NEW_IMAGE")
     label1 = arn1.rsplit("/", 1)[1]
     old_items = write_n(api, t, 3)
-    shard1 = shard_of(streams, arn1)
+    shards1 = check_new_shards(all_shards(streams, arn1))
 
     desc = set_stream(api, t, None)
     assert "StreamSpecification" not in desc
@@ -199,38 +198,46 @@ def test_disable_then_enable_makes_a_new_stream(api, streams, make_table):
 
     sd1 = describe_stream(streams, arn1)
     assert sd1["StreamStatus"] == "DISABLED" and sd1["StreamViewType"] == "NEW_IMAGE"
-    assert len(sd1["Shards"]) == 1
-    s1 = sd1["Shards"][0]
-    assert s1["ShardId"] == shard1["ShardId"]
-    rng1 = s1["SequenceNumberRange"]
-    assert rng1["StartingSequenceNumber"] == shard1["SequenceNumberRange"][
-        "StartingSequenceNumber"]
-    assert SEQUENCE_RE.match(rng1["EndingSequenceNumber"])
+    # The same shards, each now closed: an EndingSequenceNumber, the same start.
+    closed1 = check_new_shards(sd1["Shards"], closed=True)
+    assert [s["ShardId"] for s in closed1] == [s["ShardId"] for s in shards1]
+    for s1, shard1 in zip(closed1, shards1):
+        assert s1["SequenceNumberRange"]["StartingSequenceNumber"] == \
+            shard1["SequenceNumberRange"]["StartingSequenceNumber"]
 
-    old_records, pages = read_closed(streams, shard_iterator(streams, arn1))
+    _, old_records, _ = read_closed_shards(streams, arn1)
     check_records(old_records, [change("INSERT", pk_item(i), new=it)
                                 for i, it in enumerate(old_items)], "NEW_IMAGE")
-    assert int(rng1["StartingSequenceNumber"]) <= int(seq(old_records[0]))
-    assert int(seq(old_records[-1])) <= int(rng1["EndingSequenceNumber"])
-    paged, pages = read_closed(streams, shard_iterator(streams, arn1), limit=2)
-    assert paged == old_records and pages[:2] == [2, 1] and sum(pages) == 3
-    assert read_stream(streams, arn1, "AT_SEQUENCE_NUMBER", seq(old_records[1])) == \
-        old_records[1:]
+    _, paged, pages = read_closed_shards(streams, arn1, limit=2)
+    assert paged.shards == old_records.shards
+    for s1, own, counts in zip(closed1, old_records.shards, pages):
+        rng1 = s1["SequenceNumberRange"]
+        assert all(int(rng1["StartingSequenceNumber"]) <= int(seq(r))
+                   <= int(rng1["EndingSequenceNumber"]) for r in own), (rng1, own)
+        # Pages of at most 2 records, full until the shard's last records.
+        full = [2] * (len(own) // 2) + [len(own) % 2] * (len(own) % 2)
+        assert counts[:len(full)] == full and sum(counts) == len(own), counts
+        for i, r in enumerate(own):
+            assert read_stream(streams, arn1, "AT_SEQUENCE_NUMBER", seq(r),
+                               shard_id=s1["ShardId"]) == own[i:]
     # LATEST on a closed shard is past its end.
-    out = get_records(streams, shard_iterator(streams, arn1, "LATEST"))
-    assert out["Records"] == [] and "NextShardIterator" not in out
+    for it in iterators(streams, arn1, "LATEST"):
+        out = get_records(streams, it)
+        assert out["Records"] == [] and "NextShardIterator" not in out
 
     sd2 = describe_stream(streams, arn2)
     assert sd2["StreamStatus"] == "ENABLED" and sd2["StreamViewType"] == "KEYS_ONLY"
-    s2 = sd2["Shards"][0]
-    assert s2["ShardId"] != s1["ShardId"]
-    assert "EndingSequenceNumber" not in s2["SequenceNumberRange"]
-    assert int(s2["SequenceNumberRange"]["StartingSequenceNumber"]) > \
-        int(rng1["EndingSequenceNumber"])
-    new_records = read_stream(streams, arn2)
+    shards2 = check_new_shards(sd2["Shards"])
+    assert not {s["ShardId"] for s in shards2} & {s["ShardId"] for s in closed1}
+    new_records = read_sharded(streams, arn2)
     check_records(new_records, [change("INSERT", pk_item(100)), change("INSERT", pk_item(101))],
                   "KEYS_ONLY")
-    assert int(seq(new_records[0])) > int(rng1["EndingSequenceNumber"])
+    # Each partition numbers on: its new shard (listed in the same place) starts above where
+    # its old one ended.
+    for s1, s2, own in zip(closed1, shards2, new_records.shards):
+        end = int(s1["SequenceNumberRange"]["EndingSequenceNumber"])
+        assert int(s2["SequenceNumberRange"]["StartingSequenceNumber"]) > end, (s1, s2)
+        assert all(int(seq(r)) > end for r in own), (s1, own)
 
 
 def test_quick_disable_enable_cycles_make_distinct_streams(api, streams, make_table):
@@ -276,7 +283,7 @@ def test_quick_delete_create_cycles_keep_every_stream(server, streams):
     assert streams.ok("ListStreams", {"TableName": t})["Streams"] == [
         list_entry(t, a) for a in arns]
     for i, a in enumerate(arns):
-        records, _ = read_closed(streams, shard_iterator(streams, a))
+        _, records, _ = read_closed_shards(streams, a)
         check_records(records, [change("INSERT", pk_item(i))], "KEYS_ONLY")
 
 
@@ -285,8 +292,8 @@ def test_disabled_stream_without_records(api, streams, make_table):
     set_stream(api, t, None)
     sd = describe_stream(streams, arn)
     assert sd["StreamStatus"] == "DISABLED"
-    assert "EndingSequenceNumber" in sd["Shards"][0]["SequenceNumberRange"]
-    records, pages = read_closed(streams, shard_iterator(streams, arn))
+    check_new_shards(sd["Shards"], closed=True)
+    _, records, _ = read_closed_shards(streams, arn)
     assert records == []
 
 
@@ -296,7 +303,7 @@ def test_closed_shard_ends_when_another_table_wrote_last(api, streams, make_tabl
     write_n(api, t, 2)
     write_n(api, other, 1)  # the last record before the close is the other table's
     set_stream(api, t, None)
-    records, _ = read_closed(streams, shard_iterator(streams, arn))
+    _, records, _ = read_closed_shards(streams, arn)
     check_records(records, [change("INSERT", pk_item(0)), change("INSERT", pk_item(1))],
                   "KEYS_ONLY")
 
@@ -307,7 +314,8 @@ def test_delete_table_closes_the_stream(api, ddb, streams, make_table):
     items = [citem(i, v=N(i)) for i in range(3)]
     for it in items:
         put(api, t, it)
-    waiting = get_records(streams, shard_iterator(streams, arn, "LATEST"))["NextShardIterator"]
+    waiting = [get_records(streams, it)["NextShardIterator"]
+               for it in iterators(streams, arn, "LATEST")]
     api.ok("DeleteTable", {"TableName": t})
     wait_table_gone(ddb, t)
 
@@ -319,12 +327,13 @@ def test_delete_table_closes_the_stream(api, ddb, streams, make_table):
     assert sd["TableName"] == t and sd["StreamViewType"] == "NEW_AND_OLD_IMAGES"
     assert sd["KeySchema"] == [{"AttributeName": "pk", "KeyType": "HASH"},
                                {"AttributeName": "sk", "KeyType": "RANGE"}]
-    assert "EndingSequenceNumber" in sd["Shards"][0]["SequenceNumberRange"]
+    check_new_shards(sd["Shards"], closed=True)
     expected = [change("INSERT", ck(i), new=it) for i, it in enumerate(items)]
-    records, _ = read_closed(streams, shard_iterator(streams, arn))
+    _, records, _ = read_closed_shards(streams, arn)
     check_records(records, expected, "NEW_AND_OLD_IMAGES")  # no REMOVE for the dropped items
-    out = get_records(streams, waiting)
-    assert out["Records"] == [] and "NextShardIterator" not in out
+    for it in waiting:
+        out = get_records(streams, it)
+        assert out["Records"] == [] and "NextShardIterator" not in out
 
     # A new table of the same name gets a new stream; the old one is untouched.
     time.sleep(0.01)
@@ -336,7 +345,7 @@ def test_delete_table_closes_the_stream(api, ddb, streams, make_table):
     assert streams.ok("ListStreams", {"TableName": t})["Streams"] == [
         entry, {"StreamArn": arn2, "TableName": t, "StreamLabel": arn2.rsplit("/", 1)[1]}]
     check_records(read_stream(streams, arn2), [change("INSERT", ck(7))], "KEYS_ONLY")
-    records, _ = read_closed(streams, shard_iterator(streams, arn))
+    _, records, _ = read_closed_shards(streams, arn)
     check_records(records, expected, "NEW_AND_OLD_IMAGES")
     assert describe_stream(streams, arn)["StreamStatus"] == "DISABLED"
 
@@ -467,17 +476,25 @@ def test_closed_streams_disappear_after_retention(start_server):
 
 
 def snapshot(streams):
+    """The listed streams, and each one's description and records, shard by shard."""
     listed = streams.ok("ListStreams")["Streams"]
     out = {"list": listed}
     for s in listed:
         arn = s["StreamArn"]
-        out[arn] = (describe_stream(streams, arn), read_closed_or_open(streams, arn))
+        out[arn] = (describe_stream(streams, arn), read_sharded(streams, arn).shards)
     return out
 
 
-def read_closed_or_open(streams, arn):
-    records, _, _ = drain(streams, shard_iterator(streams, arn))
-    return records
+def check_appended(before, after, expected, view_type, floors):
+    """`after` (records per shard) holds each shard's records of `before`, then records of
+    exactly the changes `expected`, each numbered above its shard's number in `floors`."""
+    assert len(after) == len(before)
+    added = []
+    for old, new, floor in zip(before, after, floors):
+        assert new[:len(old)] == old
+        added.append(new[len(old):])
+        assert all(int(seq(r)) > floor for r in added[-1]), (floor, added[-1])
+    check_records(ShardedRecords(added), expected, view_type)
 
 
 def test_streams_survive_restart(start_server, tmp_path):
@@ -494,8 +511,11 @@ def test_streams_survive_restart(start_server, tmp_path):
     arn2 = set_stream(api, t, "KEYS_ONLY")["LatestStreamArn"]
     delete(api, t, ck(1))
     before = snapshot(streams_api_for(srv))
-    assert len(before[arn1][1]) == 4 and len(before[arn2][1]) == 1
-    last = max(int(seq(r)) for arn in (arn1, arn2) for r in before[arn][1])
+    assert sum(map(len, before[arn1][1])) == 4 and sum(map(len, before[arn2][1])) == 1
+    # The last number each partition gave (its shards of both streams are listed in the
+    # same place): a record written after the restart is numbered above it.
+    last = [max([int(seq(r)) for r in old + new] or [0])
+            for old, new in zip(before[arn1][1], before[arn2][1])]
 
     assert srv.terminate() == 0
     srv.start()
@@ -503,20 +523,18 @@ def test_streams_survive_restart(start_server, tmp_path):
     assert snapshot(streams) == before
     assert describe_table(srv.api(), t)["LatestStreamArn"] == arn2
     put(srv.api(), t, citem(5))
-    after = read_stream(streams, arn2)
-    assert after[:1] == before[arn2][1]
-    check_records(after[1:], [change("INSERT", ck(5))], "KEYS_ONLY")
-    assert int(seq(after[1])) > last
+    after = read_sharded(streams, arn2).shards
+    check_appended(before[arn2][1], after, [change("INSERT", ck(5))], "KEYS_ONLY", last)
 
     # SIGKILL: acknowledged writes and their records survive too, and numbering goes on.
     put(srv.api(), t, citem(6))
-    acknowledged = read_stream(streams, arn2)
+    acknowledged = read_sharded(streams, arn2).shards
     srv.kill()
     srv.start()
     streams = streams_api_for(srv)
-    assert read_stream(streams, arn2) == acknowledged
+    assert read_sharded(streams, arn2).shards == acknowledged
     put(srv.api(), t, citem(7))
-    final = read_stream(streams, arn2)
-    assert final[:-1] == acknowledged
-    assert int(seq(final[-1])) > int(seq(acknowledged[-1]))
+    final = read_sharded(streams, arn2).shards
+    check_appended(acknowledged, final, [change("INSERT", ck(7))], "KEYS_ONLY",
+                   [max([n] + [int(seq(r)) for r in own]) for n, own in zip(last, acknowledged)])
     assert len(read_stream(streams, arn1)) == 4
