@@ -52,14 +52,15 @@ def test_items_expire_when_the_engine_clock_passes_their_ttl(srv):
 
 def test_stream_records_are_trimmed_after_24_hours_of_the_engine_clock(srv):
     api, admin = srv.api(), srv.admin
-    table, arn = create_stream_table(api, srv.client(), "KEYS_ONLY")
+    # Two items of one partition key: their records are in one shard, in order.
+    table, arn = create_stream_table(api, srv.client(), "KEYS_ONLY", range_key=("sk", "S"))
     streams = streams_api_for(srv)
-    api.ok("PutItem", {"TableName": table, "Item": {"pk": S("old")}})
+    api.ok("PutItem", {"TableName": table, "Item": {"pk": S("p"), "sk": S("old")}})
     admin.advance(DAY - 60)
-    api.ok("PutItem", {"TableName": table, "Item": {"pk": S("new")}})
+    api.ok("PutItem", {"TableName": table, "Item": {"pk": S("p"), "sk": S("new")}})
     time.sleep(0.5)
-    assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in read_stream(streams, arn)] == ["old", "new"]
+    assert [r["dynamodb"]["Keys"]["sk"]["S"] for r in read_stream(streams, arn)] == ["old", "new"]
 
     admin.advance(120)
-    wait_until(lambda: [r["dynamodb"]["Keys"]["pk"]["S"] for r in read_stream(streams, arn)]
+    wait_until(lambda: [r["dynamodb"]["Keys"]["sk"]["S"] for r in read_stream(streams, arn)]
                == ["new"], timeout=10, what="the day-old record trimmed")

@@ -82,21 +82,29 @@ def batch_put(api, table, items):
         assert out["UnprocessedItems"] == {}, out
 
 
-def stream_records(streams, stream_arn):
-    """All records currently in the (single-shard) stream, oldest first, through the boto3
-    dynamodbstreams client."""
+def stream_records_by_shard(streams, stream_arn):
+    """The records currently in each shard of the stream (one list per shard, each oldest
+    first; a shard per partition of the table), through the boto3 dynamodbstreams client."""
     shards = streams.describe_stream(StreamArn=stream_arn)["StreamDescription"]["Shards"]
-    records = []
+    by_shard = []
     for shard in shards:
         it = streams.get_shard_iterator(StreamArn=stream_arn, ShardId=shard["ShardId"],
                                         ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+        records = []
         for _ in range(1000):
             out = streams.get_records(ShardIterator=it)
             records += out["Records"]
             it = out.get("NextShardIterator")
             if not out["Records"] or it is None:
                 break
-    return records
+        by_shard.append(records)
+    return by_shard
+
+
+def stream_records(streams, stream_arn):
+    """All records currently in the stream, shard after shard (in order within each shard
+    only), through the boto3 dynamodbstreams client."""
+    return [r for records in stream_records_by_shard(streams, stream_arn) for r in records]
 
 
 # --------------------------------------------------------------------------- TTL settings
