@@ -2,8 +2,9 @@
 write actions (PutItem, UpdateItem, DeleteItem, BatchWriteItem, TransactWriteItems, and
 writes that change nothing) from several threads, each owning its keys and logging every
 acknowledged change in order, on a NEW_AND_OLD_IMAGES stream, while a consumer polls
-GetRecords (Limit 1000). The consumer must see every change exactly once, in sequence
-order, and each key's records must equal its writer's log."""
+GetRecords (Limit 1000) on every shard (one per partition of the table). The consumer must
+see every change exactly once, each shard's records in sequence order, and each key's
+records must equal its writer's log."""
 
 import http.client
 import random
@@ -15,8 +16,11 @@ from stream_helpers import (
     STREAMS_PREFIX,
     N,
     S,
+    all_shards,
+    check_new_shards,
     check_record_shape,
     create_stream_table,
+    iterators,
     shard_iterator,
     streams_api_for,
 )
@@ -215,7 +219,7 @@ class Writer:
 
 
 class Consumer:
-    """Polls the shard with GetRecords (Limit 1000) until told to stop and a page comes back
+    """Polls one shard with GetRecords (Limit 1000) until told to stop and a page comes back
     empty."""
 
     def __init__(self, port, iterator):
@@ -258,38 +262,46 @@ def test_consumer_sees_every_change_exactly_once_in_order(start_server):
     srv = start_server()
     api, streams, client = srv.api(), streams_api_for(srv), srv.client()
     table, arn = create_stream_table(api, client, VIEW)
+    check_new_shards(all_shards(streams, arn))
     t0 = time.time()
 
-    consumer = Consumer(srv.port, shard_iterator(streams, arn, "TRIM_HORIZON"))
+    consumers = [Consumer(srv.port, it) for it in iterators(streams, arn, "TRIM_HORIZON")]
     writers = [Writer(w, srv.port, table) for w in range(WRITERS)]
-    consumer_thread = threading.Thread(target=consumer.run, name="consumer")
+    consumer_threads = [threading.Thread(target=c.run, name=f"consumer-{i}")
+                        for i, c in enumerate(consumers)]
     writer_threads = [threading.Thread(target=w.run, name=f"writer-{w.wid}") for w in writers]
-    consumer_thread.start()
-    for th in writer_threads:
+    for th in consumer_threads + writer_threads:
         th.start()
     for th in writer_threads:
         th.join(timeout=120)
-    consumer.stop.set()  # every write is acknowledged: one more empty page ends the read
-    consumer_thread.join(timeout=60)
+    for c in consumers:
+        c.stop.set()  # every write is acknowledged: one more empty page ends the read
+    for th in consumer_threads:
+        th.join(timeout=60)
     t1 = time.time()
 
     assert not any(th.is_alive() for th in writer_threads), "writers did not finish"
-    assert not consumer_thread.is_alive(), "consumer did not finish"
+    assert not any(th.is_alive() for th in consumer_threads), "consumer did not finish"
     for w in writers:
         if w.error is not None:
             raise w.error
-    if consumer.error is not None:
-        raise consumer.error
+    for c in consumers:
+        if c.error is not None:
+            raise c.error
 
     actions = sum(w.actions for w in writers)
     changes = sum(w.changes for w in writers)
     assert actions >= WRITERS * ACTIONS_PER_WRITER
-    records = consumer.records
-    assert consumer.pages > 1
+    records = [r for c in consumers for r in c.records]
+    assert all(c.pages > 1 for c in consumers), [c.pages for c in consumers]
 
-    numbers = [int(r["dynamodb"]["SequenceNumber"]) for r in records]
-    assert len(set(numbers)) == len(numbers), "a SequenceNumber was delivered twice"
-    assert all(a < b for a, b in zip(numbers, numbers[1:])), "sequence numbers not increasing"
+    # Sequence numbers order the records of a shard (shards of several partitions may
+    # give equal numbers).
+    for c in consumers:
+        numbers = [int(r["dynamodb"]["SequenceNumber"]) for r in c.records]
+        assert len(set(numbers)) == len(numbers), "a SequenceNumber was delivered twice"
+        assert all(a < b for a, b in zip(numbers, numbers[1:])), \
+            "sequence numbers not increasing"
     assert len({r["eventID"] for r in records}) == len(records), "duplicate eventIDs"
     assert len(records) == changes, (
         f"{len(records)} records for {changes} acknowledged changes ({actions} write actions)")
@@ -315,21 +327,13 @@ def test_consumer_sees_every_change_exactly_once_in_order(start_server):
                                                           enumerate(zip(got, want)) if g != x),
                                                          min(len(got), len(want)))))
 
-    # A second reader after the fact sees the same records.
-    it = shard_iterator(streams, arn)
-    again = []
-    while True:
-        out = streams.ok("GetRecords", {"ShardIterator": it, "Limit": 1000})
-        again.extend(out["Records"])
-        it = out["NextShardIterator"]
-        if not out["Records"]:
-            break
-    assert again == records
+    # A second reader after the fact sees the same records in every shard.
+    assert read_shards(streams, arn) == [c.records for c in consumers]
 
 
-def read_shard(streams, arn):
+def read_shard(streams, arn, shard_id):
     """Every record of a shard: reads until an empty page or the end of a closed shard."""
-    it, records = shard_iterator(streams, arn), []
+    it, records = shard_iterator(streams, arn, shard_id=shard_id), []
     while it:
         out = streams.ok("GetRecords", {"ShardIterator": it, "Limit": 1000})
         records.extend(out["Records"])
@@ -337,6 +341,12 @@ def read_shard(streams, arn):
             break
         it = out.get("NextShardIterator")
     return records
+
+
+def read_shards(streams, arn):
+    """Every record of each shard of a stream, one list per shard, in DescribeStream's
+    order."""
+    return [read_shard(streams, arn, s["ShardId"]) for s in all_shards(streams, arn)]
 
 
 def test_disable_and_enable_while_writing(start_server):
@@ -374,13 +384,21 @@ def test_disable_and_enable_while_writing(start_server):
             raise w.error
     assert arn2 != arn1
 
-    first, second = read_shard(streams, arn1), read_shard(streams, arn2)
-    end = int(streams.ok("DescribeStream", {"StreamArn": arn1})["StreamDescription"]["Shards"][0]
-              ["SequenceNumberRange"]["EndingSequenceNumber"])
-    numbers = [int(r["dynamodb"]["SequenceNumber"]) for r in first + second]
-    assert all(a < b for a, b in zip(numbers, numbers[1:])), "sequence numbers not increasing"
-    assert all(int(r["dynamodb"]["SequenceNumber"]) <= end for r in first)
-    assert all(int(r["dynamodb"]["SequenceNumber"]) > end for r in second)
+    # Each partition's shard of the first stream (closed) and of the second (listed in the
+    # same place): the partition numbers on across both, the second's records all above
+    # the first's EndingSequenceNumber.
+    shards1 = check_new_shards(all_shards(streams, arn1), closed=True)
+    check_new_shards(all_shards(streams, arn2))
+    first_by_shard, second_by_shard = read_shards(streams, arn1), read_shards(streams, arn2)
+    for shard, own1, own2 in zip(shards1, first_by_shard, second_by_shard):
+        end = int(shard["SequenceNumberRange"]["EndingSequenceNumber"])
+        numbers = [int(r["dynamodb"]["SequenceNumber"]) for r in own1 + own2]
+        assert all(a < b for a, b in zip(numbers, numbers[1:])), \
+            "sequence numbers not increasing"
+        assert all(int(r["dynamodb"]["SequenceNumber"]) <= end for r in own1)
+        assert all(int(r["dynamodb"]["SequenceNumber"]) > end for r in own2)
+    first = [r for own in first_by_shard for r in own]
+    second = [r for own in second_by_shard for r in own]
 
     def per_key(records):
         out = {}
