@@ -183,18 +183,34 @@ TEST_F(StreamsTtlTest, AnUpdateThatMovesTheTtlIsHonoured) {
   EXPECT_EQ(engine_.expire_items(static_cast<double>(now + 7200)), 1u);
 }
 
-// Two front ends on one shared storage, each with its own ChangeStreams: a change of a
-// stream is stored against the state loaded, so one front end's change of a stream never
-// undoes another's.
-TEST(SharedStreamsTest, ShardSplitsByTwoFrontEndsAreBothKept) {
-  SharedMemoryStorage storage;
-  SystemClock clock;
+TableDefinition shared_stream_table() {
   TableDefinition table;
   table.name = "events";
   table.id = 7;
   table.key = {{"pk", ScalarType::S}, std::nullopt};
   table.stream = StreamSpecification{true, "KEYS_ONLY"};
   table.latest_stream_label = "2026-11-22T00:00:00.000";
+  return table;
+}
+
+// (first token, open) of each of the stream's shards, as `streams` finds them.
+std::vector<std::pair<std::uint64_t, bool>> shard_ranges(ChangeStreams& streams,
+                                                         const TableDefinition& table) {
+  std::vector<std::pair<std::uint64_t, bool>> out;
+  const std::optional<StreamInfo> stream = streams.find(table.name, table.latest_stream_label);
+  for (const StreamShard& shard : stream.value().shards) {
+    out.emplace_back(shard.first_token, shard.open());
+  }
+  return out;
+}
+
+// Two front ends on one shared storage, each with its own ChangeStreams: a change of a
+// stream is stored against the state loaded, so one front end's change of a stream never
+// undoes another's.
+TEST(SharedStreamsTest, ShardSplitsByTwoFrontEndsAreBothKept) {
+  SharedMemoryStorage storage;
+  SystemClock clock;
+  const TableDefinition table = shared_stream_table();
   ChangeStreams one(storage, clock), two(storage, clock);
   {
     ChangeStreams::Guard guard(one);
@@ -229,31 +245,6 @@ TEST(SharedStreamsTest, ShardSplitsByTwoFrontEndsAreBothKept) {
   ChangeStreams::Guard guard(one);
   EXPECT_EQ(one.active(guard, table.id), nullptr);
 }
-
-namespace {
-
-TableDefinition shared_stream_table() {
-  TableDefinition table;
-  table.name = "events";
-  table.id = 7;
-  table.key = {{"pk", ScalarType::S}, std::nullopt};
-  table.stream = StreamSpecification{true, "KEYS_ONLY"};
-  table.latest_stream_label = "2026-11-22T00:00:00.000";
-  return table;
-}
-
-// (first token, open) of each of the stream's shards, as `streams` finds them.
-std::vector<std::pair<std::uint64_t, bool>> shard_ranges(ChangeStreams& streams,
-                                                         const TableDefinition& table) {
-  std::vector<std::pair<std::uint64_t, bool>> out;
-  const std::optional<StreamInfo> stream = streams.find(table.name, table.latest_stream_label);
-  for (const StreamShard& shard : stream.value().shards) {
-    out.emplace_back(shard.first_token, shard.open());
-  }
-  return out;
-}
-
-}  // namespace
 
 // A front end that split a shard may stop before its announcement reaches the others: a
 // reader elsewhere still finds the split, since finding a stream compares it with its
