@@ -205,9 +205,14 @@ std::vector<Resolved> RadosStorage::resolve(const WriteBatch& batch,
     } else if (op.type == WriteBatch::OpType::kDelete) {
       const std::string prefix = counter_prefix(op.key);
       for (const ObjectRef& object : counter_objects(op.key)) {
+        // The base too, read or not: a fold between this read and the removal sets it
+        // from deltas read here, which the removal then finds gone.
+        bool base = false;
         for (auto& [k, v] : read_prefix(object, prefix)) {
+          base = base || (k.size() == prefix.size() + 1 && k.back() == '\0');
           out.push_back({object, op.maintenance, true, std::move(k), {}});
         }
+        if (!base) out.push_back({object, op.maintenance, true, prefix + '\0', {}});
       }
     } else {
       fail("a counter is written only by add_counter");
