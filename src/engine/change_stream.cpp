@@ -263,8 +263,8 @@ std::optional<std::uint64_t> parse_sequence(std::string_view text) {
   return v;
 }
 
-ChangeStreams::ChangeStreams(storage::Storage& storage, const Clock& clock)
-    : storage_(storage), clock_(clock) {
+ChangeStreams::ChangeStreams(storage::Storage& storage, const Clock& clock, double retention)
+    : storage_(storage), clock_(clock), retention_(retention) {
   reserved_ = static_cast<std::uint64_t>(storage_.get_counter(kSequenceKey));
   next_sequence_ = reserved_ + 1;
   MutexLock lock(mutex_);
@@ -542,7 +542,9 @@ std::vector<StreamInfo> ChangeStreams::list(std::optional<std::string_view> tabl
   MutexLock lock(mutex_);
   std::vector<StreamInfo> out;
   for (const auto& [key, stream] : streams_) {
-    if (!table_name || stream.table_name == *table_name) out.push_back(stream);
+    if ((!table_name || stream.table_name == *table_name) && !expired(stream)) {
+      out.push_back(stream);
+    }
   }
   // By table name, then label ("a-b" sorts after "a" although their keys sort the other way).
   std::sort(out.begin(), out.end(), [](const StreamInfo& a, const StreamInfo& b) {
@@ -563,8 +565,12 @@ std::optional<StreamInfo> ChangeStreams::find(std::string_view table_name, std::
     if (stored != (known == stored_.end() ? std::nullopt : std::optional(known->second))) load();
   }
   auto it = streams_.find(key);
-  if (it == streams_.end()) return std::nullopt;
+  if (it == streams_.end() || expired(it->second)) return std::nullopt;
   return it->second;
+}
+
+bool ChangeStreams::expired(const StreamInfo& stream) const {
+  return !stream.open() && stream.closed_at < clock_.now() - retention_;
 }
 
 std::uint64_t ChangeStreams::next_sequence() const {

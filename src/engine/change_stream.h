@@ -127,8 +127,10 @@ std::optional<std::uint64_t> parse_sequence(std::string_view text);
 class ChangeStreams {
  public:
   // Loads the streams stored in `storage` (which must outlive this). Records are stamped
-  // with the time of `clock` (the engine's), which must outlive this too.
-  ChangeStreams(storage::Storage& storage, const Clock& clock);
+  // with the time of `clock` (the engine's), which must outlive this too. A stream closed
+  // more than `retention` seconds ago is gone: DynamoDB keeps a disabled stream's records,
+  // and the stream itself, for 24 hours after it closes.
+  ChangeStreams(storage::Storage& storage, const Clock& clock, double retention = 86400);
 
   // Holds the streams' lock, which guards the set of open streams and the order of
   // sequence numbers. A write holds it from choosing its records until its batch is
@@ -177,12 +179,14 @@ class ChangeStreams {
   // The rest take the lock themselves.
 
   // Streams not yet expired, ordered by table name then label; only `table_name`'s when
-  // given.
+  // given. Expiry is decided by the clock here, not by the trim pass having forgotten the
+  // stream: front ends sharing a storage trim at their own times, and must agree.
   std::vector<StreamInfo> list(std::optional<std::string_view> table_name) const;
   // On shared storage find() compares the stream with its stored value first, and loads
   // the streams again if it changed: a process that changed it (split a shard) may have
   // stopped before its announcement went out, and a reader must not go on with a parent
   // shard whose children it never hears of.
+  // A stream closed longer ago than the retention is not found, as in list().
   std::optional<StreamInfo> find(std::string_view table_name, std::string_view label);
   // The batches holding these records were written (or failed).
   void done(const std::vector<std::uint64_t>& written);
@@ -227,6 +231,9 @@ class ChangeStreams {
 
   storage::Storage& storage_;
   const Clock& clock_;
+  const double retention_;
+  // Whether `stream` closed longer ago than the retention.
+  bool expired(const StreamInfo& stream) const;
   mutable Mutex mutex_;
   std::map<std::string, StreamInfo> streams_ KUMO_GUARDED_BY(mutex_);  // by meta_key
   // The stored value of each stream (by meta_key), as loaded or last written here.

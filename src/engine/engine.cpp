@@ -28,7 +28,7 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
       own_clock_(options.clock ? nullptr : std::make_unique<SystemClock>()),
       clock_(options.clock ? options.clock : own_clock_.get()),
       catalog_(*storage_),
-      streams_(*storage_, *clock_) {
+      streams_(*storage_, *clock_, options_.stream_retention) {
   if (storage_->shared()) {
     tokens_ = std::make_unique<SharedTransactionTokens>(*storage_, *clock_);
   } else {

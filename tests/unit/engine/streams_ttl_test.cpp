@@ -283,12 +283,39 @@ TEST(SharedStreamsTest, ACloseSplitsTheShardsOfUnnotedSplitsFirst) {
   storage.unnoted = {{table.id, 3ull << 62, 5}, {table.id, 1ull << 62, 2}, {8, 2ull << 62, 1}};
   {
     ChangeStreams::Guard guard(streams);
-    streams.close(guard, table.id, 1);
+    streams.close(guard, table.id, clock.now());
   }
   EXPECT_EQ(
       shard_ranges(streams, table),
       (std::vector<std::pair<std::uint64_t, bool>>{
           {0, false}, {0, false}, {1ull << 62, false}, {1ull << 62, false}, {3ull << 62, false}}));
+}
+
+// Front ends forget a closed stream at their own trim passes; past the retention every one
+// of them answers as if it were gone, whether or not its own pass has run yet.
+TEST(SharedStreamsTest, AClosedStreamPastRetentionIsGoneForEveryFrontEnd) {
+  SharedMemoryStorage storage;
+  ManualClock clock(100'000'000'000);  // 100 s
+  const TableDefinition table = shared_stream_table();
+  ChangeStreams one(storage, clock, 10), two(storage, clock, 10);
+  open_through_one(one, two, table);
+  {
+    ChangeStreams::Guard guard(one);
+    one.close(guard, table.id, clock.now());
+  }
+  two.reload();
+  clock.advance(10'000'000'000);  // exactly the retention: still listed
+  for (ChangeStreams* streams : {&one, &two}) {
+    EXPECT_EQ(streams->list(std::nullopt).size(), 1u);
+    EXPECT_TRUE(streams->find(table.name, table.latest_stream_label).has_value());
+  }
+  clock.advance(1'000'000);
+  one.trim(clock.now(), 10);
+  for (ChangeStreams* streams : {&one, &two}) {
+    EXPECT_TRUE(streams->list(std::nullopt).empty());
+    EXPECT_TRUE(streams->list(table.name).empty());
+    EXPECT_FALSE(streams->find(table.name, table.latest_stream_label).has_value());
+  }
 }
 
 // Two front ends (engines) on one shared storage write one item in turn: the storage
