@@ -317,6 +317,25 @@ std::optional<StoredForm> split_stored_item(std::string_view bytes) {
   return StoredForm{bytes, static_cast<std::size_t>(size)};
 }
 
+std::optional<std::string> restamp_stored_item(std::string_view bytes) {
+  if (bytes.empty() || bytes.front() != '\0') return std::nullopt;
+  std::string_view rest = bytes.substr(1);
+  std::uint64_t size = 0;
+  if (!read_varint(&rest, &size)) return std::nullopt;
+  const std::size_t length = bytes.size() - 1 - rest.size();
+  std::string out(1, '\0');
+  append_varint(&out, size);
+  if (out.size() - 1 == length) {
+    // Shortest: its last group gets a continuation bit and one zero group follows.
+    if (length >= 9) return std::nullopt;  // (no such size: they fit in 8 groups)
+    out.back() = static_cast<char>(static_cast<std::uint8_t>(out.back()) | 0x80);
+    out.push_back('\0');
+  }
+  // (Otherwise longer than its shortest form: back to the shortest.)
+  out.append(rest);
+  return out;
+}
+
 bool decode_item(std::string_view in, Item* out) {
   Item item;
   if (!decode_map(&in, &item, 0) || !in.empty()) return false;

@@ -40,6 +40,13 @@ struct StoredForm {
 };
 // Splits stored bytes; nullopt if the size is malformed (the item is not checked).
 std::optional<StoredForm> split_stored_item(std::string_view bytes);
+// The same stored item in other bytes, which split_stored_item reads alike: the size's
+// varint in its other length (its shortest form, or that form with one redundant zero group
+// added). A write guarded on the item's bytes as it read them then fails, although the
+// item did not change: how an index backfill on shared storage orders itself with other
+// front ends' writes of the item. nullopt for an item stored before sizes were kept, or
+// malformed.
+std::optional<std::string> restamp_stored_item(std::string_view bytes);
 
 // The same format for one value, used for catalog records and nested data.
 void encode_value(const AttributeValue& value, std::string* out);

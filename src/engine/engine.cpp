@@ -359,7 +359,7 @@ std::optional<std::string> Engine::read_old(const TableDefinition& table,
                                             WriteResult& result) const {
   result.old_item.reset();
   result.old_size = 0;
-  std::optional<std::string> stored = storage_->get(storage_key);
+  std::optional<std::string> stored = storage_->read_for_write(storage_key);
   if (stored) result.old_item = decode_stored(table, *stored, &result.old_size);
   return stored;
 }

@@ -312,7 +312,14 @@ bool Engine::expire_item(const TableDefinition& table, const Item& key, const st
   TablePtr latest = current(table);
   if (!latest || !latest->ttl_enabled) return false;
   WriteResult result;
-  std::optional<std::string> stored = read_old(*latest, storage_key, result);
+  std::optional<std::string> stored;
+  try {
+    stored = read_old(*latest, storage_key, result);
+  } catch (const storage::WriteConflict&) {
+    // The entries of the item's last write are still being applied: a later pass looks
+    // at it again.
+    return false;
+  }
   storage::WriteBatch batch;
   if (!result.old_item || !is_expired(*latest, *result.old_item, now)) {
     // Written again since it was scheduled: its write moved the entry, unless this one is

@@ -300,7 +300,12 @@ bool Engine::backfill(const std::string& table_name, std::uint32_t index_id) {
                         return true;  // not indexed, or a write put it
                       // Another process sharing the storage may write the item meanwhile
                       // (its write then maintains the entry): the entry is written only
-                      // while the item is as read.
+                      // while the item is as read. The item is stored again in other bytes
+                      // (restamped): a write of it in another process that read it before,
+                      // and saw no entry to remove, then fails its guard and reads again;
+                      // one that reads it after waits until the entry is in place (the
+                      // storage holds the item meanwhile). So the entry never outlives the
+                      // value it was made from.
                       storage::WriteBatch batch;
                       batch.partition(key);
                       if (storage_->shared()) {
@@ -310,6 +315,10 @@ bool Engine::backfill(const std::string& table_name, std::uint32_t index_id) {
                         if (!form || !codec::decode_item(form->item, &current) || current != item) {
                           return true;
                         }
+                        std::optional<std::string> restamped = codec::restamp_stored_item(*stored);
+                        batch.put(key, restamped
+                                           ? std::move(*restamped)
+                                           : codec::encode_stored_item(item, item_size(item)));
                         batch.expect(key, std::move(stored));
                       }
                       Item projected = project_entry(*index, item);

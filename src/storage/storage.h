@@ -188,6 +188,12 @@ class Storage {
   // Reads `key` at `snapshot` (latest when null). Returns nullopt when absent.
   virtual std::optional<std::string> get(std::string_view key,
                                          const Snapshot* snapshot = nullptr) = 0;
+  // Reads the item stored at `key` that a write is about to replace. A storage shared by
+  // several processes (RADOS) may still be applying the GSI and TTL entries of the item's
+  // last write, which the write may read to decide its own (whether an entry of a
+  // backfilling index is there to remove): it then throws WriteConflict, and the caller
+  // reads again a moment later. By default, get(key).
+  virtual std::optional<std::string> read_for_write(std::string_view key) { return get(key); }
   // Reads the counter written by WriteBatch::add_counter; 0 when absent. By default, the
   // value get() finds.
   virtual std::int64_t get_counter(std::string_view key);

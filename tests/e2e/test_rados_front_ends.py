@@ -361,6 +361,56 @@ def test_what_a_killed_front_end_left_is_finished_by_the_others(kumo_bin, tmp_pa
             server.stop()
 
 
+@pytest.mark.parametrize("fault", ["outbox", "outbox-pause"])
+def test_a_write_waits_for_the_index_entries_of_the_write_before_it(kumo_bin, tmp_path, fault):
+    """A front end writes an item of a table with a GSI and stops between the write's
+    partition op and its GSI entry: killed (`outbox`), or stopped for a moment and resumed
+    (`outbox-pause`). Another front end's write of the same item meanwhile waits until that
+    entry is in place (put by the takeover of the killed front end's work, or by the resumed
+    one), and only then removes it for its own: an entry of the first write put after the
+    second write would stay in the index for a value the item no longer has."""
+    with started(kumo_bin, tmp_path, count=2, fault=fault) as servers:
+        prefix = deployment_prefix(servers[0])
+        other = servers[1].client()
+        create_with_gsi(other, "ordered")
+        first = {"TableName": "ordered", "Item": {"pk": {"S": "a"}, "g": {"S": "old"}}}
+        second = {"TableName": "ordered", "Item": {"pk": {"S": "a"}, "g": {"S": "new"}}}
+        if fault == "outbox":
+            with pytest.raises(Exception):
+                servers[0].client().put_item(**first)
+            servers[0].proc.wait(timeout=10)
+            # Waits (the item is held) until the killed front end's lease lapses and its
+            # outbox entry is applied by the other: InternalServerError meanwhile, which
+            # the SDK retries.
+            wait_for(lambda: put_or_none(other, second), 30, "the second write")
+            wait_for(lambda: len(lease_objects(prefix)) == 1, 10, "the dead lease removed")
+        else:
+            writer, outcome = held_by_a_pause(servers[0], lambda client: client.put_item(**first))
+            done = []
+            thread = threading.Thread(target=lambda: done.append(put_or_none(other, second)))
+            thread.start()
+            # The second write cannot finish while the first front end is stopped.
+            thread.join(timeout=0.5)
+            servers[0].proc.send_signal(signal.SIGCONT)
+            thread.join(timeout=60)
+            writer.join(timeout=60)
+            assert done == [True], done
+        assert gsi_keys(other, "ordered", "old") == []
+        assert gsi_keys(other, "ordered", "new") == ["a"]
+        assert other.get_item(TableName="ordered", Key={"pk": {"S": "a"}},
+                              ConsistentRead=True)["Item"] == second["Item"]
+        check_layout(prefix)
+
+
+def put_or_none(client, request):
+    """True once `client` put the item; None when the request failed (to be tried again)."""
+    try:
+        client.put_item(**request)
+        return True
+    except botocore.exceptions.ClientError:
+        return None
+
+
 def test_a_front_end_paused_past_its_lease_writes_nothing_under_it(kumo_bin, tmp_path):
     """A front end stops itself (SIGSTOP) between a write's partition op and its GSI entry.
     Once its lease lapses the others finish that write, and a newer write of the same

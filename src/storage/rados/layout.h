@@ -115,6 +115,17 @@ inline const std::string kUnnotedPrefix =
     "\xff"
     "n";
 
+// An item whose write's GSI or TTL entries are still being applied from its outbox entry:
+// [item key] -> the outbox entry's key, in the item's partition. Set in the write's
+// partition op, removed with the entry (after its maintenance was applied). A write of the
+// item compares it absent, as it does the item's lock: the next write of an item waits
+// until the entries of the one before it are in place, whichever front end made either, so
+// two writes' entries never land out of order (a late put of an entry bringing back one
+// the newer write removed). A split waits until its partition holds none.
+inline const std::string kHoldPrefix =
+    "\xff"
+    "h";
+
 // A transaction's first number in a partition: [record name] -> [u64]. Set with the mark,
 // only where absent: two front ends that apply one transaction at once (its owner's
 // takeover and its restart) number its records once. Removed with the mark.

@@ -154,11 +154,14 @@ void RadosStorage::recover_outbox(const ObjectRef& object,
       }
       done.insert(k);
     }
-    // The marks of the stream record numbers the finished entries took go with them.
+    // The marks of the stream record numbers the finished entries took go with them, and
+    // so do the holds on their items (only now that their entries are in place).
     if (!done.empty()) {
-      for (const auto& [k, v] : read_prefix(object, kStreamMarkPrefix)) {
-        if (done.count(v) && v.compare(0, kOutboxPrefix.size(), kOutboxPrefix) == 0) {
-          done.insert(k);
+      for (const std::string& prefix : {kStreamMarkPrefix, kHoldPrefix}) {
+        for (const auto& [k, v] : read_prefix(object, prefix)) {
+          if (done.count(v) && v.compare(0, kOutboxPrefix.size(), kOutboxPrefix) == 0) {
+            done.insert(k);
+          }
         }
       }
     }

@@ -201,8 +201,12 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
   // A partition where a transaction holds items is not split: its locks, and the ops
   // that release them, belong to this object. A transaction holds them for milliseconds:
   // thawed, waited for, frozen again; one left by a stopped front end lasts until another
-  // takes its work over, and the split is tried again after more writes.
-  for (int wait = 0; !read_prefix(object, kLockPrefix).empty(); ++wait) {
+  // takes its work over, and the split is tried again after more writes. Items held while
+  // their GSI or TTL entries are applied are waited for alike (their holds are removed from
+  // this object, with their outbox entries).
+  for (int wait = 0;
+       !read_prefix(object, kLockPrefix).empty() || !read_prefix(object, kHoldPrefix).empty();
+       ++wait) {
     if (!end_split(object, range, intent, true)) return true;
     if (wait >= 20) {
       std::unique_lock lock(mutex_);

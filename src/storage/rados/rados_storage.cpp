@@ -154,6 +154,14 @@ RadosStorage::~RadosStorage() {
 }
 
 std::optional<std::string> RadosStorage::get(std::string_view key, const Snapshot*) {
+  return read_item(key, false);
+}
+
+std::optional<std::string> RadosStorage::read_for_write(std::string_view key) {
+  return read_item(key, true);
+}
+
+std::optional<std::string> RadosStorage::read_item(std::string_view key, bool settled) {
   std::string ended;  // the record of a lock found ended once
   for (;;) {
     const Place place = locate(key);
@@ -174,6 +182,8 @@ std::optional<std::string> RadosStorage::get(std::string_view key, const Snapsho
       std::set<std::string> keys{std::string(key)};
       if (!range.empty()) keys.insert(kRangeKey);
       if (item) keys.insert(lock);
+      const std::string hold = item && settled ? kHoldPrefix + std::string(key) : std::string();
+      if (!hold.empty()) keys.insert(hold);
       op.omap_get_vals_by_keys(keys, &out, &rv);
       const int r = io(object.ns).operate(object.oid, &op, nullptr);
       if (r != -ENOENT) check(r, "read");
@@ -183,6 +193,9 @@ std::optional<std::string> RadosStorage::get(std::string_view key, const Snapsho
           refresh_map(place.table);
           break;
         }
+      }
+      if (!hold.empty() && out.count(hold)) {
+        conflict("the index entries of the item's last write are still being applied");
       }
       auto it = out.find(std::string(key));
       if (r != -ENOENT && it != out.end()) found = it->second.to_str();

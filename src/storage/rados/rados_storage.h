@@ -189,6 +189,7 @@ class RadosStorage : public Storage {
   ~RadosStorage() override;
 
   std::optional<std::string> get(std::string_view key, const Snapshot*) override;
+  std::optional<std::string> read_for_write(std::string_view key) override;
   std::int64_t get_counter(std::string_view key) override;
   void write(const WriteBatch& batch) override;
   void write_resolved(const WriteBatch& batch);
@@ -224,6 +225,9 @@ class RadosStorage : public Storage {
   // map is published), so the read is done again.
   bool moved(const Place& place);
   Place locate(std::string_view key);
+  // get(), and read_for_write() when `settled`: then an item held (kHoldPrefix) is a
+  // WriteConflict.
+  std::optional<std::string> read_item(std::string_view key, bool settled);
 
   // Up to `max` entries of `object` in [from, to) (to empty: no end), in order; `more` says
   // whether entries remain past the last one returned.

@@ -124,6 +124,20 @@ void RadosStorage::write_resolved(const WriteBatch& batch) {
     }
   }
   std::set<std::string> removed{entry};
+  // The items whose GSI or TTL entries this write changes are held until they are applied
+  // (kHoldPrefix). Stream records need no hold: each has a key of its own.
+  std::vector<std::string> holds;
+  const bool ordered = std::any_of(maintenance.begin(), maintenance.end(), [](const Resolved* r) {
+    const std::uint8_t space =
+        r->key.size() > 4 && r->key[0] == 0 ? static_cast<std::uint8_t>(r->key[4]) : 0;
+    return space == kIndexesSpace || space == kTtlSpace;
+  });
+  if (ordered) {
+    for (const std::string& item : batch.groups()) {
+      holds.push_back(kHoldPrefix + item);
+      removed.insert(holds.back());
+    }
+  }
   // Numbered one write at a time here: writes of this process would otherwise fail each
   // other's guards on the number (those of other processes still can).
   std::unique_lock<std::mutex> numbering_home;
@@ -134,6 +148,7 @@ void RadosStorage::write_resolved(const WriteBatch& batch) {
     std::string mark;
     if (!records.empty()) mark = number_records(home, records, entry, &extra, &home_guards);
     extra[entry] = encode_ops(maintenance);
+    for (const std::string& hold : holds) extra[hold] = entry;
     check_lease();
     try {
       apply(home, own, extra, home_guards);
@@ -281,6 +296,10 @@ std::map<ObjectRef, Guards> RadosStorage::expectations(const WriteBatch& batch) 
     if (e.value) guard.first.append(*e.value);
     // No transaction of another front end holds the key: its lock is absent.
     out[object][kLockPrefix + e.key].second = LIBRADOS_CMPXATTR_OP_EQ;
+    // Nor are the GSI or TTL entries of an earlier write of the item still in flight.
+    if (e.key.size() > 4 && e.key[0] == 0 && static_cast<std::uint8_t>(e.key[4]) == kItemsSpace) {
+      out[object][kHoldPrefix + e.key].second = LIBRADOS_CMPXATTR_OP_EQ;
+    }
   }
   return out;
 }

@@ -164,6 +164,26 @@ TEST(ItemCodec, StoredItemsKeepTheirSize) {
             std::nullopt);
 }
 
+// Restamped, a stored item has other bytes that read as the same item and size; restamped
+// again, it is back to its first bytes.
+TEST(ItemCodec, ARestampedItemReadsAlikeInOtherBytes) {
+  const Item item = sample_item();
+  for (const std::size_t size : {std::size_t{0}, std::size_t{100}, std::size_t{70000}}) {
+    const std::string bytes = encode_stored_item(item, size);
+    const std::optional<std::string> once = restamp_stored_item(bytes);
+    ASSERT_TRUE(once);
+    EXPECT_NE(*once, bytes);
+    EXPECT_EQ(once->size(), bytes.size() + 1);
+    const std::optional<StoredForm> form = split_stored_item(*once);
+    ASSERT_TRUE(form);
+    EXPECT_EQ(form->size, std::optional<std::size_t>(size));
+    EXPECT_EQ(form->item, encode_item(item));
+    EXPECT_EQ(restamp_stored_item(*once), std::optional<std::string>(bytes));
+  }
+  EXPECT_EQ(restamp_stored_item(encode_item(item)), std::nullopt);  // stored before sizes
+  EXPECT_EQ(restamp_stored_item(std::string("\0\x80", 2)), std::nullopt);
+}
+
 TEST(ItemCodec, WalkRejectsEveryTruncation) {
   const std::string bytes = encode_item(sample_item());
   for (std::size_t len = 0; len < bytes.size(); ++len) {
