@@ -273,22 +273,36 @@ std::string update_table(const Context& ctx, const JsonObject& request) {
   const UpdateTableRequest r = decode_update_table(request);
   engine::TablePtr current = control_table(ctx, *r.table_name);
   std::uint32_t created_index = 0, dropped_index = 0;
-  engine::TablePtr updated = ctx.engine.update_table(current->name, [&](TableDefinition& t) {
-    const double now = ctx.engine.clock().now_ms();
-    check_table_settings(r, t, ctx.options);
-    apply_billing(r, t, now, ctx.options);
-    if (r.stream) apply_stream(*r.stream, t, now);
-    if (r.table_class) {
-      t.table_class = std::string(*r.table_class);
-      t.table_class_given = true;
-    }
-    if (r.deletion_protection) t.deletion_protection = *r.deletion_protection;
-    if (r.index_updates) {
-      created_index = apply_global_index_updates(*r.index_updates, ctx.options, t, &dropped_index);
-    }
-    update_capacity(t.capacity, r.on_demand, r.warm);
-    if (r.sse) t.sse_enabled = r.sse->boolean("Enabled").value_or(t.sse_enabled);
-  });
+  // A created index's backfill is claimed by this front end first (Engine::claim_backfill).
+  std::optional<std::string> creating;
+  if (r.index_updates && r.index_updates->create && r.index_updates->create->name) {
+    creating = std::string(*r.index_updates->create->name);
+  }
+  const bool claimed = creating && ctx.engine.claim_backfill(current->id, *creating);
+  engine::TablePtr updated;
+  try {
+    updated = ctx.engine.update_table(current->name, [&](TableDefinition& t) {
+      const double now = ctx.engine.clock().now_ms();
+      check_table_settings(r, t, ctx.options);
+      apply_billing(r, t, now, ctx.options);
+      if (r.stream) apply_stream(*r.stream, t, now);
+      if (r.table_class) {
+        t.table_class = std::string(*r.table_class);
+        t.table_class_given = true;
+      }
+      if (r.deletion_protection) t.deletion_protection = *r.deletion_protection;
+      if (r.index_updates) {
+        created_index =
+            apply_global_index_updates(*r.index_updates, ctx.options, t, &dropped_index);
+      }
+      update_capacity(t.capacity, r.on_demand, r.warm);
+      if (r.sse) t.sse_enabled = r.sse->boolean("Enabled").value_or(t.sse_enabled);
+    });
+  } catch (...) {
+    if (claimed) ctx.engine.release_backfill(current->id, *creating);
+    throw;
+  }
+  if (claimed && !created_index) ctx.engine.release_backfill(current->id, *creating);
   // The catalog already routes new writes to a created index; the items that were there
   // before are added in the background while the index is CREATING. A deleted index's
   // entries go once nothing can read them.

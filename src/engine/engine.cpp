@@ -179,19 +179,34 @@ TablePtr Engine::current(const TableDefinition& table) const {
 }
 
 namespace {
-std::string backfill_job(std::uint32_t table_id, std::uint32_t index_id) {
-  return "backfill/" + std::to_string(table_id) + "/" + std::to_string(index_id);
+// Named by the index's name, which is known before the catalog change that makes the index
+// (its id is given by that change).
+std::string backfill_job(std::uint32_t table_id, std::string_view index_name) {
+  return "backfill/" + std::to_string(table_id) + "/" + std::string(index_name);
 }
 }  // namespace
+
+bool Engine::claim_backfill(std::uint32_t table_id, std::string_view index_name) {
+  return storage_->claim_job(backfill_job(table_id, index_name));
+}
+
+void Engine::release_backfill(std::uint32_t table_id, std::string_view index_name) {
+  storage_->release_job(backfill_job(table_id, index_name));
+}
 
 void Engine::start_backfill(const std::string& table_name, std::uint32_t index_id) {
   TablePtr table = catalog_.find(table_name);
   if (!table) return;
   const std::uint32_t table_id = table->id;
+  const IndexDefinition* index = nullptr;
+  for (const auto& i : table->global_indexes) {
+    if (i.id == index_id) index = &i;
+  }
+  if (!index) return;
+  const std::string job = backfill_job(table_id, index->name);
   {
     MutexLock lock(backfills_mutex_);
     if (backfills_.count({table_id, index_id})) return;  // running here already
-    const std::string job = backfill_job(table_id, index_id);
     try {
       if (!storage_->claim_job(job)) return;  // another process runs it
     } catch (const std::exception& e) {
@@ -201,7 +216,7 @@ void Engine::start_backfill(const std::string& table_name, std::uint32_t index_i
     }
     backfills_.insert({table_id, index_id});
   }
-  start_worker("kumo-backfill", [this, table_name, table_id, index_id] {
+  start_worker("kumo-backfill", [this, table_name, table_id, index_id, job] {
     try {
       if (backfill(table_name, index_id)) {
         configure_meters(catalog_.update(table_name, [&](TableDefinition& t) {
@@ -210,7 +225,7 @@ void Engine::start_backfill(const std::string& table_name, std::uint32_t index_i
           }
         }));
       }
-      storage_->release_job(backfill_job(table_id, index_id));
+      storage_->release_job(job);
     } catch (const std::exception& e) {
       // The table was deleted meanwhile, or storage failed: the index stays CREATING and
       // the backfill resumes at the next start (or, on a shared storage, when it is

@@ -358,6 +358,14 @@ class Engine {
   // only the process that claims the backfill (Storage::claim_job) runs it; the others
   // claim it once that process is gone (resume_backfills).
   void start_backfill(const std::string& table_name, std::uint32_t index_id);
+  // The backfill's claim (Storage::claim_job), taken by the front end that creates the
+  // index before the catalog change that makes it, and released if that change fails. On
+  // shared storage the others then never start it while this front end lives: it starts
+  // only once the change was announced to every front end and each loaded it. One that
+  // backfilled an item while another front end still wrote without the index could leave
+  // an entry of the item's old value. True when claimed (always, on a local back end).
+  bool claim_backfill(std::uint32_t table_id, std::string_view index_name);
+  void release_backfill(std::uint32_t table_id, std::string_view index_name);
   // Starts the backfill of every index still backfilling that no process runs.
   void resume_backfills();
   // Claims the removal of dropped table `id`'s data (the job "drop/<id>"): false when it
