@@ -214,7 +214,12 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
           static_cast<std::int64_t>(std::max<std::uint64_t>(1, partition_keys_ / 4)) - 64;
       return true;
     }
+    // This process's writes go on while it waits (the partition is thawed); the removals
+    // of the outbox entries they leave are waited for again before the freeze.
+    layout.unlock();
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    layout.lock();
+    reap_removals(true);
     if (const int r = freeze(0, true); r == -ECANCELED || r == -ENOENT) {
       refresh_map(table);
       return true;
