@@ -513,9 +513,15 @@ class Engine {
   bool backfill(const std::string& table_name, std::uint32_t index_id);
   // Calls `visit` with every item of the table, each re-read under its lock; stops when
   // `visit` returns false, the engine stops or the table goes away (then returns false).
+  // With `workers` above 1, that many threads visit the items of each page at once (in no
+  // order): `visit` must be safe to call from several threads.
   using ItemVisitor =
       std::function<bool(const TableDefinition& table, const std::string& key, const Item& item)>;
-  bool walk_items(const std::string& table_name, std::uint32_t table_id, const ItemVisitor& visit);
+  bool walk_items(const std::string& table_name, std::uint32_t table_id, const ItemVisitor& visit,
+                  std::size_t workers = 1);
+  // walk_items' visit of one page of item keys; false when `visit` returned false.
+  bool visit_page(const TableDefinition& table, const std::vector<std::string>& keys,
+                  const ItemVisitor& visit, std::size_t workers);
   // Adds to the TTL schedule every item written before TTL was enabled, then marks the
   // table's schedule complete.
   void start_ttl_scheduling(const std::string& table_name);

@@ -1,11 +1,22 @@
 // Query and Scan pages over the item space (docs/storage.md: items are ordered by
 // partition token, then partition key, then sort key).
+#include <atomic>
+#include <exception>
+#include <thread>
+
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
 #include "engine/engine.h"
 #include "engine/index_keys.h"
 
 namespace kumo::engine {
+
+namespace {
+
+// Threads that backfill a GSI at once on shared storage (Engine::backfill).
+constexpr std::size_t kSharedBackfillWorkers = 8;
+
+}  // namespace
 
 std::optional<StoredItem> StoredItem::from_bytes(std::string_view bytes) {
   const std::optional<codec::StoredForm> form = codec::split_stored_item(bytes);
@@ -258,7 +269,7 @@ std::uint32_t Engine::segment_of(const TableDefinition& table, const Item& key,
 }
 
 bool Engine::walk_items(const std::string& table_name, std::uint32_t table_id,
-                        const ItemVisitor& visit) {
+                        const ItemVisitor& visit, std::size_t workers) {
   const std::string space = codec::space_prefix(table_id, codec::Space::kItems);
   std::string next = space;
   const std::string end = codec::prefix_end(space);
@@ -276,69 +287,96 @@ bool Engine::walk_items(const std::string& table_name, std::uint32_t table_id,
       }
     }
     if (keys.empty()) return true;
-    for (const auto& key : keys) {
-      auto guard = locks_.lock(key);
-      std::optional<Item> item = read_current(*table, key);
-      if (item && !visit(*table, key, *item)) return false;
-    }
+    if (!visit_page(*table, keys, visit, workers)) return false;
     next = after(keys.back());
   }
+}
+
+bool Engine::visit_page(const TableDefinition& table, const std::vector<std::string>& keys,
+                        const ItemVisitor& visit, std::size_t workers) {
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> stopped{false};
+  Mutex failure_mutex;
+  std::exception_ptr failure;
+  auto work = [&] {
+    try {
+      for (std::size_t i = next++; i < keys.size() && !stopped; i = next++) {
+        auto guard = locks_.lock(keys[i]);
+        std::optional<Item> item = read_current(table, keys[i]);
+        if (item && !visit(table, keys[i], *item)) stopped = true;
+      }
+    } catch (...) {
+      MutexLock lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      stopped = true;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (std::size_t n = 1; n < std::min(workers, keys.size()); ++n) threads.emplace_back(work);
+  work();
+  for (std::thread& thread : threads) thread.join();
+  if (failure) std::rethrow_exception(failure);
+  return !stopped;
 }
 
 bool Engine::backfill(const std::string& table_name, std::uint32_t index_id) {
   TablePtr table = catalog_.find(table_name);
   if (!table) return false;
-  return walk_items(table_name, table->id,
-                    [&](const TableDefinition& t, const std::string& key, const Item& item) {
-                      const IndexDefinition* index = nullptr;
-                      for (const auto& i : t.global_indexes) {
-                        if (i.id == index_id) index = &i;
-                      }
-                      if (!index) return false;  // dropped meanwhile
-                      std::optional<std::string> entry = index_entry_key(t, *index, item);
-                      if (!entry || storage_->get(*entry))
-                        return true;  // not indexed, or a write put it
-                      // Another process sharing the storage may write the item meanwhile
-                      // (its write then maintains the entry): the entry is written only
-                      // while the item is as read. The item is stored again in other bytes
-                      // (restamped): a write of it in another process that read it before,
-                      // and saw no entry to remove, then fails its guard and reads again;
-                      // one that reads it after waits until the entry is in place (the
-                      // storage holds the item meanwhile). So the entry never outlives the
-                      // value it was made from.
-                      storage::WriteBatch batch;
-                      batch.partition(key);
-                      if (storage_->shared()) {
-                        std::optional<std::string> stored = storage_->get(key);
-                        Item current;
-                        const auto form = stored ? codec::split_stored_item(*stored) : std::nullopt;
-                        if (!form || !codec::decode_item(form->item, &current) || current != item) {
-                          return true;
-                        }
-                        std::optional<std::string> restamped = codec::restamp_stored_item(*stored);
-                        batch.put(key, restamped
-                                           ? std::move(*restamped)
-                                           : codec::encode_stored_item(item, item_size(item)));
-                        batch.expect(key, std::move(stored));
-                      }
-                      Item projected = project_entry(*index, item);
-                      batch.add_counter(index_counter_key(t, index->id, "count"), 1);
-                      const std::size_t size = item_size(projected);
-                      batch.add_counter(index_counter_key(t, index->id, "bytes"),
-                                        static_cast<std::int64_t>(size));
-                      batch.maintain_put(*entry, codec::encode_stored_item(projected, size));
-                      try {
-                        storage_->write(batch);
-                      } catch (const storage::WriteConflict&) {
-                        return true;  // written meanwhile, with its entry
-                      }
-                      // The backfill charges nothing, but fills the index's partitions.
-                      WriteResult added;
-                      added.index_units.push_back(
-                          index_write(*index, 0, std::nullopt, 0, std::move(*entry), size));
-                      charge_write(t, {}, added, Metering{});
-                      return true;
-                    });
+  // On shared storage (RADOS) each item costs several round trips to the cluster, one after
+  // the other: items are backfilled by several threads at once there. A local back end
+  // answers in microseconds, and one thread keeps it busy.
+  const std::size_t workers = storage_->shared() ? kSharedBackfillWorkers : 1;
+  return walk_items(
+      table_name, table->id,
+      [&](const TableDefinition& t, const std::string& key, const Item& item) {
+        const IndexDefinition* index = nullptr;
+        for (const auto& i : t.global_indexes) {
+          if (i.id == index_id) index = &i;
+        }
+        if (!index) return false;  // dropped meanwhile
+        std::optional<std::string> entry = index_entry_key(t, *index, item);
+        if (!entry || storage_->get(*entry)) return true;  // not indexed, or a write put it
+        // Another process sharing the storage may write the item meanwhile
+        // (its write then maintains the entry): the entry is written only
+        // while the item is as read. The item is stored again in other bytes
+        // (restamped): a write of it in another process that read it before,
+        // and saw no entry to remove, then fails its guard and reads again;
+        // one that reads it after waits until the entry is in place (the
+        // storage holds the item meanwhile). So the entry never outlives the
+        // value it was made from.
+        storage::WriteBatch batch;
+        batch.partition(key);
+        if (storage_->shared()) {
+          std::optional<std::string> stored = storage_->get(key);
+          Item current;
+          const auto form = stored ? codec::split_stored_item(*stored) : std::nullopt;
+          if (!form || !codec::decode_item(form->item, &current) || current != item) {
+            return true;
+          }
+          std::optional<std::string> restamped = codec::restamp_stored_item(*stored);
+          batch.put(key, restamped ? std::move(*restamped)
+                                   : codec::encode_stored_item(item, item_size(item)));
+          batch.expect(key, std::move(stored));
+        }
+        Item projected = project_entry(*index, item);
+        batch.add_counter(index_counter_key(t, index->id, "count"), 1);
+        const std::size_t size = item_size(projected);
+        batch.add_counter(index_counter_key(t, index->id, "bytes"),
+                          static_cast<std::int64_t>(size));
+        batch.maintain_put(*entry, codec::encode_stored_item(projected, size));
+        try {
+          storage_->write(batch);
+        } catch (const storage::WriteConflict&) {
+          return true;  // written meanwhile, with its entry
+        }
+        // The backfill charges nothing, but fills the index's partitions.
+        WriteResult added;
+        added.index_units.push_back(
+            index_write(*index, 0, std::nullopt, 0, std::move(*entry), size));
+        charge_write(t, {}, added, Metering{});
+        return true;
+      },
+      workers);
 }
 
 void Engine::drop_index(const TableDefinition& table, std::uint32_t index_id) {
