@@ -367,6 +367,8 @@ bool Engine::run_restore(const std::string& name, std::uint32_t id) {
     if (stopping_) return false;
     TablePtr table = catalog_.find(name);
     if (!table || table->id != id || !table->restore) return true;  // gone, or done
+    // A restore to a point in time replays its source's change log (pitr.cpp).
+    if (table->restore->source_id) return run_pitr_restore(name, id);
     backup = find_backup(table->restore->backup_id);
     if (!backup) {
       fail_restore(name, id, "its backup is gone");

@@ -299,10 +299,18 @@ Item to_record(const TableDefinition& t) {
   r["capacity"] = capacity_value(t.capacity);
   r["next_partition_id"] = num(static_cast<std::int64_t>(t.next_partition_id));
   if (t.restore) {
-    r["restore"] = AttributeValue::map({{"backup_id", str(t.restore->backup_id)},
-                                        {"backup_arn", str(t.restore->backup_arn)},
-                                        {"source_table_arn", str(t.restore->source_table_arn)},
-                                        {"time", num(t.restore->restore_date_time)}});
+    r["restore"] =
+        AttributeValue::map({{"backup_id", str(t.restore->backup_id)},
+                             {"backup_arn", str(t.restore->backup_arn)},
+                             {"source_table_arn", str(t.restore->source_table_arn)},
+                             {"time", num(t.restore->restore_date_time)},
+                             {"source_id", num(static_cast<std::int64_t>(t.restore->source_id))}});
+  }
+  if (t.pitr) {
+    r["pitr"] = AttributeValue::map({{"since", num(t.pitr->enabled_since)},
+                                     {"days", num(static_cast<std::int64_t>(t.pitr->period_days))},
+                                     {"floor", num(t.pitr->floor)},
+                                     {"base_pending", flag(t.pitr->base_pending)}});
   }
   return r;
 }
@@ -374,7 +382,13 @@ TableDefinition from_record(const Item& r) {
       restore && restore->type() == AttrType::M) {
     const Item& m = restore->as_map();
     t.restore = RestoreSource{get_str(m, "backup_id"), get_str(m, "backup_arn"),
-                              get_str(m, "source_table_arn"), get_double(m, "time")};
+                              get_str(m, "source_table_arn"), get_double(m, "time"),
+                              static_cast<std::uint32_t>(get_int(m, "source_id"))};
+  }
+  if (const AttributeValue* pitr = field(r, "pitr"); pitr && pitr->type() == AttrType::M) {
+    const Item& m = pitr->as_map();
+    t.pitr = PitrSettings{get_double(m, "since"), static_cast<int>(get_int(m, "days")),
+                          get_double(m, "floor"), get_bool(m, "base_pending")};
   }
   return t;
 }

@@ -62,11 +62,14 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
   catalog_.set_prepare_loaded(prepare);
   // (A catalog change retried may hold the streams' lock: the streams are not loaded then.)
   catalog_.set_reload([this] { reload_catalog(false); });
-  bool more = false, ttl = false;
+  bool more = false, ttl = false, pitr = false;
   for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
     TablePtr table = catalog_.find(name);
     if (table->ttl_enabled && table->ttl_scheduling) start_ttl_scheduling(name);
     ttl = ttl || table->ttl_enabled;
+    pitr = pitr || table->pitr;
+    // A base that a stop cut short is finished before this process serves.
+    if (table->pitr && table->pitr->base_pending) write_pitr_base(name, table->id);
   }
   resume_backfills();
   if (const char* fault = std::getenv("KUMO_BACKUP_FAULT")) backup_fault_ = fault;
@@ -82,7 +85,7 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
     streams = !streams_.empty(guard);
   }
   // (Shared tokens are removed by the maintenance thread once they expired.)
-  if (ttl || streams || storage_->shared()) start_maintenance();
+  if (ttl || streams || pitr || storage_->shared()) start_maintenance();
   // Other front ends sharing the storage announce their changes of the catalog.
   storage_->set_catalog_listener([this] { reload_catalog(); });
   if (!capacity()) return;
@@ -124,7 +127,7 @@ void Engine::reload_catalog(bool streams) {
       continue;
     }
     if (change.before) configure_meters(change.after);
-    if (change.after->ttl_enabled) start_maintenance();
+    if (change.after->ttl_enabled || change.after->pitr) start_maintenance();
   }
   // The streams too: another front end opened, closed, split or trimmed one (each such
   // change is announced after it is stored).
@@ -392,6 +395,7 @@ Engine::Change Engine::add_write(const TableDefinition& table, const std::string
   update_indexes(now, result, batch);
   if (!now.local_indexes.empty()) add_collection_size(now, result, batch);
   std::string ttl_entry = update_ttl_schedule(now, storage_key, result, batch);
+  if (now.pitr) add_pitr_record(now, storage_key, result, batch);
   const int count_delta = (result.new_item ? 1 : 0) - (result.old_item ? 1 : 0);
   if (count_delta != 0) batch->add_counter(table_counter_key(table.id, "count"), count_delta);
   batch->add_counter(

@@ -23,6 +23,7 @@
 #include "engine/catalog.h"
 #include "engine/change_stream.h"
 #include "engine/item_locks.h"
+#include "engine/pitr_log.h"
 #include "engine/transaction_tokens.h"
 #include "model/attribute_value.h"
 #include "model/clock.h"
@@ -200,6 +201,17 @@ struct EngineOptions {
   std::uint64_t backup_sync_bytes = std::uint64_t{1} << 20;
   // Restores from backups that may run at once (DynamoDB: 50 per account).
   std::size_t restore_limit = 50;
+  // Seconds LatestRestorableDateTime stays behind the engine's time (DynamoDB: about 5
+  // minutes).
+  double pitr_lag = 300;
+};
+
+// One change of an item in a point-in-time recovery log: its key, its image after the
+// change (nullopt: deleted) and the change's commit time.
+struct PitrChange {
+  Item key;
+  std::optional<Item> new_image;
+  std::int64_t time_us = 0;
 };
 
 // What a restore from a backup meets when it starts, for the caller to refuse it: the
@@ -284,6 +296,48 @@ class Engine {
   // lock, so two restores of one backup cannot both start.
   TablePtr restore_table(std::string_view backup_id, std::string_view target_name,
                          const std::function<TableDefinition(const RestoreCheck&)>& plan);
+
+  // Point-in-time recovery (pitr.cpp, docs/backups.md). A table with recovery enabled
+  // keeps a log of every committed write of an item (pitr_log.h), starting with the items
+  // present when it was enabled; the maintenance pass trims what falls out of the window.
+  //
+  // Enables (`enable`, with RecoveryPeriodInDays `period_days`, nullopt: 35 when enabling,
+  // unchanged when already enabled) or disables point-in-time recovery on the table, and
+  // returns its definition. Enabling writes the items present into the log before it
+  // returns; disabling forgets the log and the period. Throws TableNotFoundException when
+  // the table is missing or still being restored.
+  TablePtr update_pitr(std::string_view name, bool enable, std::optional<int> period_days);
+  // The restorable window of `table` now (on the engine's clock, with pitr_lag), or nullopt
+  // when the table is missing or its point-in-time recovery is off.
+  std::optional<PitrWindow> pitr_window(const std::string& table) const;
+  // The same for a definition.
+  std::optional<PitrWindow> pitr_window(const TableDefinition& table) const;
+  // Calls `visit` with every item of `table` as it was at `time_ms` (epoch milliseconds;
+  // every write committed in that millisecond or before counts), in token order; stops when
+  // `visit` returns false. False when `visit` stopped it, or when the table is missing or
+  // has point-in-time recovery off (nothing visited). The caller keeps time_ms within the
+  // window: outside it the answer is what the log holds, not the table's past.
+  bool read_table_at(const std::string& table, std::int64_t time_ms,
+                     const std::function<bool(const Item& item)>& visit) const;
+  // Calls `visit` with the last change in (from_ms, to_ms] of each item changed then, in
+  // token order; as read_table_at otherwise.
+  bool changes_between(const std::string& table, std::int64_t from_ms, std::int64_t to_ms,
+                       const std::function<bool(const PitrChange& change)>& visit) const;
+  // Restores table `source` as it was at `time_ms` into a new table named `target_name`:
+  // `plan` is called, under the backups lock, with the source's current definition (null
+  // when missing or still being restored), its window (nullopt: recovery off) and what the
+  // restore meets (the table of the target's name, the restores running), and throws to
+  // refuse or returns the new table's definition, whose `restore` must name the source.
+  // The table is created CREATING; the restore job writes the items as they were at
+  // `restore->restore_date_time`, then the table turns ACTIVE.
+  TablePtr restore_table_to_time(
+      std::string_view source, std::string_view target_name,
+      const std::function<TableDefinition(const TablePtr& source,
+                                          const std::optional<PitrWindow>& window,
+                                          const RestoreCheck& check)>& plan);
+  // Drops from the logs of the tables with point-in-time recovery what lies before their
+  // windows (the maintenance pass calls it). Returns the records removed.
+  std::size_t trim_pitr_logs();
 
   // Deletes every item whose TTL attribute is a number of epoch seconds before `now` and
   // not more than five years before it, as a service deletion (REMOVE stream record with
@@ -423,6 +477,28 @@ class Engine {
   void release_backup_job(const std::string& name, bool done) KUMO_EXCLUDES(backup_jobs_mutex_);
   // The tables being restored (with `restore` set).
   std::vector<TablePtr> restoring_tables() const;
+  // Point-in-time recovery (pitr.cpp).
+  // Writes the items present when recovery was enabled into the log (records at the enable
+  // time, for the items that have none there yet), then clears base_pending. False when
+  // stopped, or the table changed meanwhile.
+  bool write_pitr_base(const std::string& name, std::uint32_t id);
+  // Adds to `batch` the log records of a write to a table with point-in-time recovery.
+  void add_pitr_record(const TableDefinition& table, const std::string& storage_key,
+                       const WriteResult& result, storage::WriteBatch* batch) const;
+  // Calls `group` with each item's log records (key and value, in time order) from `from`
+  // to the end of the log of table `table_id`; `start` is the first key of the group.
+  // Stops when `group` returns false (then returns false).
+  using PitrGroup = std::function<bool(
+      std::string_view start, const std::vector<std::pair<std::string, std::string>>& records)>;
+  bool walk_pitr_log(std::uint32_t table_id, const std::string& from, const PitrGroup& group) const;
+  // The item a group of records gives at `time_us`, ignoring records before `since_us`:
+  // the stored item of the last record at or before the time, or nullopt (absent).
+  static std::optional<std::string> pitr_state_at(
+      std::uint32_t table_id, const std::vector<std::pair<std::string, std::string>>& records,
+      std::int64_t since_us, std::int64_t time_us);
+  // The point-in-time restore job of table `id`: writes the source's items as they were at
+  // the restore time, from where a previous run stopped. False when stopped first.
+  bool run_pitr_restore(const std::string& name, std::uint32_t id);
   // KUMO_BACKUP_FAULT=<copy|restore>-<kill|hold>:<n>: once a copy or restore job has written
   // n items, the process is killed (as kill -9 would), or the job waits until the engine
   // stops or the file KUMO_BACKUP_FAULT_RELEASE names exists. For tests of a job in progress
@@ -664,6 +740,10 @@ class Engine {
   // The copy and restore jobs this process runs ("backup/<id>", "restore/<table id>").
   Mutex backup_jobs_mutex_;
   std::set<std::string> backup_jobs_ KUMO_GUARDED_BY(backup_jobs_mutex_);
+  // Where each table's log was last trimmed to (table id → cutoff, epoch µs): a table is
+  // trimmed again once its window's start has moved a minute past it.
+  Mutex pitr_mutex_;
+  std::unordered_map<std::uint32_t, std::int64_t> pitr_trimmed_ KUMO_GUARDED_BY(pitr_mutex_);
   // The dropped tables whose data this process is removing.
   Mutex drops_mutex_;
   std::set<std::uint32_t> drops_ KUMO_GUARDED_BY(drops_mutex_);

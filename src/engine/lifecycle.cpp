@@ -238,6 +238,11 @@ TablePtr Engine::delete_table(std::string_view name) {
   // claimed before: the process that drops a table removes its data, unless it stops
   // midway (then another one finds the record and does it again).
   TablePtr found = catalog_.find(name);
+  // A table with point-in-time recovery leaves a SYSTEM backup of its items as they are
+  // just before the deletion, kept 35 days.
+  if (found && found->pitr && !found->restore) {
+    create_backup(*found, found->name + "$DeletedTableBackup", BackupType::kSystem);
+  }
   std::optional<std::uint32_t> claimed;
   if (found && claim_drop(found->id)) claimed = found->id;
   TablePtr table;
@@ -558,6 +563,7 @@ void Engine::maintain() {
       }
       if (moved || now >= next_trim) {
         streams_.trim(clock_->now(), retention);
+        trim_pitr_logs();
         next_trim = now + trim_interval;
       }
       if (moved || now >= next_sweep) {

@@ -81,6 +81,19 @@ ApiError ApiError::table_not_found(std::string_view table_name) {
   return ApiError(Code::kTableNotFound, 400, std::string(kDynamo) + "TableNotFoundException",
                   "Table not found: " + std::string(table_name));
 }
+ApiError ApiError::table_not_found_text(std::string message) {
+  return ApiError(Code::kTableNotFound, 400, std::string(kDynamo) + "TableNotFoundException",
+                  std::move(message));
+}
+ApiError ApiError::point_in_time_recovery_unavailable(std::string message) {
+  return ApiError(Code::kPointInTimeRecoveryUnavailable, 400,
+                  std::string(kDynamo) + "PointInTimeRecoveryUnavailableException",
+                  std::move(message));
+}
+ApiError ApiError::invalid_restore_time(std::string message) {
+  return ApiError(Code::kInvalidRestoreTime, 400,
+                  std::string(kDynamo) + "InvalidRestoreTimeException", std::move(message));
+}
 ApiError ApiError::backup_not_found(std::string_view backup_arn) {
   return ApiError(Code::kBackupNotFound, 400, std::string(kDynamo) + "BackupNotFoundException",
                   "Backup not found: " + std::string(backup_arn));

@@ -69,6 +69,8 @@ class ApiError : public std::exception {
     kBackupInUse,
     kTableAlreadyExists,
     kTableInUse,
+    kPointInTimeRecoveryUnavailable,
+    kInvalidRestoreTime,
   };
 
   // com.amazon.coral.validate#ValidationException, HTTP 400.
@@ -96,6 +98,12 @@ class ApiError : public std::exception {
   static ApiError limit_exceeded(std::string message);
   // What the backup operations answer for a missing table: "Table not found: <name>".
   static ApiError table_not_found(std::string_view table_name);
+  // The same with another text (bare "Table not found" for a restore's SourceTableArn).
+  static ApiError table_not_found_text(std::string message);
+  // Point-in-time recovery: a restore from a table without it, and a restore time outside
+  // the table's window.
+  static ApiError point_in_time_recovery_unavailable(std::string message);
+  static ApiError invalid_restore_time(std::string message);
   // The backup operations' own errors: "Backup not found: <arn>"; a backup feeding a
   // restore; the target of a restore that exists ("Table already exists: <name>") or is
   // itself being restored.

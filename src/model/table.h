@@ -109,6 +109,22 @@ struct RestoreSource {
   std::string backup_arn;        // SourceBackupArn
   std::string source_table_arn;  // SourceTableArn
   double restore_date_time = 0;  // RestoreDateTime: the backup's creation time
+  // A point-in-time restore (RestoreTableToPointInTime): the source table's id, whose
+  // change log is replayed up to restore_date_time; backup_id and backup_arn are empty.
+  // 0: a restore from a backup.
+  std::uint32_t source_id = 0;
+};
+
+// Point-in-time recovery while it is enabled on a table (UpdateContinuousBackups). The
+// window it gives is Engine::pitr_window's arithmetic.
+struct PitrSettings {
+  double enabled_since = 0;  // epoch seconds (whole ms): the enable time
+  int period_days = 35;      // RecoveryPeriodInDays
+  // The earliest time the change log still holds: set when the period is lengthened, as
+  // the log was trimmed under the shorter period until then.
+  double floor = 0;
+  // The items present when recovery was enabled are still being written to the log.
+  bool base_pending = false;
 };
 
 // Everything stored about one table.
@@ -147,6 +163,8 @@ struct TableDefinition {
   std::uint32_t next_partition_id = 1;
   // Set while the table is being restored from a backup (TableStatus CREATING).
   std::optional<RestoreSource> restore;
+  // Set while point-in-time recovery is enabled.
+  std::optional<PitrSettings> pitr;
   // The live capacity meters (not stored): shared by every version of the definition, so
   // a change of the table keeps its consumption; null when capacity is off.
   std::shared_ptr<capacity::TableMeters> meters;
