@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <ctime>
+#include <vector>
 
 #include "api/backup_arns.h"
 #include "api/indexes.h"
@@ -127,9 +128,10 @@ std::string description_response(const Context& ctx, const Backup& backup, std::
   write_string(w, billing_mode_name(t.billing_mode));
   w.EndObject();
 
-  // Each member only when the table had the feature.
+  // Each member only when the table had the feature; a SYSTEM backup reports none.
   write_key(w, "SourceTableFeatureDetails");
   w.StartObject();
+  const bool features = backup.type != BackupType::kSystem;
   // An index's name, key schema and projection; a GSI's throughput too.
   auto write_indexes = [&](std::string_view member, const std::vector<IndexDefinition>& indexes,
                            bool global) {
@@ -151,10 +153,12 @@ std::string description_response(const Context& ctx, const Backup& backup, std::
     }
     w.EndArray();
   };
-  write_indexes("LocalSecondaryIndexes", t.local_indexes, false);
-  write_indexes("GlobalSecondaryIndexes", t.global_indexes, true);
-  write_stream_enabled(w, "StreamDescription", t);
-  if (t.ttl_enabled) {
+  if (features) {
+    write_indexes("LocalSecondaryIndexes", t.local_indexes, false);
+    write_indexes("GlobalSecondaryIndexes", t.global_indexes, true);
+    write_stream_enabled(w, "StreamDescription", t);
+  }
+  if (features && t.ttl_enabled) {
     write_key(w, "TimeToLiveDescription");
     w.StartObject();
     write_key(w, "TimeToLiveStatus");
@@ -163,7 +167,7 @@ std::string description_response(const Context& ctx, const Backup& backup, std::
     write_string(w, t.ttl_attribute);
     w.EndObject();
   }
-  write_sse_description(w, ctx, t);
+  if (features) write_sse_description(w, ctx, t);
   w.EndObject();
   w.EndObject();
   w.EndObject();
@@ -388,9 +392,10 @@ std::string restore_table_from_backup(const Context& ctx, const JsonObject& requ
         }
         TableDefinition def = restored_table(check.backup->source, name, overrides, ctx.options);
         if (check.target && check.target->restore) {
+          const RestoreSource& r = *check.target->restore;
           throw ApiError::table_in_use(
               fmt::format("Table: {} is already being restored from backup: {}", name,
-                          check.target->restore->backup_arn));
+                          r.backup_arn.empty() ? r.source_table_arn : r.backup_arn));
         }
         if (check.target) throw ApiError::table_already_exists(name);
         if (check.using_backup) {
@@ -411,6 +416,79 @@ std::string restore_table_from_backup(const Context& ctx, const JsonObject& requ
   return table_description_response(ctx, *table, "TableDescription", "CREATING");
 }
 
+namespace {
+
+// An ISO 8601 time in whole seconds, as InvalidRestoreTimeException words the times.
+std::string iso_seconds(double seconds) {
+  const std::time_t t = static_cast<std::time_t>(epoch_whole_seconds(seconds));
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// {"ContinuousBackupsDescription": ...}: ContinuousBackupsStatus is ENABLED on every
+// settled table; the point-in-time recovery members are there only while it is enabled.
+std::string continuous_backups_response(const Context& ctx, const TableDefinition& table) {
+  JsonOut out;
+  JsonWriter w(out);
+  w.StartObject();
+  write_key(w, "ContinuousBackupsDescription");
+  w.StartObject();
+  write_key(w, "ContinuousBackupsStatus");
+  write_string(w, "ENABLED");
+  write_key(w, "PointInTimeRecoveryDescription");
+  w.StartObject();
+  write_key(w, "PointInTimeRecoveryStatus");
+  const std::optional<engine::PitrWindow> window = ctx.engine.pitr_window(table);
+  write_string(w, window ? "ENABLED" : "DISABLED");
+  if (window) {
+    write_key(w, "RecoveryPeriodInDays");
+    w.Int(table.pitr->period_days);
+    write_key(w, "EarliestRestorableDateTime");
+    w.Double(static_cast<double>(window->earliest_ms) / 1000.0);
+    write_key(w, "LatestRestorableDateTime");
+    w.Double(static_cast<double>(window->latest_ms) / 1000.0);
+  }
+  w.EndObject();
+  w.EndObject();
+  w.EndObject();
+  return json_text(out);
+}
+
+// The table a SourceTableArn names: "arn:aws:dynamodb:<region>:<account>:table/<name>".
+struct TableArn {
+  std::string region;
+  std::string name;
+};
+TableArn parse_source_table_arn(const Context& ctx, std::string_view arn) {
+  auto invalid = [] { return ApiError::validation("sourceTableArn is not a valid ARN"); };
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  for (int i = 0; i < 5; ++i) {
+    const std::size_t colon = arn.find(':', start);
+    if (colon == std::string_view::npos) throw invalid();
+    parts.push_back(arn.substr(start, colon - start));
+    start = colon + 1;
+  }
+  const std::string_view resource = arn.substr(start);
+  constexpr std::string_view kTable = "table/";
+  if (parts[0] != "arn" || parts[1] != "aws" || parts[2] != "dynamodb" ||
+      !is_region_name(parts[3]) || resource.substr(0, kTable.size()) != kTable) {
+    throw invalid();
+  }
+  const std::string_view name = resource.substr(kTable.size());
+  if (name.empty() || name.find('/') != std::string_view::npos) throw invalid();
+  if (parts[4] != ctx.options.account_id) {
+    throw ApiError::validation(
+        "This action is only supported by accounts that match the resource owner's account");
+  }
+  return {std::string(parts[3]), std::string(name)};
+}
+
+}  // namespace
+
 std::string describe_continuous_backups(const Context& ctx, const JsonObject& request) {
   CoralErrors coral;
   auto name = request.string("TableName");
@@ -421,21 +499,174 @@ std::string describe_continuous_backups(const Context& ctx, const JsonObject& re
   const std::string table_name = table_name_of(*name);
   engine::TablePtr table = ctx.engine.catalog().find(table_name);
   if (!table || table->restore) throw ApiError::table_not_found(table_name);
-  JsonOut out;
-  JsonWriter w(out);
-  w.StartObject();
-  write_key(w, "ContinuousBackupsDescription");
-  w.StartObject();
-  write_key(w, "ContinuousBackupsStatus");
-  write_string(w, "DISABLED");
-  write_key(w, "PointInTimeRecoveryDescription");
-  w.StartObject();
-  write_key(w, "PointInTimeRecoveryStatus");
-  write_string(w, "DISABLED");
-  w.EndObject();
-  w.EndObject();
-  w.EndObject();
-  return json_text(out);
+  return continuous_backups_response(ctx, *table);
+}
+
+std::string update_continuous_backups(const Context& ctx, const JsonObject& request) {
+  CoralErrors coral;
+  auto name = request.string("TableName");
+  auto spec = request.object("PointInTimeRecoverySpecification");
+  std::optional<bool> enabled;
+  std::optional<std::int64_t> period;
+  if (spec) {
+    enabled = spec->boolean("PointInTimeRecoveryEnabled");
+    period = spec->integer("RecoveryPeriodInDays");
+  }
+  check_table_name_or_arn(coral, name, "tableName");
+  coral.require(spec.has_value(), "pointInTimeRecoverySpecification");
+  if (spec) {
+    coral.require(enabled.has_value(),
+                  "pointInTimeRecoverySpecification.pointInTimeRecoveryEnabled");
+    constexpr std::string_view kPeriod = "pointInTimeRecoverySpecification.recoveryPeriodInDays";
+    if (period && *period < 1) {
+      coral.add(std::to_string(*period), kPeriod,
+                "Member must have value greater than or equal to 1");
+    }
+    if (period && *period > 35) {
+      coral.add(std::to_string(*period), kPeriod,
+                "Member must have value less than or equal to 35");
+    }
+  }
+  coral.throw_if_any();
+  if (!*enabled && period) {
+    throw ApiError::validation(
+        "Invalid Request: Cannot specify RecoveryPeriodInDays when disabling point-in-time "
+        "recovery.");
+  }
+  const std::string table_name = table_name_of(*name);
+  std::optional<int> days;
+  if (period) days = static_cast<int>(*period);
+  engine::TablePtr table = ctx.engine.update_pitr(table_name, *enabled, days);
+  return continuous_backups_response(ctx, *table);
+}
+
+std::string restore_table_to_point_in_time(const Context& ctx, const JsonObject& request) {
+  CoralErrors coral;
+  auto source_arn = request.string("SourceTableArn");
+  auto source_name = request.string("SourceTableName");
+  auto target = request.string("TargetTableName");
+  auto use_latest = request.boolean("UseLatestRestorableTime");
+  auto restore_time = request.timestamp("RestoreDateTime");
+  auto billing = request.string("BillingModeOverride");
+  auto gsis = request.array("GlobalSecondaryIndexOverride");
+  auto lsis = request.array("LocalSecondaryIndexOverride");
+  auto throughput = request.object("ProvisionedThroughputOverride");
+  std::optional<UnitsRequest> on_demand;
+  if (auto units = request.object("OnDemandThroughputOverride")) {
+    on_demand = UnitsRequest{units->integer("MaxReadRequestUnits", "Long"),
+                             units->integer("MaxWriteRequestUnits", "Long")};
+  }
+  auto sse = request.object("SSESpecificationOverride");
+  std::optional<bool> sse_enabled;
+  if (sse) {
+    sse_enabled = sse->boolean("Enabled");
+    sse->string("SSEType");
+    sse->string("KMSMasterKeyId");
+  }
+  request.array("VectorIndexOverride");
+  if (source_arn) coral.check_length(*source_arn, "sourceTableArn", 1, 1024);
+  if (source_name) coral.check_table_name(source_name, "sourceTableName");
+  coral.check_table_name(target, "targetTableName");
+  coral.check_enum(billing, "billingModeOverride", {"PROVISIONED", "PAY_PER_REQUEST"});
+  RestoreOverrides overrides;
+  if (throughput) {
+    ThroughputRequest t{throughput->integer("ReadCapacityUnits", "Long"),
+                        throughput->integer("WriteCapacityUnits", "Long")};
+    for (const auto& [value, path] :
+         {std::pair{t.read, "provisionedThroughputOverride.readCapacityUnits"},
+          std::pair{t.write, "provisionedThroughputOverride.writeCapacityUnits"}}) {
+      coral.require(value.has_value(), path);
+      if (value && *value < 1) {
+        coral.add(std::to_string(*value), path,
+                  "Member must have value greater than or equal to 1");
+      }
+    }
+    overrides.throughput = t;
+  }
+  if (gsis) overrides.global = read_indexes(*gsis, "globalSecondaryIndexOverride", true, coral);
+  if (lsis) overrides.local = read_indexes(*lsis, "localSecondaryIndexOverride", false, coral);
+  coral.throw_if_any();
+  if (billing) {
+    overrides.billing_mode =
+        *billing == "PROVISIONED" ? BillingMode::PROVISIONED : BillingMode::PAY_PER_REQUEST;
+  }
+  overrides.on_demand = on_demand;
+  if (sse) overrides.sse_enabled = sse_enabled.value_or(false);
+
+  // The request's shape: one restore time, one source.
+  const bool latest = use_latest.value_or(false);
+  if (latest && restore_time) {
+    throw ApiError::validation(
+        "Invalid Request: Both RestoreDateTime and UseLatestRestorableTime cannot be set for "
+        "point-in-time restore request. Please specify only one of them.");
+  }
+  if (!latest && !restore_time) {
+    throw ApiError::validation(
+        "Invalid Request: Either one of RestoreDateTime or UseLatestRestorableTime must be "
+        "specified, but not both");
+  }
+  if (source_arn && source_name) {
+    throw ApiError::validation("Must provide exactly one of: sourceTableArn, sourceTableName");
+  }
+  if (!source_arn && !source_name)
+    throw ApiError::validation("The parameter 'TableName' is required");
+  std::string name;
+  if (source_arn) {
+    const TableArn arn = parse_source_table_arn(ctx, *source_arn);
+    if (arn.region != ctx.options.region && !sse) {
+      throw ApiError::validation(
+          "Invalid Request: sseSpecificationOverride must be provided for cross-region restores");
+    }
+    name = arn.name;
+  } else {
+    name = std::string(*source_name);
+  }
+  const std::string target_name(*target);
+  engine::TablePtr table = ctx.engine.restore_table_to_time(
+      name, target_name,
+      [&](const engine::TablePtr& source, const std::optional<engine::PitrWindow>& window,
+          const engine::RestoreCheck& check) {
+        if (!source) {
+          if (source_arn) throw ApiError::table_not_found_text("Table not found");
+          throw ApiError::table_not_found(name);
+        }
+        if (!window) {
+          throw ApiError::point_in_time_recovery_unavailable(
+              fmt::format("Point in time recovery is not enabled for table '{}'", name));
+        }
+        // Times compare in whole milliseconds, as they are reported.
+        const double earliest = static_cast<double>(window->earliest_ms) / 1000.0;
+        const double latest_time = static_cast<double>(window->latest_ms) / 1000.0;
+        double when = latest_time;
+        if (restore_time) {
+          const std::int64_t ms = epoch_milliseconds(*restore_time);
+          if (ms < window->earliest_ms || ms > window->latest_ms) {
+            throw ApiError::invalid_restore_time(fmt::format(
+                "RestoreDateTime '{}' must be within EarliestRestorableDateTime '{}' and "
+                "LatestRestorableDateTime '{}'",
+                iso_seconds(*restore_time), iso_seconds(earliest), iso_seconds(latest_time)));
+          }
+          when = static_cast<double>(ms) / 1000.0;
+        }
+        // The settings are the source's current ones.
+        TableDefinition def = restored_table(*source, target_name, overrides, ctx.options);
+        if (check.target && check.target->restore) {
+          const RestoreSource& r = *check.target->restore;
+          throw ApiError::table_in_use(
+              fmt::format("Table: {} is already being restored from backup: {}", target_name,
+                          r.backup_arn.empty() ? r.source_table_arn : r.backup_arn));
+        }
+        if (check.target) throw ApiError::table_already_exists(target_name);
+        if (check.running >= ctx.engine.options().restore_limit) {
+          throw ApiError::limit_exceeded(fmt::format(
+              "Subscriber limit exceeded: Only {} restore operations can be done simultaneously",
+              ctx.engine.options().restore_limit));
+        }
+        def.creation_date_time = ctx.engine.clock().now_ms();
+        def.restore = RestoreSource{"", "", table_arn(ctx, source->name), when, source->id};
+        return def;
+      });
+  return table_description_response(ctx, *table, "TableDescription", "CREATING");
 }
 
 }  // namespace kumo::api

@@ -51,6 +51,9 @@ std::string describe_backup(const Context&, const JsonObject&);
 std::string list_backups(const Context&, const JsonObject&);
 std::string delete_backup(const Context&, const JsonObject&);
 std::string restore_table_from_backup(const Context&, const JsonObject&);
+// Point-in-time recovery (backups.cpp).
+std::string update_continuous_backups(const Context&, const JsonObject&);
+std::string restore_table_to_point_in_time(const Context&, const JsonObject&);
 // Contributor Insights (contributor_insights.cpp).
 std::string update_contributor_insights(const Context&, const JsonObject&);
 std::string describe_contributor_insights(const Context&, const JsonObject&);

@@ -79,8 +79,11 @@ void write_description(JsonWriter& w, const Context& ctx, const TableDefinition&
     // Only while the restore runs: the member is gone once the table is ACTIVE.
     write_key(w, "RestoreSummary");
     w.StartObject();
-    write_key(w, "SourceBackupArn");
-    write_string(w, t.restore->backup_arn);
+    // (A restore to a point in time has no backup.)
+    if (!t.restore->backup_arn.empty()) {
+      write_key(w, "SourceBackupArn");
+      write_string(w, t.restore->backup_arn);
+    }
     write_key(w, "SourceTableArn");
     write_string(w, t.restore->source_table_arn);
     write_key(w, "RestoreDateTime");

@@ -94,6 +94,7 @@ int serve(const ServeOptions& options) {
   engine::EngineOptions engine_options;
   engine_options.item_collection_limit = options.item_collection_limit;
   engine_options.backup_sync_bytes = options.backup_sync_bytes;
+  engine_options.pitr_lag = options.pitr_lag;
   engine_options.ttl_interval = options.ttl_interval;
   engine_options.stream_retention = options.stream_retention;
   engine_options.clock = clock.get();

@@ -439,6 +439,13 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
       ->type_name("BYTES")
       ->capture_default_str();
   serve
+      ->add_option("--pitr-lag", options.pitr_lag,
+                   "Seconds LatestRestorableDateTime stays behind the current time on a table "
+                   "with point-in-time recovery (DynamoDB: about 5 minutes)")
+      ->type_name("SECONDS")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0).description(""));
+  serve
       ->add_option("--ttl-interval", options.ttl_interval,
                    "Seconds between two passes of the Time to Live reaper, which deletes items "
                    "whose TTL attribute is in the past (DynamoDB: within days)")

@@ -63,6 +63,9 @@ struct ServeOptions {
   // CreateBackup copies tables up to this size before it answers, larger ones in the
   // background.
   std::uint64_t backup_sync_bytes = std::uint64_t{1} << 20;
+  // Seconds LatestRestorableDateTime stays behind the current time (DynamoDB: about 5
+  // minutes; tests use 0).
+  double pitr_lag = 300;
   // Seconds between two passes of the TTL reaper.
   double ttl_interval = 1.0;
   // Minimum seconds between two UpdateTimeToLive calls on one table (0: none).

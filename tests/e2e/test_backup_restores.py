@@ -233,9 +233,9 @@ def test_a_cross_region_backup_arn_restores_with_an_encryption_override(api, mak
 
 
 @pytest.mark.parametrize("operation", [
-    "UpdateContinuousBackups", "RestoreTableToPointInTime", "ExportTableToPointInTime",
-    "DescribeExport", "ListExports", "ImportTable", "DescribeImport", "ListImports"])
-def test_point_in_time_export_and_import_are_not_there(api, operation):
+    "ExportTableToPointInTime", "DescribeExport", "ListExports", "ImportTable", "DescribeImport",
+    "ListImports"])
+def test_export_and_import_are_not_there(api, operation):
     resp = api(operation, {})
     assert resp.status == 400
     assert resp.json == {"__type": NS_COR_SERVICE + "UnknownOperationException"}

@@ -200,7 +200,7 @@ def test_invalid_json_is_checked_before_target_and_auth(server):
     "ListTables",
     "Foo_20120810.ListTables",
     "DynamoDB_20120810.NoSuchOperation",
-    "DynamoDB_20120810.RestoreTableToPointInTime",
+    "DynamoDB_20120810.CreateGlobalTable",
 ])
 def test_missing_or_unknown_target(server, target):
     resp = signed_request(server.port, target, {})

@@ -157,8 +157,9 @@ def test_update_table_long_attribute_name_comes_before_index_errors(api, make_ta
 
 def test_describe_continuous_backups(api, ddb, make_table):
     name = make_table()
+    # A settled table: continuous backups ENABLED, point-in-time recovery DISABLED.
     expected = {"ContinuousBackupsDescription": {
-        "ContinuousBackupsStatus": "DISABLED",
+        "ContinuousBackupsStatus": "ENABLED",
         "PointInTimeRecoveryDescription": {"PointInTimeRecoveryStatus": "DISABLED"}}}
     assert api.ok("DescribeContinuousBackups", {"TableName": name}) == expected
     assert api.ok("DescribeContinuousBackups", {"TableName": table_arn(name)}) == expected
