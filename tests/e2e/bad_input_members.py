@@ -239,6 +239,28 @@ MEMBERS = [
         ("SSESpecificationOverride.KMSMasterKeyId", STR), ("OnDemandThroughputOverride", STRUCT),
         ("OnDemandThroughputOverride.MaxWriteRequestUnits", LONG),
     ]),
+    # Point-in-time recovery: the base names a table that does not exist
+    # (TableNotFoundException when the mismatch goes unnoticed).
+    ("UpdateContinuousBackups", {"TableName": "bad-input-no-such-table",
+                                 "PointInTimeRecoverySpecification": {
+                                     "PointInTimeRecoveryEnabled": True}}, [
+        ("TableName", STR), ("PointInTimeRecoverySpecification", STRUCT),
+        ("PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled", BOOL),
+        ("PointInTimeRecoverySpecification.RecoveryPeriodInDays", INT),
+    ]),
+    ("DescribeContinuousBackups", {"TableName": "bad-input-no-such-table"}, [("TableName", STR)]),
+    ("RestoreTableToPointInTime", {"SourceTableName": "bad-input-no-such-table",
+                                   "TargetTableName": "bad-input-restored",
+                                   "UseLatestRestorableTime": True}, [
+        ("SourceTableName", STR), ("SourceTableArn", STR), ("TargetTableName", STR),
+        ("UseLatestRestorableTime", BOOL), ("RestoreDateTime", TIME),
+        ("BillingModeOverride", STR), ("GlobalSecondaryIndexOverride", LIST),
+        ("LocalSecondaryIndexOverride", LIST), ("ProvisionedThroughputOverride", STRUCT),
+        ("ProvisionedThroughputOverride.ReadCapacityUnits", LONG),
+        ("SSESpecificationOverride", STRUCT), ("SSESpecificationOverride.Enabled", BOOL),
+        ("OnDemandThroughputOverride", STRUCT),
+        ("OnDemandThroughputOverride.MaxWriteRequestUnits", LONG),
+    ]),
     ("UpdateContributorInsights", {"TableName": MAIN, "ContributorInsightsAction": "DISABLE"}, [
         ("TableName", STR), ("IndexName", STR), ("ContributorInsightsAction", STR),
         ("ContributorInsightsMode", STR),
