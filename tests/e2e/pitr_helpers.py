@@ -3,6 +3,8 @@ on a manual clock with no restore lag, and calls of UpdateContinuousBackups,
 DescribeContinuousBackups and RestoreTableToPointInTime (sent as raw signed requests:
 RecoveryPeriodInDays is newer than the installed botocore model)."""
 
+import time
+
 import pytest
 
 from backup_helpers import TABLE_NOT_FOUND, wait_active  # noqa: F401
@@ -14,9 +16,14 @@ DAY = 86400
 PITR_FLAGS = {"clock": "manual", "pitr-lag": "0"}
 
 
+def pitr_flags():
+    """PITR_FLAGS with the clock's start given: the front ends of a group then keep one time."""
+    return {**PITR_FLAGS, "clock-start": str(int(time.time()))}
+
+
 @pytest.fixture(scope="module")
 def pitr_server(kumo_bin, tmp_path_factory):
-    server = KumoServer(kumo_bin, str(tmp_path_factory.mktemp("pitr")), flags=PITR_FLAGS,
+    server = KumoServer(kumo_bin, str(tmp_path_factory.mktemp("pitr")), flags=pitr_flags(),
                         admin_port=0).start()
     yield server
     server.stop()

@@ -27,7 +27,7 @@ from kumo_testlib import (
 )
 from pitr_helpers import (  # noqa: F401
     DAY,
-    PITR_FLAGS,
+    pitr_flags,
     describe_pitr,
     pitr_server,
     restore_to,
@@ -198,7 +198,7 @@ def test_disable_and_enable_again_start_afresh(papi, admin, tables):
 def test_a_restore_cut_by_kill_completes_after_restart(kumo_bin, tmp_path, monkeypatch):
     data = tmp_path / "data"
     monkeypatch.setenv("KUMO_BACKUP_FAULT", "restore-kill:256")
-    server = KumoServer(kumo_bin, str(tmp_path), data_dir=data, flags=PITR_FLAGS, admin_port=0)
+    server = KumoServer(kumo_bin, str(tmp_path), data_dir=data, flags=pitr_flags(), admin_port=0)
     server.start()
     try:
         api = server.api()
