@@ -101,9 +101,14 @@ Backup Engine::create_backup(const TableDefinition& table, std::string name, Bac
     TablePtr latest = current(table);
     if (!latest || latest->restore) throw ApiError::table_not_found(table.name);
     backup.created = clock_->now_ms();
-    do {
+    for (;;) {
       backup.id = backup_id(backup.created, type == BackupType::kSystem ? 0 : backup_suffix());
-    } while (type != BackupType::kSystem && storage_->get(backup_key(backup.id)));
+      if (!storage_->get(backup_key(backup.id))) break;
+      // SYSTEM ids all end in -00000000: another one of the same millisecond takes the next.
+      if (type == BackupType::kSystem) {
+        backup.created = static_cast<double>(epoch_milliseconds(backup.created) + 1) / 1000.0;
+      }
+    }
     backup.name = std::move(name);
     backup.type = type;
     backup.status = BackupStatus::kCreating;

@@ -273,3 +273,22 @@ def test_deleting_a_table_with_recovery_leaves_a_system_backup(papi, admin, tabl
     assert papi.ok("GetItem", {"TableName": target, "Key": {"pk": S("a")}})["Item"] == {
         "pk": S("a"), "v": N(1)}
     papi("DeleteTable", {"TableName": target})
+
+
+def test_tables_deleted_in_one_millisecond_leave_a_backup_each(papi, admin, table):
+    names = [table(), table()]
+    for t in names:
+        update_pitr(papi, t, True)
+    admin.advance(1)
+    now = admin.now()
+    for t in names:
+        papi.ok("DeleteTable", {"TableName": t})
+    arns = []
+    for t in names:
+        [summary] = papi.ok("ListBackups", {"TableName": t, "BackupType": "SYSTEM"})[
+            "BackupSummaries"]
+        arns.append(summary["BackupArn"])
+        assert summary["BackupExpiryDateTime"] == summary["BackupCreationDateTime"] + 35 * DAY
+    # Both ids end in -00000000: the second takes the next millisecond.
+    assert [a.rsplit("/", 1)[1] for a in arns] == [
+        f"{int(round(now * 1000)):014}-00000000", f"{int(round(now * 1000)) + 1:014}-00000000"]
