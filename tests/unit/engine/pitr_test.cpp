@@ -4,9 +4,11 @@
 // disabling and enabling again.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "codec/key_codec.h"
 #include "engine/engine.h"
@@ -187,6 +189,57 @@ TEST(Pitr, TrimmingKeepsTheStateAtTheWindowsStart) {
   EXPECT_EQ(f.engine->trim_pitr_logs(), 1u);  // a=3 makes a=2 redundant
   EXPECT_EQ(f.at(f.engine->pitr_window("t")->earliest_ms),
             (std::map<std::string, std::string>{{"a", "3"}, {"c", "1"}}));
+}
+
+TEST(Pitr, ARestoreWritesTheTableAsItWasAtItsTime) {
+  PitrFixture f;
+  f.engine->create_table(pitr_table_def());
+  f.put("a", 1);
+  f.put("gone", 1);
+  f.engine->update_pitr("t", true, std::nullopt);
+  const std::int64_t t0 = f.now_ms();
+  f.advance_ms(1000);
+  f.put("a", 2);
+  f.del("gone");
+  f.put("b", 1);
+  auto restore = [&](const std::string& target, std::int64_t at) {
+    return f.engine->restore_table_to_time(
+        "t", target,
+        [&](const TablePtr& source, const std::optional<PitrWindow>& window,
+            const RestoreCheck& check) {
+          EXPECT_TRUE(source);
+          EXPECT_TRUE(window);
+          EXPECT_FALSE(check.target);
+          TableDefinition def = pitr_table_def();
+          def.name = target;
+          def.restore = RestoreSource{"", "", "arn", static_cast<double>(at) / 1000.0, source->id};
+          return def;
+        });
+  };
+  TablePtr r = restore("r0", t0);
+  EXPECT_TRUE(r->restore);
+  EXPECT_FALSE(r->pitr);
+  TablePtr r1 = restore("r1", f.now_ms());
+  for (const std::string name : {"r0", "r1"}) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (f.engine->catalog().find(name)->restore) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << name;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  auto get = [&](const std::string& table, const std::string& pk) -> std::string {
+    std::optional<Item> item =
+        f.engine->get_item(*f.engine->catalog().find(table), {{"pk", S(pk)}});
+    return item ? item->at("v").as_number().to_string() : "absent";
+  };
+  EXPECT_EQ(get("r0", "a"), "1");
+  EXPECT_EQ(get("r0", "gone"), "1");
+  EXPECT_EQ(get("r0", "b"), "absent");
+  EXPECT_EQ(get("r1", "a"), "2");
+  EXPECT_EQ(get("r1", "gone"), "absent");
+  EXPECT_EQ(get("r1", "b"), "1");
+  EXPECT_EQ(f.engine->item_count(*f.engine->catalog().find("r1")), 2);
+  (void)r1;
 }
 
 TEST(Pitr, DisablingForgetsTheLogAndTheSettingsSurviveARestart) {
