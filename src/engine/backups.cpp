@@ -327,6 +327,28 @@ Backup Engine::delete_backup(
   return deleted;
 }
 
+std::size_t Engine::expire_system_backups() {
+  const double now = clock_->now();
+  std::size_t expired = 0;
+  for (const Backup& backup : list_backups()) {
+    if (backup.type != BackupType::kSystem || !backup.expires || *backup.expires > now ||
+        backup.status != BackupStatus::kAvailable) {
+      continue;
+    }
+    // Kept while a restore reads it; gone already when another process sharing the storage
+    // expired it.
+    struct Kept {};
+    try {
+      delete_backup(backup.id, [](const Backup* found, const TablePtr& restoring) {
+        if (!found || restoring) throw Kept{};
+      });
+      ++expired;
+    } catch (const Kept&) {
+    }
+  }
+  return expired;
+}
+
 TablePtr Engine::restore_table(std::string_view backup_id, std::string_view target_name,
                                const std::function<TableDefinition(const RestoreCheck&)>& plan) {
   TablePtr table;

@@ -85,6 +85,10 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
     streams = !streams_.empty(guard);
   }
   // (Shared tokens are removed by the maintenance thread once they expired.)
+  // (SYSTEM backups expire through the maintenance pass.)
+  if (!pitr) {
+    for (const Backup& backup : list_backups()) pitr = pitr || backup.type == BackupType::kSystem;
+  }
   if (ttl || streams || pitr || storage_->shared()) start_maintenance();
   // Other front ends sharing the storage announce their changes of the catalog.
   storage_->set_catalog_listener([this] { reload_catalog(); });

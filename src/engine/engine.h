@@ -338,6 +338,9 @@ class Engine {
   // Drops from the logs of the tables with point-in-time recovery what lies before their
   // windows (the maintenance pass calls it). Returns the records removed.
   std::size_t trim_pitr_logs();
+  // Deletes the SYSTEM backups whose BackupExpiryDateTime has passed on the engine's clock
+  // (the maintenance pass calls it), except one feeding a restore. Returns how many.
+  std::size_t expire_system_backups();
 
   // Deletes every item whose TTL attribute is a number of epoch seconds before `now` and
   // not more than five years before it, as a service deletion (REMOVE stream record with

@@ -564,6 +564,7 @@ void Engine::maintain() {
       if (moved || now >= next_trim) {
         streams_.trim(clock_->now(), retention);
         trim_pitr_logs();
+        expire_system_backups();
         next_trim = now + trim_interval;
       }
       if (moved || now >= next_sweep) {

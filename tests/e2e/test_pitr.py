@@ -3,11 +3,12 @@ and DescribeContinuousBackups (every answer and error), the restorable window as
 moves and RecoveryPeriodInDays changes, RestoreTableToPointInTime's checks in DynamoDB's
 order, and the SYSTEM backup that deleting a table with recovery on leaves."""
 
-import pytest
-
 import datetime
 
+import pytest
+
 from backup_helpers import (
+    BACKUP_NOT_FOUND,
     TABLE_ALREADY_EXISTS,
     TABLE_NOT_FOUND,
     wait_active,
@@ -20,6 +21,7 @@ from kumo_testlib import (
     create_table_args,
     table_arn,
     unique_name,
+    wait_until,
 )
 from pitr_helpers import (  # noqa: F401
     DAY,
@@ -292,3 +294,21 @@ def test_tables_deleted_in_one_millisecond_leave_a_backup_each(papi, admin, tabl
     # Both ids end in -00000000: the second takes the next millisecond.
     assert [a.rsplit("/", 1)[1] for a in arns] == [
         f"{int(round(now * 1000)):014}-00000000", f"{int(round(now * 1000)) + 1:014}-00000000"]
+
+
+def test_a_system_backup_expires_after_35_days(papi, admin, table):
+    t = table()
+    update_pitr(papi, t, True)
+    papi.ok("DeleteTable", {"TableName": t})
+
+    def system_backups():
+        return papi.ok("ListBackups", {"TableName": t, "BackupType": "SYSTEM"})[
+            "BackupSummaries"]
+
+    [summary] = system_backups()
+    admin.advance(35 * DAY - 1)
+    assert system_backups() == [summary]
+    admin.advance(2)
+    wait_until(lambda: system_backups() == [], timeout=10, what="the SYSTEM backup expired")
+    assert_error(papi("DescribeBackup", {"BackupArn": summary["BackupArn"]}), 400,
+                 BACKUP_NOT_FOUND, f"Backup not found: {summary['BackupArn']}")
