@@ -11,7 +11,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
   libboost-dev libboost-system-dev librocksdb-dev rapidjson-dev
-  libssl-dev libdeflate-dev zlib1g-dev libxxhash-dev libcli11-dev libfmt-dev libspdlog-dev libabsl-dev
+  libssl-dev libdeflate-dev zlib1g-dev libzstd-dev libxxhash-dev libcli11-dev libfmt-dev libspdlog-dev libabsl-dev
   librados-dev libradospp-dev
 )
 # A local cluster of front ends: Ceph's daemons for scripts/ceph-cluster.sh, and HAProxy to

@@ -1,0 +1,57 @@
+// What exports (exports.cpp) and imports (imports.cpp) share: their ARNs, ids, page tokens,
+// times as the manifests write them, and their records, kept as JSON under meta/export/<id>
+// and meta/import/<id> (docs/data-movement.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <rapidjson/document.h>
+
+#include "engine/engine.h"
+
+namespace kumo::api {
+
+// arn:aws:dynamodb:<region>:<account>:table/<table>/<kind>/<id>, kind "export" or "import".
+struct DataArn {
+  std::string region, account, table, id;
+};
+std::string make_data_arn(std::string_view region, std::string_view account, std::string_view table,
+                          std::string_view kind, std::string_view id);
+// Reads an export or import ARN sent by a client: ValidationException "Invalid Export ARN"
+// ("Invalid Import ARN") when it is not one (a table ARN, an ARN of the other kind, text),
+// AccessDeniedException "Access is denied" when it names another account.
+DataArn parse_data_arn(std::string_view arn, std::string_view kind, std::string_view account);
+
+// A new export or import id: the time in epoch milliseconds (14 digits), '-', 8 random
+// lowercase hex digits.
+std::string new_data_id(double now);
+
+// A random version-4 UUID (a ClientToken for a request that sent none).
+std::string random_uuid();
+
+// "2020-11-04T07:28:34.028Z": a time as the manifests write it.
+std::string iso_time_ms(double seconds);
+// "2020-11-04T07:28:34Z".
+std::string iso_time_s(double seconds);
+
+// The NextToken of a ListExports or ListImports page that ended at record `id`: hex digits in
+// groups of 16, at least 112 of them; and back (nullopt when it is not a token of that kind).
+std::string page_token(std::string_view kind, std::string_view id);
+std::optional<std::string> page_position(std::string_view kind, std::string_view token);
+
+// A record as JSON text, kept in the storage.
+void put_record(engine::Engine& engine, const std::string& key, const std::string& json);
+std::optional<std::string> get_record(const engine::Engine& engine, const std::string& key);
+// (key, value) of every record under `prefix`, in key order.
+std::vector<std::pair<std::string, std::string>> list_records(const engine::Engine& engine,
+                                                              const std::string& prefix);
+
+// Members of a rapidjson object, read leniently (absent: nullopt).
+std::optional<std::string> json_str(const rapidjson::Value& object, const char* name);
+std::optional<double> json_num(const rapidjson::Value& object, const char* name);
+
+}  // namespace kumo::api
