@@ -235,6 +235,12 @@ TableDefinition validate_create_table(CreateTableRequest& r, const ServiceOption
 
 }  // namespace
 
+TableDefinition table_creation_parameters(const JsonObject& parameters,
+                                          const ServiceOptions& options, double now) {
+  CreateTableRequest r = decode_create_table(parameters);
+  return validate_create_table(r, options, now);
+}
+
 std::string create_table(const Context& ctx, const JsonObject& request) {
   CreateTableRequest r = decode_create_table(request);
   TableDefinition def = validate_create_table(r, ctx.options, ctx.engine.clock().now_ms());

@@ -44,6 +44,14 @@ std::string transact_write_items(const Context&, const JsonObject&);
 std::string scan(const Context&, const JsonObject&);
 std::string update_time_to_live(const Context&, const JsonObject&);
 std::string describe_time_to_live(const Context&, const JsonObject&);
+// Exports to S3 (exports.cpp) and imports from it (imports.cpp).
+std::string export_table_to_point_in_time(const Context&, const JsonObject&);
+std::string describe_export(const Context&, const JsonObject&);
+std::string list_exports(const Context&, const JsonObject&);
+std::string import_table(const Context&, const JsonObject&);
+std::string describe_import(const Context&, const JsonObject&);
+std::string list_imports(const Context&, const JsonObject&);
+
 // On-demand backups (backups.cpp).
 std::string describe_continuous_backups(const Context&, const JsonObject&);
 std::string create_backup(const Context&, const JsonObject&);

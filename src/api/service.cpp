@@ -1,5 +1,7 @@
 #include "api/service.h"
 
+#include "api/exports.h"
+
 #include <utility>
 
 #include "api/dispatch.h"
@@ -75,7 +77,11 @@ void record_outcome(capacity::CapacityManager& manager, const capacity::RequestO
 }  // namespace
 
 Service::Service(engine::Engine& engine, ServiceOptions options)
-    : engine_(engine), options_(std::move(options)) {}
+    : engine_(engine), options_(std::move(options)) {
+  // Exports and imports a stopped process left in progress.
+  resume_exports(engine_);
+  resume_imports(engine_, options_);
+}
 
 Response Service::handle(std::string_view target, std::string_view body,
                          const Authenticator& auth) const {

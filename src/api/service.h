@@ -44,6 +44,14 @@ struct ServiceOptions {
   // Capacity figures the control plane checks and reports (quotas, on-demand initial
   // throughput, Contributor Insights' delay and rule quota), whatever the capacity mode.
   capacity::CapacityOptions capacity = {};
+  // The local S3 of exports and imports: a bucket is the directory <export_root>/<bucket>
+  // (docs/data-movement.md).
+  std::string export_root = "./kumo-data/s3";
+  // Data files an export writes: one per range of the table's token space.
+  std::size_t export_files = 4;
+  // DynamoDB exports only tables with point-in-time recovery. On, a table without it is
+  // exported as it is at the request (ExportTime absent or now).
+  bool export_without_pitr = false;
 };
 
 class Service {

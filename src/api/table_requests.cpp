@@ -75,7 +75,7 @@ void write_description(JsonWriter& w, const Context& ctx, const TableDefinition&
     write_key(w, "LatestStreamArn");
     write_string(w, stream_arn(ctx, t.name, t.latest_stream_label));
   }
-  if (t.restore) {
+  if (t.restore && !t.restore->imports()) {
     // Only while the restore runs: the member is gone once the table is ACTIVE.
     write_key(w, "RestoreSummary");
     w.StartObject();

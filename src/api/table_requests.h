@@ -16,6 +16,11 @@
 
 namespace kumo::api {
 
+// ImportTable's TableCreationParameters, read and checked as CreateTable reads and checks
+// its request (create_table.cpp): the table it makes, or a ValidationException.
+TableDefinition table_creation_parameters(const JsonObject& parameters,
+                                          const ServiceOptions& options, double now);
+
 std::string_view billing_mode_name(BillingMode mode);
 
 // An AttributeDefinitions or KeySchema element as the request wrote it.

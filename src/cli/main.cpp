@@ -137,6 +137,9 @@ int serve(const ServeOptions& options) {
   service_options.ttl_cooldown = options.ttl_cooldown;
   service_options.report_tables = options.log_requests;
   service_options.capacity = capacity_options;
+  service_options.export_root = export_root_of(options);
+  service_options.export_files = options.export_files;
+  service_options.export_without_pitr = options.export_without_pitr;
   service.emplace(engine, service_options);
 
   const api::Admin admin(engine);

@@ -446,6 +446,23 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 86400.0).description(""));
   serve
+      ->add_option("--export-root", options.export_root,
+                   "Directory standing for S3 in ExportTableToPointInTime and ImportTable: a "
+                   "bucket is its subdirectory <DIR>/<bucket> [default: <data-dir>/s3; "
+                   "./kumo-s3 with --in-memory or --rados]")
+      ->type_name("DIR");
+  serve
+      ->add_option("--export-files", options.export_files,
+                   "Data files an export writes, one per range of the table's token space "
+                   "(empty ones included)")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{256}).description(""));
+  serve->add_flag("--export-without-pitr", options.export_without_pitr,
+                  "Let ExportTableToPointInTime export a table without point-in-time recovery "
+                  "as it is at the request (DynamoDB refuses: "
+                  "PointInTimeRecoveryUnavailableException)");
+  serve
       ->add_option("--ttl-interval", options.ttl_interval,
                    "Seconds between two passes of the Time to Live reaper, which deletes items "
                    "whose TTL attribute is in the past (DynamoDB: within days)")
@@ -506,6 +523,12 @@ std::vector<std::string> translate_dynamodb_local_args(const std::vector<std::st
   }
   if (translated && (out.empty() || out.front() != "serve")) out.insert(out.begin(), "serve");
   return out;
+}
+
+std::string export_root_of(const ServeOptions& options) {
+  if (!options.export_root.empty()) return options.export_root;
+  if (options.in_memory || !options.rados_pool.empty()) return "./kumo-s3";
+  return options.data_dir + "/s3";
 }
 
 }  // namespace kumo::cli

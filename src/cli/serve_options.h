@@ -66,6 +66,13 @@ struct ServeOptions {
   // Seconds LatestRestorableDateTime stays behind the current time (DynamoDB: about 5
   // minutes; tests use 0).
   double pitr_lag = 300;
+  // The local S3 of exports and imports (a bucket is <export_root>/<bucket>); empty:
+  // <data-dir>/s3, or ./kumo-s3 with --in-memory or --rados (export_root_of).
+  std::string export_root;
+  // Data files per export (one per range of the table's token space).
+  std::size_t export_files = 4;
+  // Export tables without point-in-time recovery (as they are at the request).
+  bool export_without_pitr = false;
   // Seconds between two passes of the TTL reaper.
   double ttl_interval = 1.0;
   // Minimum seconds between two UpdateTimeToLive calls on one table (0: none).
@@ -111,5 +118,8 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options);
 // -disableTelemetry are dropped (they mean nothing here). When such a flag was seen and no
 // subcommand was named, `serve` is put in front, as DynamoDB Local has no subcommands.
 std::vector<std::string> translate_dynamodb_local_args(const std::vector<std::string>& args);
+
+// The directory exports write to and imports read from, --export-root or its default.
+std::string export_root_of(const ServeOptions& options);
 
 }  // namespace kumo::cli

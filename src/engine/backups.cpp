@@ -291,7 +291,8 @@ std::vector<TablePtr> Engine::restoring_tables() const {
   bool more = false;
   for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
     TablePtr table = catalog_.find(name);
-    if (table && table->restore) out.push_back(std::move(table));
+    // (A table being imported is CREATING the same way, but no restore's.)
+    if (table && table->restore && !table->restore->imports()) out.push_back(std::move(table));
   }
   return out;
 }
@@ -393,7 +394,9 @@ bool Engine::run_restore(const std::string& name, std::uint32_t id) {
   for (;;) {
     if (stopping_) return false;
     TablePtr table = catalog_.find(name);
-    if (!table || table->id != id || !table->restore) return true;  // gone, or done
+    if (!table || table->id != id || !table->restore || table->restore->imports()) {
+      return true;  // gone, or done
+    }
     // A restore to a point in time replays its source's change log (pitr.cpp).
     if (table->restore->source_id) return run_pitr_restore(name, id);
     backup = find_backup(table->restore->backup_id);
@@ -447,6 +450,16 @@ bool Engine::run_restore(const std::string& name, std::uint32_t id) {
   batch.del(progress);
   storage_->write(batch);
   return true;
+}
+
+TablePtr Engine::finish_import(const std::string& name, std::uint32_t id) {
+  TablePtr table = catalog_.find(name);
+  if (!table || table->id != id) return nullptr;
+  TablePtr done = catalog_.update(name, [&](TableDefinition& t) {
+    if (t.id == id && t.restore && t.restore->imports()) t.restore.reset();
+  });
+  configure_meters(done);
+  return done;
 }
 
 void Engine::fail_restore(const std::string& name, std::uint32_t id, const std::string& why) {

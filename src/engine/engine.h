@@ -341,6 +341,24 @@ class Engine {
   // Deletes the SYSTEM backups whose BackupExpiryDateTime has passed on the engine's clock
   // (the maintenance pass calls it), except one feeding a restore. Returns how many.
   std::size_t expire_system_backups();
+  // Exports to S3 and imports from it (api/exports.cpp, api/imports.cpp,
+  // docs/data-movement.md). Their records live under meta/export/ and meta/import/ of the
+  // storage; their jobs run as background workers of the engine, which outlives the service.
+  storage::Storage& storage() const { return *storage_; }
+  bool stopping() const { return stopping_; }
+  // Runs `work` on a background thread named `name` (at most 15 characters); the engine
+  // waits for it when it stops, and stopping() tells it to end early.
+  void start_job(const char* name, std::function<void()> work) {
+    start_worker(name, std::move(work));
+  }
+  // The KUMO_BACKUP_FAULT hook for the jobs of exports and imports ("export", "import"):
+  // called after a job went from `before` to `after` items.
+  void data_job_fault(std::string_view job, std::size_t before, std::size_t after) {
+    job_fault(job, before, after);
+  }
+  // Makes the table being imported (its `restore` marks an import) ACTIVE, when it is still
+  // the table with id `id`. Returns it, or null when it is gone.
+  TablePtr finish_import(const std::string& name, std::uint32_t id);
 
   // Deletes every item whose TTL attribute is a number of epoch seconds before `now` and
   // not more than five years before it, as a service deletion (REMOVE stream record with

@@ -98,6 +98,31 @@ ApiError ApiError::backup_not_found(std::string_view backup_arn) {
   return ApiError(Code::kBackupNotFound, 400, std::string(kDynamo) + "BackupNotFoundException",
                   "Backup not found: " + std::string(backup_arn));
 }
+ApiError ApiError::point_in_time_recovery_unavailable(std::string message) {
+  return ApiError(Code::kPointInTimeRecoveryUnavailable, 400,
+                  std::string(kDynamo) + "PointInTimeRecoveryUnavailableException",
+                  std::move(message));
+}
+ApiError ApiError::invalid_export_time(std::string message) {
+  return ApiError(Code::kInvalidExportTime, 400,
+                  std::string(kDynamo) + "InvalidExportTimeException", std::move(message));
+}
+ApiError ApiError::export_conflict(std::string message) {
+  return ApiError(Code::kExportConflict, 400, std::string(kDynamo) + "ExportConflictException",
+                  std::move(message));
+}
+ApiError ApiError::export_not_found(std::string message) {
+  return ApiError(Code::kExportNotFound, 400, std::string(kDynamo) + "ExportNotFoundException",
+                  std::move(message));
+}
+ApiError ApiError::import_conflict(std::string message) {
+  return ApiError(Code::kImportConflict, 400, std::string(kDynamo) + "ImportConflictException",
+                  std::move(message));
+}
+ApiError ApiError::import_not_found(std::string message) {
+  return ApiError(Code::kImportNotFound, 400, std::string(kDynamo) + "ImportNotFoundException",
+                  std::move(message));
+}
 ApiError ApiError::backup_in_use(std::string message) {
   return ApiError(Code::kBackupInUse, 400, std::string(kDynamo) + "BackupInUseException",
                   std::move(message));

@@ -71,6 +71,11 @@ class ApiError : public std::exception {
     kTableInUse,
     kPointInTimeRecoveryUnavailable,
     kInvalidRestoreTime,
+    kInvalidExportTime,
+    kExportConflict,
+    kExportNotFound,
+    kImportConflict,
+    kImportNotFound,
   };
 
   // com.amazon.coral.validate#ValidationException, HTTP 400.
@@ -111,6 +116,13 @@ class ApiError : public std::exception {
   static ApiError backup_in_use(std::string message);
   static ApiError table_already_exists(std::string_view table_name);
   static ApiError table_in_use(std::string message);
+  // Exports and imports: com.amazonaws.dynamodb.v20120810#<Name>Exception, HTTP 400.
+  static ApiError point_in_time_recovery_unavailable(std::string message);
+  static ApiError invalid_export_time(std::string message);
+  static ApiError export_conflict(std::string message);
+  static ApiError export_not_found(std::string message);
+  static ApiError import_conflict(std::string message);
+  static ApiError import_not_found(std::string message);
   // `item` is the current item when ReturnValuesOnConditionCheckFailure is ALL_OLD.
   static ApiError conditional_check_failed(std::optional<Item> item = std::nullopt);
   static ApiError internal(std::string message = "Internal server error");

@@ -113,6 +113,10 @@ struct RestoreSource {
   // change log is replayed up to restore_date_time; backup_id and backup_arn are empty.
   // 0: a restore from a backup.
   std::uint32_t source_id = 0;
+  // A table that ImportTable is creating carries a RestoreSource too (it is CREATING while
+  // it is set, as a restore's target is), whose backup_id is "import/<import id>" and whose
+  // other members are empty: no RestoreSummary, no restore job.
+  bool imports() const { return backup_id.starts_with("import/"); }
 };
 
 // Point-in-time recovery while it is enabled on a table (UpdateContinuousBackups). The

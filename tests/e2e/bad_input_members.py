@@ -66,6 +66,9 @@ def wrong_values(kind, first):
 
 KEY = {"pk": S("typed")}
 NO_BACKUP = f"arn:aws:dynamodb:us-east-1:000000000000:table/{MAIN}/backup/01489602797149-0000abcd"
+NO_TABLE_ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/bad-input-no-such-table"
+NO_EXPORT = NO_TABLE_ARN + "/export/01700000000000-0000abcd"
+NO_IMPORT = NO_TABLE_ARN + "/import/01700000000000-0000abcd"
 LEGACY_COND = {"ComparisonOperator": "EQ", "AttributeValueList": [S("x")]}
 
 # (operation, valid base request, [(member path, model type)]). A path is dotted; list
@@ -260,6 +263,36 @@ MEMBERS = [
         ("SSESpecificationOverride", STRUCT), ("SSESpecificationOverride.Enabled", BOOL),
         ("OnDemandThroughputOverride", STRUCT),
         ("OnDemandThroughputOverride.MaxWriteRequestUnits", LONG),
+    ]),
+    # Exports and imports: each base names an export, import or table that does not exist
+    # (or, for ImportTable, a table that does), so nothing is made.
+    ("ExportTableToPointInTime", {"TableArn": NO_TABLE_ARN, "S3Bucket": "bucket"}, [
+        ("TableArn", STR), ("S3Bucket", STR), ("S3BucketOwner", STR), ("S3Prefix", STR),
+        ("ExportTime", TIME), ("ClientToken", STR), ("S3SseAlgorithm", STR),
+        ("S3SseKmsKeyId", STR), ("ExportFormat", STR), ("ExportType", STR),
+        ("IncrementalExportSpecification", STRUCT),
+        ("IncrementalExportSpecification.ExportFromTime", TIME),
+        ("IncrementalExportSpecification.ExportViewType", STR),
+    ]),
+    ("DescribeExport", {"ExportArn": NO_EXPORT}, [("ExportArn", STR)]),
+    ("ListExports", {"MaxResults": 5}, [
+        ("TableArn", STR), ("MaxResults", INT), ("NextToken", STR),
+    ]),
+    ("ImportTable", {"ClientToken": "typed", "S3BucketSource": {"S3Bucket": "bucket"},
+                     "InputFormat": "DYNAMODB_JSON", "TableCreationParameters": {
+                         "TableName": MAIN, "BillingMode": "PAY_PER_REQUEST",
+                         "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+                         "AttributeDefinitions": [{"AttributeName": "pk",
+                                                   "AttributeType": "S"}]}}, [
+        ("ClientToken", STR), ("S3BucketSource", STRUCT), ("S3BucketSource.S3Bucket", STR),
+        ("S3BucketSource.S3KeyPrefix", STR), ("S3BucketSource.S3BucketOwner", STR),
+        ("InputFormat", STR), ("InputCompressionType", STR), ("InputFormatOptions", STRUCT),
+        ("TableCreationParameters", STRUCT), ("TableCreationParameters.TableName", STR),
+        ("TableCreationParameters.KeySchema", LIST),
+    ]),
+    ("DescribeImport", {"ImportArn": NO_IMPORT}, [("ImportArn", STR)]),
+    ("ListImports", {"PageSize": 5}, [
+        ("TableArn", STR), ("PageSize", INT), ("NextToken", STR),
     ]),
     ("UpdateContributorInsights", {"TableName": MAIN, "ContributorInsightsAction": "DISABLE"}, [
         ("TableName", STR), ("IndexName", STR), ("ContributorInsightsAction", STR),

@@ -1,0 +1,692 @@
+// ExportTableToPointInTime, DescribeExport and ListExports, and the job that writes an
+// export's files into the local S3 (docs/data-movement.md).
+//
+// An export is its record, meta/export/<id> (JSON), and meta/export_token/<ClientToken> →
+// id. The request takes a storage snapshot before it answers: the export is the table as
+// it was at StartTime (= ExportTime), whatever is written afterwards. A background job
+// reads the snapshot and writes, as DynamoDB does, <prefix>/AWSDynamoDB/<id>/_started, the
+// gzipped data files (one per range of the table's token space, empty ones included), then
+// manifest-files.json and its .md5, then manifest-summary.json and its .md5; the record
+// turns COMPLETED only after the summary is durable. A job cut by a stop has lost its
+// snapshot: the next start turns its record FAILED.
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+#include <spdlog/spdlog.h>
+
+#include <fmt/format.h>
+
+#include <random>
+
+#include "api/data_lines.h"
+#include "api/data_movement.h"
+#include "api/exports.h"
+#include "api/local_s3.h"
+#include "api/operations.h"
+#include "api/table_names.h"
+#include "codec/key_codec.h"
+#include "model/api_error.h"
+#include "model/mutex.h"
+#include "model/random_seed.h"
+
+namespace kumo::api {
+namespace {
+
+constexpr std::string_view kExportPrefix = "meta/export/";
+constexpr std::string_view kExportTokenPrefix = "meta/export_token/";
+// A ClientToken is valid for 8 hours after the first request that used it completed.
+constexpr double kTokenSeconds = 8 * 3600.0;
+// Items read per step of the job (and between two checks of the fault hook).
+constexpr std::size_t kExportPage = 256;
+
+// Serialises the reservation of client tokens.
+Mutex& exports_mutex() {
+  static Mutex mutex;
+  return mutex;
+}
+
+struct ExportRecord {
+  std::string id, arn, table_name, table_arn, table_id;
+  std::uint32_t table_number = 0;
+  std::string status = "IN_PROGRESS";
+  double start = 0, export_time = 0;
+  std::optional<double> end;
+  std::string client_token, bucket;
+  std::optional<std::string> bucket_owner, prefix, kms_key, export_type;
+  std::string sse_algorithm = "AES256", format = "DYNAMODB_JSON";
+  std::optional<std::string> failure_code, failure_message;
+  std::int64_t item_count = 0, billed_size = 0;
+  std::string manifest;  // the key of manifest-summary.json
+  // The parameters that made it, for a request repeating its ClientToken.
+  std::string request;
+
+  std::string type() const { return export_type.value_or("FULL_EXPORT"); }
+  // <prefix>/AWSDynamoDB/<id>/: the prefix joined with one '/'.
+  std::string base() const {
+    std::string p = prefix.value_or("");
+    while (!p.empty() && p.back() == '/') p.pop_back();
+    return (p.empty() ? "" : p + "/") + "AWSDynamoDB/" + id + "/";
+  }
+};
+
+using RecordWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void put_str(RecordWriter& w, const char* key, const std::optional<std::string>& value) {
+  if (!value) return;
+  w.Key(key);
+  w.String(value->c_str(), static_cast<rapidjson::SizeType>(value->size()));
+}
+
+std::string encode(const ExportRecord& r) {
+  rapidjson::StringBuffer out;
+  RecordWriter w(out);
+  w.StartObject();
+  put_str(w, "id", r.id);
+  put_str(w, "arn", r.arn);
+  put_str(w, "table_name", r.table_name);
+  put_str(w, "table_arn", r.table_arn);
+  put_str(w, "table_id", r.table_id);
+  w.Key("table_number");
+  w.Uint(r.table_number);
+  put_str(w, "status", r.status);
+  w.Key("start");
+  w.Double(r.start);
+  w.Key("export_time");
+  w.Double(r.export_time);
+  if (r.end) {
+    w.Key("end");
+    w.Double(*r.end);
+  }
+  put_str(w, "client_token", r.client_token);
+  put_str(w, "bucket", r.bucket);
+  put_str(w, "bucket_owner", r.bucket_owner);
+  put_str(w, "prefix", r.prefix);
+  put_str(w, "kms_key", r.kms_key);
+  put_str(w, "export_type", r.export_type);
+  put_str(w, "sse_algorithm", r.sse_algorithm);
+  put_str(w, "format", r.format);
+  put_str(w, "failure_code", r.failure_code);
+  put_str(w, "failure_message", r.failure_message);
+  w.Key("item_count");
+  w.Int64(r.item_count);
+  w.Key("billed_size");
+  w.Int64(r.billed_size);
+  put_str(w, "manifest", r.manifest);
+  put_str(w, "request", r.request);
+  w.EndObject();
+  return {out.GetString(), out.GetSize()};
+}
+
+ExportRecord decode(std::string_view json) {
+  rapidjson::Document d;
+  d.Parse(json.data(), json.size());
+  if (d.HasParseError() || !d.IsObject()) {
+    throw storage::StorageError("corrupt export record");
+  }
+  ExportRecord r;
+  r.id = json_str(d, "id").value_or("");
+  r.arn = json_str(d, "arn").value_or("");
+  r.table_name = json_str(d, "table_name").value_or("");
+  r.table_arn = json_str(d, "table_arn").value_or("");
+  r.table_id = json_str(d, "table_id").value_or("");
+  r.table_number = static_cast<std::uint32_t>(json_num(d, "table_number").value_or(0));
+  r.status = json_str(d, "status").value_or("FAILED");
+  r.start = json_num(d, "start").value_or(0);
+  r.export_time = json_num(d, "export_time").value_or(0);
+  r.end = json_num(d, "end");
+  r.client_token = json_str(d, "client_token").value_or("");
+  r.bucket = json_str(d, "bucket").value_or("");
+  r.bucket_owner = json_str(d, "bucket_owner");
+  r.prefix = json_str(d, "prefix");
+  r.kms_key = json_str(d, "kms_key");
+  r.export_type = json_str(d, "export_type");
+  r.sse_algorithm = json_str(d, "sse_algorithm").value_or("AES256");
+  r.format = json_str(d, "format").value_or("DYNAMODB_JSON");
+  r.failure_code = json_str(d, "failure_code");
+  r.failure_message = json_str(d, "failure_message");
+  r.item_count = static_cast<std::int64_t>(json_num(d, "item_count").value_or(0));
+  r.billed_size = static_cast<std::int64_t>(json_num(d, "billed_size").value_or(0));
+  r.manifest = json_str(d, "manifest").value_or("");
+  r.request = json_str(d, "request").value_or("");
+  return r;
+}
+
+std::string record_key(std::string_view id) {
+  return std::string(kExportPrefix) + std::string(id);
+}
+
+std::string token_key(std::string_view token) {
+  return std::string(kExportTokenPrefix) + std::string(token);
+}
+
+std::optional<ExportRecord> find_export(const engine::Engine& engine, std::string_view id) {
+  std::optional<std::string> stored = get_record(engine, record_key(id));
+  if (!stored) return std::nullopt;
+  return decode(*stored);
+}
+
+void store(engine::Engine& engine, const ExportRecord& r) {
+  put_record(engine, record_key(r.id), encode(r));
+}
+
+// ---- the job ----
+
+// A data file's name: 26 random characters of lowercase base32.
+std::string data_file_name() {
+  thread_local std::mt19937_64 random{random_seed()};
+  static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
+  std::string name;
+  for (int i = 0; i < 26; ++i) name.push_back(kAlphabet[random() % 32]);
+  return name;
+}
+
+struct DataFile {
+  std::string key, md5, etag;
+  std::int64_t items = 0;
+};
+
+void append_json_string(std::string* out, std::string_view key, std::string_view value,
+                        bool comma = true) {
+  rapidjson::StringBuffer b;
+  rapidjson::Writer<rapidjson::StringBuffer> w(b);
+  w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));
+  *out += fmt::format("{}\"{}\":{}", comma ? "," : "", key,
+                      std::string_view(b.GetString(), b.GetSize()));
+}
+
+std::string manifest_summary(const ExportRecord& r) {
+  std::string out = "{\"version\":\"2020-06-30\"";
+  append_json_string(&out, "exportArn", r.arn);
+  append_json_string(&out, "startTime", iso_time_ms(r.start));
+  append_json_string(&out, "endTime", iso_time_ms(*r.end));
+  append_json_string(&out, "tableArn", r.table_arn);
+  append_json_string(&out, "tableId", r.table_id);
+  append_json_string(&out, "exportTime", iso_time_ms(r.export_time));
+  append_json_string(&out, "s3Bucket", r.bucket);
+  if (r.prefix) {
+    append_json_string(&out, "s3Prefix", *r.prefix);
+  } else {
+    out += ",\"s3Prefix\":null";
+  }
+  append_json_string(&out, "s3SseAlgorithm", r.sse_algorithm);
+  if (r.kms_key) {
+    append_json_string(&out, "s3SseKmsKeyId", *r.kms_key);
+  } else {
+    out += ",\"s3SseKmsKeyId\":null";
+  }
+  append_json_string(&out, "manifestFilesS3Key", r.base() + "manifest-files.json");
+  out += fmt::format(",\"billedSizeBytes\":{},\"itemCount\":{}", r.billed_size, r.item_count);
+  append_json_string(&out, "outputFormat", r.format);
+  out += "}";
+  return out;
+}
+
+// Writes the export's files; returns the record as completed. Throws S3Error.
+void write_export(engine::Engine& engine, const LocalS3& s3, ExportRecord& r,
+                  const storage::Snapshot* snapshot, std::size_t files) {
+  if (!s3.bucket_exists(r.bucket)) throw_no_such_bucket();
+  const std::string base = r.base();
+  s3.put(r.bucket, base + "_started", "");
+  const bool ion = r.format == "ION";
+  const std::string items = codec::space_prefix(r.table_number, codec::Space::kItems);
+  std::vector<DataFile> written;
+  std::size_t done = 0;
+  std::int64_t bytes = 0;
+  const std::uint64_t step = files <= 1 ? 0 : UINT64_MAX / files + 1;
+  for (std::size_t f = 0; f < files; ++f) {
+    std::string lower = items, upper;
+    codec::append_u64(&lower, step * f);
+    if (f + 1 == files) {
+      upper = codec::prefix_end(items);
+    } else {
+      upper = items;
+      codec::append_u64(&upper, step * (f + 1));
+    }
+    DataFile file;
+    file.key = base + "data/" + data_file_name() + (ion ? ".ion.gz" : ".json.gz");
+    auto writer = s3.gzip_writer(r.bucket, file.key);
+    std::string chunk;
+    auto it = engine.storage().iterator(lower, upper, snapshot);
+    std::size_t page = 0;
+    for (it->seek_to_first(); it->valid(); it->next()) {
+      std::optional<engine::StoredItem> stored = engine::StoredItem::from_bytes(it->value());
+      if (!stored) throw storage::StorageError("corrupt item in table " + r.table_name);
+      const Item item = stored->decode();
+      if (ion) {
+        append_ion_line(item, &chunk);
+      } else {
+        append_json_line(item, &chunk);
+      }
+      bytes += static_cast<std::int64_t>(stored->size());
+      ++file.items;
+      if (++page == kExportPage) {
+        writer->write(chunk);
+        chunk.clear();
+        if (engine.stopping()) throw std::runtime_error("the server is stopping");
+        engine.data_job_fault("export", done, done + page);
+        done += page;
+        page = 0;
+      }
+    }
+    it.reset();
+    writer->write(chunk);
+    engine.data_job_fault("export", done, done + page);
+    done += page;
+    writer->finish();
+    file.md5 = writer->md5_base64();
+    file.etag = writer->md5_hex();
+    written.push_back(std::move(file));
+  }
+  std::string files_manifest;
+  for (const DataFile& file : written) {
+    files_manifest += fmt::format("{{\"itemCount\":{},\"md5Checksum\":\"{}\",\"etag\":\"{}\"",
+                                  file.items, file.md5, file.etag);
+    append_json_string(&files_manifest, "dataFileS3Key", file.key);
+    files_manifest += "}\n";
+  }
+  s3.put(r.bucket, base + "manifest-files.json", files_manifest);
+  s3.put(r.bucket, base + "manifest-files.md5", md5_base64(files_manifest));
+  r.item_count = static_cast<std::int64_t>(done);
+  r.billed_size = bytes;
+  r.end = engine.clock().now_ms();
+  r.manifest = base + "manifest-summary.json";
+  const std::string summary = manifest_summary(r);
+  s3.put(r.bucket, base + "manifest-summary.json", summary);
+  s3.put(r.bucket, base + "manifest-summary.md5", md5_base64(summary));
+  r.status = "COMPLETED";
+}
+
+void run_export(engine::Engine& engine, const std::string& root, std::size_t files, ExportRecord r,
+                const std::shared_ptr<storage::Snapshot>& snapshot) {
+  try {
+    write_export(engine, LocalS3(root), r, snapshot.get(), files);
+  } catch (const S3Error& e) {
+    r.status = "FAILED";
+    r.failure_code = e.code();
+    r.failure_message = e.what();
+    r.end = engine.clock().now_ms();
+  } catch (const std::exception& e) {
+    if (engine.stopping()) return;  // turned FAILED at the next start
+    spdlog::warn("export {} failed: {}", r.id, e.what());
+    r.status = "FAILED";
+    r.failure_code = "UNKNOWN";
+    r.failure_message = e.what();
+    r.end = engine.clock().now_ms();
+  }
+  MutexLock lock(exports_mutex());
+  store(engine, r);
+}
+
+// ---- answers ----
+
+void write_description(JsonWriter& w, const ExportRecord& r) {
+  w.StartObject();
+  auto str = [&](std::string_view key, std::string_view value) {
+    write_key(w, key);
+    write_string(w, value);
+  };
+  str("ExportArn", r.arn);
+  str("ExportStatus", r.status);
+  write_key(w, "StartTime");
+  w.Double(r.start);
+  if (r.end && r.status != "IN_PROGRESS") {
+    write_key(w, "EndTime");
+    w.Double(*r.end);
+  }
+  if (r.status == "COMPLETED") str("ExportManifest", r.manifest);
+  str("TableArn", r.table_arn);
+  str("TableId", r.table_id);
+  if (r.type() == "FULL_EXPORT") {
+    write_key(w, "ExportTime");
+    w.Double(r.export_time);
+  }
+  str("ClientToken", r.client_token);
+  str("S3Bucket", r.bucket);
+  if (r.bucket_owner) str("S3BucketOwner", *r.bucket_owner);
+  if (r.prefix) str("S3Prefix", *r.prefix);
+  str("S3SseAlgorithm", r.sse_algorithm);
+  if (r.kms_key) str("S3SseKmsKeyId", *r.kms_key);
+  if (r.failure_code) str("FailureCode", *r.failure_code);
+  if (r.failure_message) str("FailureMessage", *r.failure_message);
+  str("ExportFormat", r.format);
+  if (r.status == "COMPLETED") {
+    write_key(w, "BilledSizeBytes");
+    w.Int64(r.billed_size);
+    write_key(w, "ItemCount");
+    w.Int64(r.item_count);
+  }
+  if (r.export_type) str("ExportType", *r.export_type);
+  w.EndObject();
+}
+
+std::string description_response(const ExportRecord& r) {
+  JsonOut out;
+  JsonWriter w(out);
+  w.StartObject();
+  write_key(w, "ExportDescription");
+  write_description(w, r);
+  w.EndObject();
+  return json_text(out);
+}
+
+bool matches_pattern_bucket(std::string_view bucket) {
+  return valid_bucket_name(bucket);
+}
+
+// The table an ExportTableToPointInTime TableArn names, checked as DynamoDB does.
+std::string export_table_name(const Context& ctx, std::string_view arn) {
+  if (!arn.starts_with("arn:")) {
+    throw ApiError::validation(
+        "One or more parameter values were invalid: tableArn is not a valid ARN");
+  }
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  for (int i = 0; i < 5; ++i) {
+    const std::size_t colon = arn.find(':', start);
+    if (colon == std::string_view::npos) {
+      throw ApiError::validation(
+          "One or more parameter values were invalid: tableArn is not a valid ARN");
+    }
+    parts.push_back(arn.substr(start, colon - start));
+    start = colon + 1;
+  }
+  const std::string_view resource = arn.substr(start);
+  if (parts[2] != "dynamodb" || !resource.starts_with("table/") ||
+      resource.find('/', 6) != std::string_view::npos || resource.size() == 6) {
+    throw ApiError::validation("Invalid Request: Table ARN is invalid.");
+  }
+  // (The region is not looked at: the name is looked up in the endpoint's region.)
+  if (parts[4] != ctx.options.account_id) throw ApiError::access_denied("Access is denied");
+  return std::string(resource.substr(6));
+}
+
+// Gives a full export the point-in-time recovery state DynamoDB requires: a table without
+// point-in-time recovery cannot be exported. Kumo keeps no point-in-time recovery log yet,
+// so no table has it; ServiceOptions::export_without_pitr lets such a table be exported as
+// it is now. This is the one place that decides.
+void check_point_in_time(const Context& ctx, const TableDefinition& table,
+                         std::optional<double> export_time, double now) {
+  if (!ctx.options.export_without_pitr) {
+    throw ApiError::point_in_time_recovery_unavailable(
+        fmt::format("Point in time recovery is not enabled for table '{}'", table.name));
+  }
+  // Only the present can be read without a log.
+  if (export_time && *export_time > now) {
+    throw ApiError::invalid_export_time("Export Time is invalid");
+  }
+  if (export_time && epoch_milliseconds(*export_time) != epoch_milliseconds(now)) {
+    throw ApiError::invalid_export_time(
+        "Point in Time Recovery is not available for specified export time");
+  }
+}
+
+std::string canonical_request(const std::vector<std::pair<std::string, std::string>>& members) {
+  std::string out;
+  for (const auto& [key, value] : members) out += key + "=" + value + "\n";
+  return out;
+}
+
+std::string timestamp_text(std::optional<double> t) {
+  return t ? std::to_string(epoch_milliseconds(*t)) : "";
+}
+
+}  // namespace
+
+std::string export_table_to_point_in_time(const Context& ctx, const JsonObject& request) {
+  CoralErrors coral;
+  auto table_arn_sent = request.string("TableArn");
+  auto bucket = request.string("S3Bucket");
+  auto owner = request.string("S3BucketOwner");
+  auto prefix = request.string("S3Prefix");
+  auto export_time = request.timestamp("ExportTime");
+  auto token = request.string("ClientToken");
+  auto sse = request.string("S3SseAlgorithm");
+  auto kms = request.string("S3SseKmsKeyId");
+  auto format = request.string("ExportFormat");
+  auto type = request.string("ExportType");
+  auto spec = request.object("IncrementalExportSpecification");
+  std::optional<double> from_time, to_time;
+  std::optional<std::string_view> view;
+  if (spec) {
+    from_time = spec->timestamp("ExportFromTime");
+    to_time = spec->timestamp("ExportToTime");
+    view = spec->string("ExportViewType");
+  }
+  coral.require(table_arn_sent.has_value(), "tableArn");
+  if (table_arn_sent) coral.check_length(*table_arn_sent, "tableArn", 1, 1024);
+  coral.require(bucket.has_value(), "s3Bucket");
+  if (bucket) {
+    if (bucket->size() > 255) {
+      coral.add(*bucket, "s3Bucket", "Member must have length less than or equal to 255");
+    }
+    if (!matches_pattern_bucket(*bucket)) {
+      coral.add(*bucket, "s3Bucket",
+                "Member must satisfy regular expression pattern: "
+                "^[a-z0-9A-Z]+[\\.\\-\\w]*[a-z0-9A-Z]+$");
+    }
+  }
+  if (owner &&
+      (owner->size() != 12 || owner->find_first_not_of("0123456789") != std::string_view::npos)) {
+    coral.add(*owner, "s3BucketOwner", "Member must satisfy regular expression pattern: [0-9]{12}");
+  }
+  if (prefix && prefix->size() > 1024) {
+    coral.add(*prefix, "s3Prefix", "Member must have length less than or equal to 1024");
+  }
+  if (token && (token->empty() || token->find('$') != std::string_view::npos)) {
+    coral.add(*token, "clientToken", "Member must satisfy regular expression pattern: ^[^\\$]+$");
+  }
+  coral.check_enum(sse, "s3SseAlgorithm", {"AES256", "KMS"});
+  if (kms) coral.check_length(*kms, "s3SseKmsKeyId", 1, 2048);
+  coral.check_enum(format, "exportFormat", {"DYNAMODB_JSON", "ION"});
+  coral.check_enum(type, "exportType", {"FULL_EXPORT", "INCREMENTAL_EXPORT"});
+  coral.check_enum(view, "incrementalExportSpecification.exportViewType",
+                   {"NEW_IMAGE", "NEW_AND_OLD_IMAGES"});
+  coral.throw_if_any();
+  // Object keys must stay inside the bucket's directory.
+  if (prefix && !valid_object_key(*prefix)) {
+    throw ApiError::validation(
+        "One or more parameter values were invalid: S3Prefix must not contain '..' segments, "
+        "start with '/' or contain NUL");
+  }
+
+  const std::string table_name = export_table_name(ctx, *table_arn_sent);
+  if (kms && sse != "KMS") {
+    throw ApiError::validation(
+        "Invalid Request: KMS Key Id is not supported for this encryption type");
+  }
+  const bool incremental = type == "INCREMENTAL_EXPORT";
+  if (spec && !type) {
+    throw ApiError::validation(
+        "Invalid Request: Export Type expected to be Incremental Export when incremental "
+        "export specification is provided");
+  }
+  if (spec && type == "FULL_EXPORT") {
+    throw ApiError::validation(
+        "Invalid Request: When Export Type is Full Export , Incremental Export Specification "
+        "should not be provided");
+  }
+  if (incremental && !spec) {
+    throw ApiError::validation(
+        "Invalid Request: Incremental Export Specification expected when export type is set "
+        "as Incremental Export");
+  }
+  if (incremental && !from_time) {
+    throw ApiError::validation(
+        "Invalid Request: ExportFromTime must be provided in IncrementalExportSpecification");
+  }
+  engine::TablePtr table = ctx.engine.catalog().find(table_name);
+  if (!table || table->restore) throw ApiError::table_not_found(*table_arn_sent);
+  const double now = ctx.engine.clock().now_ms();
+  if (incremental) {
+    // An incremental export reads the point-in-time recovery log from ExportFromTime on;
+    // without one, no from time is late enough.
+    throw ApiError::invalid_export_time(fmt::format(
+        "Incremental export period from time cannot be less than the table creation time : {}",
+        iso_time_s(table->creation_date_time)));
+  }
+  check_point_in_time(ctx, *table, export_time, now);
+
+  ExportRecord r;
+  r.table_name = table->name;
+  r.table_arn = table_arn(ctx, table->name);
+  r.table_id = table->table_id;
+  r.table_number = table->id;
+  r.client_token = token ? std::string(*token) : random_uuid();
+  r.bucket = std::string(*bucket);
+  if (owner) r.bucket_owner = std::string(*owner);
+  if (prefix) r.prefix = std::string(*prefix);
+  if (kms) r.kms_key = std::string(*kms);
+  if (type) r.export_type = std::string(*type);
+  if (sse) r.sse_algorithm = std::string(*sse);
+  if (format) r.format = std::string(*format);
+  r.request = canonical_request({{"TableArn", r.table_arn},
+                                 {"S3Bucket", r.bucket},
+                                 {"S3BucketOwner", r.bucket_owner.value_or("")},
+                                 {"S3Prefix", r.prefix.value_or("")},
+                                 {"ExportTime", timestamp_text(export_time)},
+                                 {"S3SseAlgorithm", std::string(sse.value_or(""))},
+                                 {"S3SseKmsKeyId", r.kms_key.value_or("")},
+                                 {"ExportFormat", r.format},
+                                 {"ExportType", r.type()},
+                                 {"ExportFromTime", timestamp_text(from_time)},
+                                 {"ExportToTime", timestamp_text(to_time)},
+                                 {"ExportViewType", std::string(view.value_or(""))}});
+
+  std::shared_ptr<storage::Snapshot> snapshot;
+  {
+    MutexLock lock(exports_mutex());
+    if (std::optional<std::string> id = get_record(ctx.engine, token_key(r.client_token))) {
+      std::optional<ExportRecord> first = find_export(ctx.engine, *id);
+      const bool expired = first && first->status != "IN_PROGRESS" && first->end &&
+                           now > *first->end + kTokenSeconds;
+      if (first && !expired) {
+        if (first->request != r.request) {
+          throw ApiError::export_conflict(
+              "Export conflict: Duplicate request detected with conflicting parameters");
+        }
+        return description_response(*first);
+      }
+    }
+    // The instant the export is of.
+    if (!ctx.engine.storage().shared()) snapshot = ctx.engine.storage().snapshot();
+    r.start = now;
+    r.export_time = export_time.value_or(now);
+    do {
+      r.id = new_data_id(now);
+    } while (get_record(ctx.engine, record_key(r.id)));
+    r.arn = make_data_arn(ctx.options.region, ctx.options.account_id, table->name, "export", r.id);
+    storage::WriteBatch batch;
+    batch.put(record_key(r.id), encode(r));
+    batch.put(token_key(r.client_token), r.id);
+    ctx.engine.storage().write(batch);
+  }
+  engine::Engine& engine = ctx.engine;
+  const std::string root = ctx.options.export_root;
+  const std::size_t files = std::max<std::size_t>(1, ctx.options.export_files);
+  engine.start_job("kumo-export", [&engine, root, files, r, snapshot] {
+    run_export(engine, root, files, r, snapshot);
+  });
+  return description_response(r);
+}
+
+std::string describe_export(const Context& ctx, const JsonObject& request) {
+  CoralErrors coral;
+  auto arn = request.string("ExportArn");
+  coral.require(arn.has_value(), "exportArn");
+  if (arn) coral.check_length(*arn, "exportArn", 37, 1024);
+  coral.throw_if_any();
+  const DataArn parsed = parse_data_arn(*arn, "export", ctx.options.account_id);
+  if (parsed.region != ctx.options.region) {
+    throw ApiError::export_not_found("Export not found: Invalid export arn");
+  }
+  std::optional<ExportRecord> r;
+  if (engine::is_backup_id(parsed.id)) r = find_export(ctx.engine, parsed.id);
+  if (!r || r->table_name != parsed.table) {
+    throw ApiError::export_not_found("Export not found: Export not found: " + std::string(*arn));
+  }
+  return description_response(*r);
+}
+
+std::string list_exports(const Context& ctx, const JsonObject& request) {
+  CoralErrors coral;
+  auto table_arn_sent = request.string("TableArn");
+  auto max = request.integer("MaxResults");
+  auto next = request.string("NextToken");
+  if (table_arn_sent) coral.check_length(*table_arn_sent, "tableArn", 1, 1024);
+  if (max && *max < 1) {
+    coral.add(std::to_string(*max), "maxResults",
+              "Member must have value greater than or equal to 1");
+  }
+  if (max && *max > 25) {
+    coral.add(std::to_string(*max), "maxResults",
+              "Member must have value less than or equal to 25");
+  }
+  coral.throw_if_any();
+  std::optional<std::string> after;
+  if (next) {
+    after = page_position("export", *next);
+    if (!after) {
+      throw ApiError::validation("Invalid Request: Provided nextToken is invalid: " +
+                                 std::string(*next));
+    }
+  }
+  // The filter is bound to the table that has the name now.
+  std::optional<std::string> table_id;
+  if (table_arn_sent) {
+    engine::TablePtr table = ctx.engine.catalog().find(table_name_of(*table_arn_sent));
+    table_id = table ? table->table_id : std::string("-");
+  }
+  const std::size_t limit = max ? static_cast<std::size_t>(*max) : 10;
+  auto records = list_records(ctx.engine, std::string(kExportPrefix));
+  JsonOut out;
+  JsonWriter w(out);
+  w.StartObject();
+  write_key(w, "ExportSummaries");
+  w.StartArray();
+  std::size_t count = 0;
+  std::optional<std::string> last;
+  bool more = false;
+  // Newest first.
+  for (auto it = records.rbegin(); it != records.rend(); ++it) {
+    const ExportRecord r = decode(it->second);
+    if (after && r.id >= *after) continue;
+    if (table_id && r.table_id != *table_id) continue;
+    if (count == limit) {
+      more = true;
+      break;
+    }
+    w.StartObject();
+    write_key(w, "ExportArn");
+    write_string(w, r.arn);
+    write_key(w, "ExportStatus");
+    write_string(w, r.status);
+    write_key(w, "ExportType");
+    write_string(w, r.type());
+    w.EndObject();
+    ++count;
+    last = r.id;
+  }
+  w.EndArray();
+  if (more && last) {
+    write_key(w, "NextToken");
+    write_string(w, page_token("export", *last));
+  }
+  w.EndObject();
+  return json_text(out);
+}
+
+void resume_exports(engine::Engine& engine) {
+  if (engine.storage().shared()) return;  // (another process may be running them)
+  MutexLock lock(exports_mutex());
+  for (const auto& [key, value] : list_records(engine, std::string(kExportPrefix))) {
+    ExportRecord r = decode(value);
+    if (r.status != "IN_PROGRESS") continue;
+    // Its snapshot did not outlive the process that took it.
+    r.status = "FAILED";
+    r.failure_code = "UNKNOWN";
+    r.failure_message = "The export was interrupted: the server stopped before it completed";
+    r.end = engine.clock().now_ms();
+    store(engine, r);
+  }
+}
+
+}  // namespace kumo::api

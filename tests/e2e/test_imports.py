@@ -1,0 +1,356 @@
+"""ImportTable, DescribeImport and ListImports: DynamoDB's validation and answers, a round
+trip through an export, a hand-written export in AWS's layout, CSV, the compressions, the
+table CREATING while an import runs, and an import cut by kill -9."""
+
+import gzip
+import os
+import re
+import shutil
+
+import pytest
+
+from data_helpers import (  # noqa: F401
+    ACCESS_DENIED,
+    BUCKET,
+    IMPORT_CONFLICT,
+    IMPORT_NOT_FOUND,
+    RESOURCE_IN_USE,
+    VALIDATION,
+    arn_of,
+    create_table,
+    dapi,
+    data_server,
+    describe_import,
+    every_type_item,
+    export,
+    fill,
+    import_table,
+    start_data_server,
+    table_items,
+    wait_export,
+    wait_import,
+    zstd_compress,
+)
+from kumo_testlib import Api, N, S, wait_until  # noqa: F401
+
+pytestmark = pytest.mark.single_process("the local S3 is one process's directory")
+
+FIXTURE = os.path.join(os.path.dirname(__file__), "data", "aws-export")
+ITEM_VALIDATION = ("Some of the items failed validation checks and were not imported. Please "
+                   "check CloudWatch error logs for more details.")
+NOT_FOUND = "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException"
+
+
+def error(resp, type_, message):
+    assert resp.status == 400, resp
+    assert resp.full_type == type_, resp
+    assert resp.message == message, resp
+
+
+def put_object(server, key, data):
+    path = os.path.join(server.s3_root, BUCKET, key)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+
+def test_round_trip_through_an_export(dapi, data_server):
+    create_table(dapi, "rt_src")
+    for i in range(30):
+        dapi.ok("PutItem", {"TableName": "rt_src", "Item": every_type_item(f"p{i % 7}", i)})
+    source = table_items(dapi, "rt_src")
+    for fmt in ("DYNAMODB_JSON", "ION"):
+        done = wait_export(dapi, export(dapi, "rt_src", ExportFormat=fmt,
+                                        S3Prefix=f"rt-{fmt}")["ExportArn"])
+        assert done["ExportStatus"] == "COMPLETED"
+        export_id = done["ExportArn"].rsplit("/", 1)[1]
+        target = f"rt_dst_{fmt.lower()}"
+        started = import_table(dapi, target, prefix=f"rt-{fmt}/AWSDynamoDB/{export_id}/data/",
+                               fmt=fmt, compression="GZIP")
+        assert started["ImportStatus"] == "IN_PROGRESS"
+        finished = wait_import(dapi, started["ImportArn"])
+        assert finished["ImportStatus"] == "COMPLETED", finished
+        assert finished["ProcessedItemCount"] == finished["ImportedItemCount"] == 30
+        assert finished["ErrorCount"] == 0 and finished["ProcessedSizeBytes"] > 0
+        assert dapi.ok("DescribeTable", {"TableName": target})["Table"]["TableStatus"] == "ACTIVE"
+        assert table_items(dapi, target) == source
+
+
+def test_the_import_description(dapi, data_server):
+    put_object(data_server, "desc/one.json", '{"Item":{"pk":{"S":"a"},"sk":{"N":"1"}}}\n')
+    started = import_table(dapi, "desc_t", prefix="desc/", token="tok-desc")
+    m = re.fullmatch(r"arn:aws:dynamodb:us-east-1:000000000000:table/desc_t/import/"
+                     r"(\d{14})-[0-9a-f]{8}", started["ImportArn"])
+    assert m and int(m[1]) == round(started["StartTime"] * 1000)
+    assert set(started) == {"ImportArn", "ImportStatus", "TableArn", "TableId", "ClientToken",
+                            "S3BucketSource", "ErrorCount", "CloudWatchLogGroupArn",
+                            "InputFormat", "InputCompressionType", "TableCreationParameters",
+                            "StartTime", "ProcessedItemCount", "ImportedItemCount"}
+    assert started["S3BucketSource"] == {"S3Bucket": BUCKET, "S3BucketOwner": "000000000000",
+                                         "S3KeyPrefix": "desc/"}
+    assert started["InputCompressionType"] == "NONE"
+    assert started["CloudWatchLogGroupArn"] == (
+        "arn:aws:logs:us-east-1:000000000000:log-group:/aws-dynamodb/imports:*")
+    assert started["TableCreationParameters"]["TableName"] == "desc_t"
+    assert started["TableArn"] == arn_of("desc_t")
+    done = wait_import(dapi, started["ImportArn"])
+    assert done["ImportStatus"] == "COMPLETED"
+    assert set(done) == set(started) | {"EndTime", "ProcessedSizeBytes"}
+    assert done["TableId"] == started["TableId"]
+    assert done["ProcessedSizeBytes"] == len('{"Item":{"pk":{"S":"a"},"sk":{"N":"1"}}}\n')
+    table = dapi.ok("DescribeTable", {"TableName": "desc_t"})["Table"]
+    assert table["TableId"] == started["TableId"] and "RestoreSummary" not in table
+    # Once the table exists, a replay is refused before the token is consulted.
+    error(dapi("ImportTable", {"ClientToken": "tok-desc", "S3BucketSource": {"S3Bucket": BUCKET},
+                               "InputFormat": "DYNAMODB_JSON", "TableCreationParameters": {
+                                   "TableName": "desc_t", "BillingMode": "PAY_PER_REQUEST",
+                                   "AttributeDefinitions": [
+                                       {"AttributeName": "pk", "AttributeType": "S"}],
+                                   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}}),
+          RESOURCE_IN_USE, "Table already exists: desc_t")
+    # Deleted, the replay returns the old import and makes nothing.
+    dapi.ok("DeleteTable", {"TableName": "desc_t"})
+    again = import_table(dapi, "desc_t", prefix="desc/", token="tok-desc")
+    assert again["ImportArn"] == started["ImportArn"]
+    error(dapi("DescribeTable", {"TableName": "desc_t"}), NOT_FOUND,
+          "Requested resource not found: Table: desc_t not found")
+    # The same token for another table conflicts.
+    resp = dapi("ImportTable", {"ClientToken": "tok-desc", "S3BucketSource": {"S3Bucket": BUCKET},
+                                "InputFormat": "DYNAMODB_JSON", "TableCreationParameters": {
+                                    "TableName": "desc_other", "BillingMode": "PAY_PER_REQUEST",
+                                    "AttributeDefinitions": [
+                                        {"AttributeName": "pk", "AttributeType": "S"}],
+                                    "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}})
+    error(resp, IMPORT_CONFLICT,
+          "Import conflict: Duplicate request detected with conflicting parameters")
+
+
+def test_a_hand_written_aws_export(dapi, data_server):
+    shutil.copytree(FIXTURE, os.path.join(data_server.s3_root, BUCKET, "aws"))
+    done = wait_import(dapi, import_table(
+        dapi, "aws_t", prefix="aws/AWSDynamoDB/01700000000000-5d3e2a1b/data/",
+        compression="GZIP")["ImportArn"])
+    assert done["ImportStatus"] == "COMPLETED", done
+    assert done["ImportedItemCount"] == 3
+    items = {i["pk"][1]: i for i in table_items(dapi, "aws_t")}
+    assert items["user1"]["binaryfoo"] == ("B", "YmFy")
+    assert items["user2"]["tags"] == ("SS", frozenset({"a", "b"}))
+    assert items["user3"]["nested"] == ("M", {"l": ("L", (("N", "1"), ("NULL", True)))})
+
+
+def test_csv(dapi, data_server):
+    put_object(data_server, "csv/a.csv",
+               'pk,sk,name,empty,quote\n'
+               'a,1,Alice,,"Women\'s Full ""Length"" Dress"\n'
+               'b,2.50,"Bob, Jr.",x,\n')
+    done = wait_import(dapi, import_table(dapi, "csv_t", prefix="csv/", fmt="CSV")["ImportArn"])
+    assert done["ImportStatus"] == "COMPLETED", done
+    assert "InputFormatOptions" not in done
+    assert table_items(dapi, "csv_t") == [
+        {"pk": ("S", "a"), "sk": ("N", "1"), "name": ("S", "Alice"),
+         "quote": ("S", 'Women\'s Full "Length" Dress')},
+        {"pk": ("S", "b"), "sk": ("N", "2.5"), "name": ("S", "Bob, Jr."), "empty": ("S", "x")}]
+    # A header list and another delimiter: the first line is data.
+    put_object(data_server, "csv2/a.csv", "a;1;x\nb;2;y\n")
+    options = {"Csv": {"Delimiter": ";", "HeaderList": ["pk", "sk", "v"]}}
+    started = import_table(dapi, "csv_h", prefix="csv2/", fmt="CSV", InputFormatOptions=options)
+    assert started["InputFormatOptions"] == options
+    done = wait_import(dapi, started["ImportArn"])
+    assert done["ImportedItemCount"] == 2
+    assert [i["v"] for i in table_items(dapi, "csv_h")] == [("S", "x"), ("S", "y")]
+
+
+def test_compressions(dapi, data_server):
+    lines = "".join(f'{{"Item":{{"pk":{{"S":"k{i}"}},"sk":{{"N":"{i}"}}}}}}\n' for i in range(5))
+    put_object(data_server, "zstd/a.zst", zstd_compress(lines.encode()))
+    put_object(data_server, "none/a", lines)
+    put_object(data_server, "gzip/a.gz", gzip.compress(lines.encode()))
+    sizes = set()
+    for name, prefix, compression in [("z_t", "zstd/", "ZSTD"), ("n_t", "none/", "NONE"),
+                                      ("g_t", "gzip/", "GZIP")]:
+        done = wait_import(dapi, import_table(dapi, name, prefix=prefix,
+                                              compression=compression)["ImportArn"])
+        assert done["ImportStatus"] == "COMPLETED", done
+        assert done["ImportedItemCount"] == 5 and done["InputCompressionType"] == compression
+        sizes.add(done["ProcessedSizeBytes"])
+        assert len(table_items(dapi, name)) == 5
+    # Uncompressed bytes, whatever the compression.
+    assert sizes == {len(lines)}
+    # Declared GZIP, plain object: one error for the object.
+    done = wait_import(dapi, import_table(dapi, "bad_gz", prefix="none/",
+                                          compression="GZIP")["ImportArn"])
+    assert (done["ImportStatus"], done["ErrorCount"], done["ImportedItemCount"]) == (
+        "FAILED", 1, 0)
+
+
+def test_bad_lines(dapi, data_server):
+    good = [f'{{"Item":{{"pk":{{"S":"k{i}"}},"sk":{{"N":"{i}"}}}}}}' for i in range(10)]
+    missing_key = list(good)
+    missing_key[3] = '{"Item":{"pk":{"S":"k3"}}}'
+    put_object(data_server, "bad1/a.json", "\n".join(missing_key) + "\n\n   \n")
+    done = wait_import(dapi, import_table(dapi, "bad1_t", prefix="bad1/")["ImportArn"])
+    assert (done["ImportStatus"], done["FailureCode"], done["FailureMessage"]) == (
+        "FAILED", "ItemValidationError", ITEM_VALIDATION)
+    assert (done["ProcessedItemCount"], done["ImportedItemCount"], done["ErrorCount"]) == (10, 9, 1)
+    assert len(table_items(dapi, "bad1_t")) == 9
+    assert dapi.ok("DescribeTable", {"TableName": "bad1_t"})["Table"]["TableStatus"] == "ACTIVE"
+    # An unparseable line abandons the rest of its object.
+    broken = list(good)
+    broken[5] = "{not json"
+    put_object(data_server, "bad2/a.json", "\n".join(broken) + "\n")
+    done = wait_import(dapi, import_table(dapi, "bad2_t", prefix="bad2/")["ImportArn"])
+    assert (done["ProcessedItemCount"], done["ImportedItemCount"], done["ErrorCount"]) == (6, 5, 1)
+
+
+def test_a_missing_bucket_and_an_empty_prefix(dapi):
+    done = wait_import(dapi, import_table(dapi, "nb_t", bucket="no-such-bucket")["ImportArn"])
+    assert done["ImportStatus"] == "FAILED" and done["FailureCode"] == "S3NoSuchBucket"
+    assert done["FailureMessage"].startswith("The specified bucket does not exist")
+    assert done["TableId"]
+    error(dapi("DescribeTable", {"TableName": "nb_t"}), NOT_FOUND,
+          "Requested resource not found: Table: nb_t not found")
+    done = wait_import(dapi, import_table(dapi, "empty_t", prefix="nothing-here/")["ImportArn"])
+    assert done["ImportStatus"] == "COMPLETED" and done["ProcessedItemCount"] == 0
+    assert table_items(dapi, "empty_t") == []
+
+
+def base_request(**over):
+    body = {"ClientToken": "t", "S3BucketSource": {"S3Bucket": BUCKET},
+            "InputFormat": "DYNAMODB_JSON",
+            "TableCreationParameters": {
+                "TableName": "val_t", "BillingMode": "PAY_PER_REQUEST",
+                "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}}
+    body.update(over)
+    return body
+
+
+@pytest.mark.parametrize("over,message", [
+    ({"InputFormatOptions": {"Csv": {"Delimiter": ","}}},
+     "Invalid Request: Unsupported InputFormatOptions for the given input format: DYNAMODB_JSON."),
+    ({"InputCompressionType": "BZIP2"},
+     "1 validation error detected: Value 'BZIP2' at 'inputCompressionType' failed to satisfy "
+     "constraint: Member must satisfy enum value set: [ZSTD, NONE, GZIP]"),
+    ({"TableCreationParameters": {
+        "TableName": "val_t",
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}},
+     "One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must "
+     "both be specified when BillingMode is PROVISIONED"),
+])
+def test_import_validation(api, over, message):
+    error(api("ImportTable", base_request(**over)), VALIDATION, message)
+
+
+def test_bad_delimiter(api):
+    resp = api("ImportTable", base_request(InputFormat="CSV",
+                                           InputFormatOptions={"Csv": {"Delimiter": ";;"}}))
+    assert resp.full_type == VALIDATION
+    assert resp.message.startswith(
+        "2 validation errors detected: Value ';;' at 'inputFormatOptions.csv.delimiter' failed "
+        "to satisfy constraint: Member must")
+
+
+def test_an_existing_table(api, make_table):
+    table = make_table()
+    body = base_request()
+    body["TableCreationParameters"]["TableName"] = table
+    error(api("ImportTable", body), RESOURCE_IN_USE, f"Table already exists: {table}")
+
+
+@pytest.mark.parametrize("arn,type_,message", [
+    (arn_of("tbl"), VALIDATION, "Invalid Import ARN"),
+    (arn_of("tbl") + "/export/01700000000000-0000abcd", VALIDATION, "Invalid Import ARN"),
+    ("arn:aws:dynamodb:us-east-1:000000000000:table/t/import/01700000000000-0000abcd",
+     VALIDATION, "Invalid Import ARN"),
+    ("arn:aws:dynamodb:us-east-1:123456789012:table/tbl/import/01700000000000-0000abcd",
+     ACCESS_DENIED, "Access is denied"),
+    (arn_of("tbl") + "/import/01700000000000-0000abcd", IMPORT_NOT_FOUND,
+     "Import not found: " + arn_of("tbl") + "/import/01700000000000-0000abcd"),
+])
+def test_describe_import_errors(api, arn, type_, message):
+    error(api("DescribeImport", {"ImportArn": arn}), type_, message)
+
+
+def test_list_imports(dapi, data_server):
+    put_object(data_server, "list/a.json", '{"Item":{"pk":{"S":"a"},"sk":{"N":"1"}}}\n')
+    arns = []
+    for i in range(3):
+        arns.append(import_table(dapi, f"list_t{i}", prefix="list/")["ImportArn"])
+    for arn in arns:
+        wait_import(dapi, arn)
+    page = dapi.ok("ListImports", {"TableArn": arn_of("list_t1")})
+    assert [s["ImportArn"] for s in page["ImportSummaryList"]] == [arns[1]]
+    summary = page["ImportSummaryList"][0]
+    assert set(summary) == {"ImportArn", "ImportStatus", "TableArn", "S3BucketSource",
+                            "CloudWatchLogGroupArn", "InputFormat", "StartTime", "EndTime"}
+    seen, token = [], None
+    while True:
+        body = {"PageSize": 1}
+        if token:
+            body["NextToken"] = token
+        page = dapi.ok("ListImports", body)
+        seen += [s["ImportArn"] for s in page["ImportSummaryList"]]
+        token = page.get("NextToken")
+        if not token:
+            break
+    mine = [a for a in seen if a in arns]
+    assert mine == sorted(arns, reverse=True)
+    # Still listed once the table is deleted.
+    dapi.ok("DeleteTable", {"TableName": "list_t1"})
+    page = dapi.ok("ListImports", {"TableArn": arn_of("list_t1")})
+    assert [s["ImportArn"] for s in page["ImportSummaryList"]] == [arns[1]]
+    error(dapi("ListImports", {"PageSize": 26}), VALIDATION,
+          "1 validation error detected: Value '26' at 'pageSize' failed to satisfy constraint: "
+          "Member must have value less than or equal to 25")
+    bogus = "0123456789abcdef" * 7
+    error(dapi("ListImports", {"NextToken": bogus}), VALIDATION,
+          f"Invalid Request: Provided nextToken is invalid: {bogus}")
+
+
+def lines_of(count):
+    return "".join(f'{{"Item":{{"pk":{{"S":"k{i:04}"}},"sk":{{"N":"{i}"}}}}}}\n'
+                   for i in range(count))
+
+
+def test_a_table_being_imported_is_creating(kumo_bin, tmp_path):
+    release = tmp_path / "release"
+    srv = start_data_server(kumo_bin, str(tmp_path), env={
+        "KUMO_BACKUP_FAULT": "import-hold:256", "KUMO_BACKUP_FAULT_RELEASE": str(release)})
+    try:
+        api = Api(srv.port)
+        put_object(srv, "held/a.json", lines_of(600))
+        started = import_table(api, "held_t", prefix="held/")
+        wait_until(lambda: api.ok("DescribeTable", {"TableName": "held_t"})["Table"][
+            "ItemCount"] >= 0, timeout=10)
+        table = api.ok("DescribeTable", {"TableName": "held_t"})["Table"]
+        assert table["TableStatus"] == "CREATING" and "RestoreSummary" not in table
+        assert describe_import(api, started["ImportArn"])["ImportStatus"] == "IN_PROGRESS"
+        assert describe_import(api, started["ImportArn"])["ProcessedItemCount"] == 0
+        error(api("PutItem", {"TableName": "held_t", "Item": {"pk": S("x"), "sk": N(1)}}),
+              NOT_FOUND, "Requested resource not found")
+        assert api("DeleteTable", {"TableName": "held_t"}).full_type == RESOURCE_IN_USE
+        release.write_text("go")
+        done = wait_import(api, started["ImportArn"])
+        assert done["ImportStatus"] == "COMPLETED" and done["ImportedItemCount"] == 600
+        assert api.ok("DescribeTable", {"TableName": "held_t"})["Table"]["TableStatus"] == "ACTIVE"
+    finally:
+        srv.kill()
+
+
+def test_an_import_cut_by_kill_completes_after_restart(kumo_bin, tmp_path):
+    srv = start_data_server(kumo_bin, str(tmp_path), data_dir=str(tmp_path / "db"),
+                            env={"KUMO_BACKUP_FAULT": "import-kill:256"})
+    try:
+        api = Api(srv.port)
+        put_object(srv, "cut/a.json", lines_of(600))
+        started = import_table(api, "cut_t", prefix="cut/")
+        wait_until(lambda: not srv.alive(), timeout=20, what="the server killed mid-import")
+        srv.start()
+        api = Api(srv.port)
+        done = wait_import(api, started["ImportArn"])
+        assert done["ImportStatus"] == "COMPLETED", done
+        assert (done["ProcessedItemCount"], done["ImportedItemCount"]) == (600, 600)
+        assert len(table_items(api, "cut_t")) == 600
+    finally:
+        srv.kill()
