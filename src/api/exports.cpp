@@ -221,8 +221,11 @@ std::string manifest_summary(const ExportRecord& r) {
 }
 
 // Writes the export's files; returns the record as completed. Throws S3Error.
+using Progress = std::function<void(std::uint64_t done, std::uint64_t total)>;
+
 void write_export(engine::Engine& engine, const LocalS3& s3, ExportRecord& r,
-                  const storage::Snapshot* snapshot, std::size_t files) {
+                  const storage::Snapshot* snapshot, std::size_t files, const Progress& progress,
+                  std::uint64_t total) {
   if (!s3.bucket_exists(r.bucket)) throw_no_such_bucket();
   const std::string base = r.base();
   s3.put(r.bucket, base + "_started", "");
@@ -265,6 +268,7 @@ void write_export(engine::Engine& engine, const LocalS3& s3, ExportRecord& r,
         engine.data_job_fault("export", done, done + page);
         done += page;
         page = 0;
+        if (progress) progress(done, total);
       }
     }
     it.reset();
@@ -293,12 +297,14 @@ void write_export(engine::Engine& engine, const LocalS3& s3, ExportRecord& r,
   s3.put(r.bucket, base + "manifest-summary.json", summary);
   s3.put(r.bucket, base + "manifest-summary.md5", md5_base64(summary));
   r.status = "COMPLETED";
+  if (progress) progress(done, done);
 }
 
 void run_export(engine::Engine& engine, const std::string& root, std::size_t files, ExportRecord r,
-                const std::shared_ptr<storage::Snapshot>& snapshot) {
+                const std::shared_ptr<storage::Snapshot>& snapshot, const Progress& progress,
+                std::uint64_t total) {
   try {
-    write_export(engine, LocalS3(root), r, snapshot.get(), files);
+    write_export(engine, LocalS3(root), r, snapshot.get(), files, progress, total);
   } catch (const S3Error& e) {
     r.status = "FAILED";
     r.failure_code = e.code();
@@ -582,8 +588,11 @@ std::string export_table_to_point_in_time(const Context& ctx, const JsonObject& 
   engine::Engine& engine = ctx.engine;
   const std::string root = ctx.options.export_root;
   const std::size_t files = std::max<std::size_t>(1, ctx.options.export_files);
-  engine.start_job("kumo-export", [&engine, root, files, r, snapshot] {
-    run_export(engine, root, files, r, snapshot);
+  const Progress progress = ctx.options.data_progress;
+  const auto total =
+      static_cast<std::uint64_t>(std::max<std::int64_t>(0, engine.item_count(*table)));
+  engine.start_job("kumo-export", [&engine, root, files, r, snapshot, progress, total] {
+    run_export(engine, root, files, r, snapshot, progress, total);
   });
   return description_response(r);
 }

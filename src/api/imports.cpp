@@ -197,9 +197,13 @@ struct ImportCounts {
 };
 
 // Reads every source object into the table. Throws S3Error.
+using Progress = std::function<void(std::uint64_t done, std::uint64_t total)>;
+
 void read_sources(engine::Engine& engine, const LocalS3& s3, const ImportRecord& r,
-                  const engine::TablePtr& table, ImportCounts& counts) {
+                  const engine::TablePtr& table, ImportCounts& counts, const Progress& progress) {
   const std::vector<std::string> keys = s3.list(r.bucket, r.key_prefix.value_or(""));
+  std::uint64_t total = 0, read = 0;
+  for (const std::string& key : keys) total += s3.size(r.bucket, key);
   CsvOptions csv;
   if (r.format == "CSV") {
     for (const AttributeDefinition& a : table->attribute_definitions) {
@@ -247,6 +251,7 @@ void read_sources(engine::Engine& engine, const LocalS3& s3, const ImportRecord&
   };
   for (const std::string& key : keys) {
     const std::string bytes = s3.get(r.bucket, key);
+    read += bytes.size();
     std::string text;
     try {
       text = decompress(bytes, compression_of(r.compression));
@@ -264,10 +269,12 @@ void read_sources(engine::Engine& engine, const LocalS3& s3, const ImportRecord&
     } else {
       read_json_lines(text, sink);
     }
+    if (progress) progress(read, total);
   }
 }
 
-void run_import(engine::Engine& engine, const std::string& root, ImportRecord r) {
+void run_import(engine::Engine& engine, const std::string& root, ImportRecord r,
+                const Progress& progress) {
   engine::TablePtr table = engine.catalog().find(r.table_name);
   if (!table || table->id != r.table_number || !table->restore ||
       table->restore->backup_id != marker(r.id)) {
@@ -284,7 +291,7 @@ void run_import(engine::Engine& engine, const std::string& root, ImportRecord r)
   const LocalS3 s3(root);
   try {
     if (!s3.bucket_exists(r.bucket)) throw_no_such_bucket();
-    read_sources(engine, s3, r, table, counts);
+    read_sources(engine, s3, r, table, counts, progress);
   } catch (const S3Error& e) {
     // The table is not made.
     try {
@@ -320,8 +327,11 @@ void run_import(engine::Engine& engine, const std::string& root, ImportRecord r)
   store_import(engine, r);
 }
 
-void start_import(engine::Engine& engine, const std::string& root, const ImportRecord& r) {
-  engine.start_job("kumo-import", [&engine, root, r] { run_import(engine, root, r); });
+void start_import(engine::Engine& engine, const ServiceOptions& options, const ImportRecord& r) {
+  const std::string root = options.export_root;
+  const Progress progress = options.data_progress;
+  engine.start_job("kumo-import",
+                   [&engine, root, r, progress] { run_import(engine, root, r, progress); });
 }
 
 // ---- answers ----
@@ -547,7 +557,7 @@ std::string import_table(const Context& ctx, const JsonObject& request) {
   r.table_id = table->table_id;
   r.table_number = table->id;
   store_import(ctx.engine, r);
-  start_import(ctx.engine, ctx.options.export_root, r);
+  start_import(ctx.engine, ctx.options, r);
   return import_description(ctx, r);
 }
 
@@ -676,7 +686,7 @@ void resume_imports(engine::Engine& engine, const ServiceOptions& options) {
       store_import(engine, r);
       continue;
     }
-    start_import(engine, options.export_root, r);
+    start_import(engine, options, r);
   }
 }
 

@@ -232,6 +232,12 @@ void LocalS3::put(const std::string& bucket, std::string_view key, std::string_v
   commit_file(fd, temporary, target);
 }
 
+std::uint64_t LocalS3::size(const std::string& bucket, std::string_view key) const {
+  struct stat st {};
+  if (::stat(path(bucket, key).c_str(), &st) != 0) return 0;
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
 std::string LocalS3::get(const std::string& bucket, std::string_view key) const {
   const std::string file = path(bucket, key);
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);

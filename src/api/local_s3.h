@@ -61,6 +61,8 @@ class LocalS3 {
   // Writes an object whole: to a temporary name in its directory (made as needed), fsynced,
   // then renamed to its key. Throws S3Error.
   void put(const std::string& bucket, std::string_view key, std::string_view bytes) const;
+  // An object's size in bytes (0 when it cannot be read).
+  std::uint64_t size(const std::string& bucket, std::string_view key) const;
   // An object's bytes. Throws S3Error.
   std::string get(const std::string& bucket, std::string_view key) const;
   // The keys of the bucket's objects (regular files) that start with `prefix` (a raw key

@@ -2,6 +2,7 @@
 // body), answers one response (status and JSON body). Knows JSON; knows nothing of HTTP.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -52,6 +53,10 @@ struct ServiceOptions {
   // DynamoDB exports only tables with point-in-time recovery. On, a table without it is
   // exported as it is at the request (ExportTime absent or now).
   bool export_without_pitr = false;
+  // Called by the jobs of exports and imports as they go, with `done` of `total` units (an
+  // export's items, an import's source bytes): `kumo export` and `kumo import` draw their
+  // progress bar with it. Empty: nothing is called.
+  std::function<void(std::uint64_t done, std::uint64_t total)> data_progress;
 };
 
 class Service {

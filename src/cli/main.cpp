@@ -17,6 +17,7 @@
 #include "api/admin.h"
 #include "api/service.h"
 #include "capacity/manager.h"
+#include "cli/data_commands.h"
 #include "cli/report_command.h"
 #include "cli/serve_options.h"
 #include "engine/engine.h"
@@ -202,6 +203,10 @@ int main(int argc, char** argv) {
   CLI::App* serve_command = add_serve_command(app, options);
   ReportOptions report_options;
   CLI::App* report_command = add_report_command(app, report_options);
+  ExportOptions export_options;
+  CLI::App* export_command = add_export_command(app, export_options);
+  ImportOptions import_options;
+  CLI::App* import_command = add_import_command(app, import_options);
 
   // CLI11 takes a vector in reverse order.
   std::vector<std::string> args =
@@ -220,6 +225,8 @@ int main(int argc, char** argv) {
   try {
     if (serve_command->parsed()) return serve(options);
     if (report_command->parsed()) return run_report(report_options);
+    if (export_command->parsed()) return run_export_command(export_options);
+    if (import_command->parsed()) return run_import_command(import_options);
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     return 1;
