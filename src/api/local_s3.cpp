@@ -130,8 +130,7 @@ bool valid_bucket_name(std::string_view bucket) {
   if (bucket.size() < 2 || bucket.size() > 255) return false;
   if (!alnum(bucket.front()) || !alnum(bucket.back())) return false;
   return std::all_of(bucket.begin(), bucket.end(),
-                     [&](char c) { return alnum(c) || c == '.' || c == '-' || c == '_'; }) &&
-         bucket != "." && bucket.find("..") == std::string_view::npos;
+                     [&](char c) { return alnum(c) || c == '.' || c == '-' || c == '_'; });
 }
 
 bool valid_object_key(std::string_view key) {

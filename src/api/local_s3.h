@@ -31,7 +31,8 @@ class S3Error : public std::runtime_error {
 [[noreturn]] void throw_access_denied(const std::string& detail);
 
 // Whether `bucket` matches the S3 bucket name pattern of DynamoDB's model,
-// ^[a-z0-9A-Z]+[\.\-\w]*[a-z0-9A-Z]+$, and is at most 255 characters.
+// ^[a-z0-9A-Z]+[\.\-\w]*[a-z0-9A-Z]+$, and is at most 255 characters. (Such a name is
+// one path segment, never "." or "..".)
 bool valid_bucket_name(std::string_view bucket);
 // Whether `key` (an object key or a key prefix) stays inside its bucket: no NUL, not
 // absolute, no ".." path segment. An empty key is valid (the bucket's root).

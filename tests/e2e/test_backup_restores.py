@@ -232,15 +232,6 @@ def test_a_cross_region_backup_arn_restores_with_an_encryption_override(api, mak
     assert sorted(i["pk"]["S"] for i in scan_all(api, target)) == ["a", "b"]
 
 
-@pytest.mark.parametrize("operation", [
-    "ExportTableToPointInTime", "DescribeExport", "ListExports", "ImportTable", "DescribeImport",
-    "ListImports"])
-def test_export_and_import_are_not_there(api, operation):
-    resp = api(operation, {})
-    assert resp.status == 400
-    assert resp.json == {"__type": NS_COR_SERVICE + "UnknownOperationException"}
-
-
 def test_restore_target_and_backup_must_be_right(api, make_table, backups):
     table, details = backed_up(api, make_table, backups)
     assert_error(api("RestoreTableFromBackup", {"TargetTableName": table,
