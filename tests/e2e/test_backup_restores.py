@@ -23,7 +23,6 @@ from backup_helpers import (  # noqa: F401
 )
 from kumo_testlib import (  # noqa: F401
     N,
-    NS_COR_SERVICE,
     S,
     assert_error,
     assert_not_found,
