@@ -98,11 +98,6 @@ ApiError ApiError::backup_not_found(std::string_view backup_arn) {
   return ApiError(Code::kBackupNotFound, 400, std::string(kDynamo) + "BackupNotFoundException",
                   "Backup not found: " + std::string(backup_arn));
 }
-ApiError ApiError::point_in_time_recovery_unavailable(std::string message) {
-  return ApiError(Code::kPointInTimeRecoveryUnavailable, 400,
-                  std::string(kDynamo) + "PointInTimeRecoveryUnavailableException",
-                  std::move(message));
-}
 ApiError ApiError::invalid_export_time(std::string message) {
   return ApiError(Code::kInvalidExportTime, 400,
                   std::string(kDynamo) + "InvalidExportTimeException", std::move(message));

@@ -117,7 +117,6 @@ class ApiError : public std::exception {
   static ApiError table_already_exists(std::string_view table_name);
   static ApiError table_in_use(std::string message);
   // Exports and imports: com.amazonaws.dynamodb.v20120810#<Name>Exception, HTTP 400.
-  static ApiError point_in_time_recovery_unavailable(std::string message);
   static ApiError invalid_export_time(std::string message);
   static ApiError export_conflict(std::string message);
   static ApiError export_not_found(std::string message);
