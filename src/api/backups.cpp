@@ -193,6 +193,66 @@ BackupArn read_backup_arn(const Context& ctx, const JsonObject& request) {
   return parse_backup_arn(*arn, ctx.options.account_id, ctx.options.region);
 }
 
+// The override members RestoreTableFromBackup and RestoreTableToPointInTime share, as read.
+struct OverrideMembers {
+  std::optional<std::string_view> billing;
+  std::optional<JsonArray> gsis, lsis;
+  std::optional<JsonObject> throughput, sse;
+  std::optional<UnitsRequest> on_demand;
+  std::optional<bool> sse_enabled;
+};
+
+OverrideMembers read_override_members(const JsonObject& request) {
+  OverrideMembers m;
+  m.billing = request.string("BillingModeOverride");
+  m.gsis = request.array("GlobalSecondaryIndexOverride");
+  m.lsis = request.array("LocalSecondaryIndexOverride");
+  m.throughput = request.object("ProvisionedThroughputOverride");
+  if (auto units = request.object("OnDemandThroughputOverride")) {
+    m.on_demand = UnitsRequest{units->integer("MaxReadRequestUnits", "Long"),
+                               units->integer("MaxWriteRequestUnits", "Long")};
+  }
+  m.sse = request.object("SSESpecificationOverride");
+  if (m.sse) {
+    m.sse_enabled = m.sse->boolean("Enabled");
+    m.sse->string("SSEType");
+    m.sse->string("KMSMasterKeyId");
+  }
+  request.array("VectorIndexOverride");
+  return m;
+}
+
+// Checks the overrides' members after the caller's own (every constraint broken is
+// reported together), then makes the overrides.
+RestoreOverrides check_overrides(const OverrideMembers& m, CoralErrors& coral) {
+  coral.check_enum(m.billing, "billingModeOverride", {"PROVISIONED", "PAY_PER_REQUEST"});
+  RestoreOverrides overrides;
+  if (m.throughput) {
+    ThroughputRequest t{m.throughput->integer("ReadCapacityUnits", "Long"),
+                        m.throughput->integer("WriteCapacityUnits", "Long")};
+    for (const auto& [value, path] :
+         {std::pair{t.read, "provisionedThroughputOverride.readCapacityUnits"},
+          std::pair{t.write, "provisionedThroughputOverride.writeCapacityUnits"}}) {
+      coral.require(value.has_value(), path);
+      if (value && *value < 1) {
+        coral.add(std::to_string(*value), path,
+                  "Member must have value greater than or equal to 1");
+      }
+    }
+    overrides.throughput = t;
+  }
+  if (m.gsis) overrides.global = read_indexes(*m.gsis, "globalSecondaryIndexOverride", true, coral);
+  if (m.lsis) overrides.local = read_indexes(*m.lsis, "localSecondaryIndexOverride", false, coral);
+  coral.throw_if_any();
+  if (m.billing) {
+    overrides.billing_mode =
+        *m.billing == "PROVISIONED" ? BillingMode::PROVISIONED : BillingMode::PAY_PER_REQUEST;
+  }
+  overrides.on_demand = m.on_demand;
+  if (m.sse) overrides.sse_enabled = m.sse_enabled.value_or(false);
+  return overrides;
+}
+
 }  // namespace
 
 std::string create_backup(const Context& ctx, const JsonObject& request) {
@@ -333,53 +393,13 @@ std::string restore_table_from_backup(const Context& ctx, const JsonObject& requ
   CoralErrors coral;
   auto target = request.string("TargetTableName");
   auto sent = request.string("BackupArn");
-  auto billing = request.string("BillingModeOverride");
-  auto gsis = request.array("GlobalSecondaryIndexOverride");
-  auto lsis = request.array("LocalSecondaryIndexOverride");
-  auto throughput = request.object("ProvisionedThroughputOverride");
-  std::optional<UnitsRequest> on_demand;
-  if (auto units = request.object("OnDemandThroughputOverride")) {
-    on_demand = UnitsRequest{units->integer("MaxReadRequestUnits", "Long"),
-                             units->integer("MaxWriteRequestUnits", "Long")};
-  }
-  auto sse = request.object("SSESpecificationOverride");
-  std::optional<bool> sse_enabled;
-  if (sse) {
-    sse_enabled = sse->boolean("Enabled");
-    sse->string("SSEType");
-    sse->string("KMSMasterKeyId");
-  }
-  request.array("VectorIndexOverride");
+  const OverrideMembers members = read_override_members(request);
   coral.check_table_name(target, "targetTableName");
   check_backup_arn(coral, sent, "backupArn", true);
-  coral.check_enum(billing, "billingModeOverride", {"PROVISIONED", "PAY_PER_REQUEST"});
-  RestoreOverrides overrides;
-  if (throughput) {
-    ThroughputRequest t{throughput->integer("ReadCapacityUnits", "Long"),
-                        throughput->integer("WriteCapacityUnits", "Long")};
-    for (const auto& [value, path] :
-         {std::pair{t.read, "provisionedThroughputOverride.readCapacityUnits"},
-          std::pair{t.write, "provisionedThroughputOverride.writeCapacityUnits"}}) {
-      coral.require(value.has_value(), path);
-      if (value && *value < 1) {
-        coral.add(std::to_string(*value), path,
-                  "Member must have value greater than or equal to 1");
-      }
-    }
-    overrides.throughput = t;
-  }
-  if (gsis) overrides.global = read_indexes(*gsis, "globalSecondaryIndexOverride", true, coral);
-  if (lsis) overrides.local = read_indexes(*lsis, "localSecondaryIndexOverride", false, coral);
-  coral.throw_if_any();
-  if (billing) {
-    overrides.billing_mode =
-        *billing == "PROVISIONED" ? BillingMode::PROVISIONED : BillingMode::PAY_PER_REQUEST;
-  }
-  overrides.on_demand = on_demand;
-  if (sse) overrides.sse_enabled = sse_enabled.value_or(false);
+  const RestoreOverrides overrides = check_overrides(members, coral);
 
   const BackupArn arn = parse_backup_arn(*sent, ctx.options.account_id, ctx.options.region);
-  if (arn.region != ctx.options.region && !sse) {
+  if (arn.region != ctx.options.region && !members.sse) {
     throw ApiError::validation(
         "Invalid Request: sseSpecificationOverride must be provided for cross-region restores");
   }
@@ -547,51 +567,11 @@ std::string restore_table_to_point_in_time(const Context& ctx, const JsonObject&
   auto target = request.string("TargetTableName");
   auto use_latest = request.boolean("UseLatestRestorableTime");
   auto restore_time = request.timestamp("RestoreDateTime");
-  auto billing = request.string("BillingModeOverride");
-  auto gsis = request.array("GlobalSecondaryIndexOverride");
-  auto lsis = request.array("LocalSecondaryIndexOverride");
-  auto throughput = request.object("ProvisionedThroughputOverride");
-  std::optional<UnitsRequest> on_demand;
-  if (auto units = request.object("OnDemandThroughputOverride")) {
-    on_demand = UnitsRequest{units->integer("MaxReadRequestUnits", "Long"),
-                             units->integer("MaxWriteRequestUnits", "Long")};
-  }
-  auto sse = request.object("SSESpecificationOverride");
-  std::optional<bool> sse_enabled;
-  if (sse) {
-    sse_enabled = sse->boolean("Enabled");
-    sse->string("SSEType");
-    sse->string("KMSMasterKeyId");
-  }
-  request.array("VectorIndexOverride");
+  const OverrideMembers members = read_override_members(request);
   if (source_arn) coral.check_length(*source_arn, "sourceTableArn", 1, 1024);
   if (source_name) coral.check_table_name(source_name, "sourceTableName");
   coral.check_table_name(target, "targetTableName");
-  coral.check_enum(billing, "billingModeOverride", {"PROVISIONED", "PAY_PER_REQUEST"});
-  RestoreOverrides overrides;
-  if (throughput) {
-    ThroughputRequest t{throughput->integer("ReadCapacityUnits", "Long"),
-                        throughput->integer("WriteCapacityUnits", "Long")};
-    for (const auto& [value, path] :
-         {std::pair{t.read, "provisionedThroughputOverride.readCapacityUnits"},
-          std::pair{t.write, "provisionedThroughputOverride.writeCapacityUnits"}}) {
-      coral.require(value.has_value(), path);
-      if (value && *value < 1) {
-        coral.add(std::to_string(*value), path,
-                  "Member must have value greater than or equal to 1");
-      }
-    }
-    overrides.throughput = t;
-  }
-  if (gsis) overrides.global = read_indexes(*gsis, "globalSecondaryIndexOverride", true, coral);
-  if (lsis) overrides.local = read_indexes(*lsis, "localSecondaryIndexOverride", false, coral);
-  coral.throw_if_any();
-  if (billing) {
-    overrides.billing_mode =
-        *billing == "PROVISIONED" ? BillingMode::PROVISIONED : BillingMode::PAY_PER_REQUEST;
-  }
-  overrides.on_demand = on_demand;
-  if (sse) overrides.sse_enabled = sse_enabled.value_or(false);
+  const RestoreOverrides overrides = check_overrides(members, coral);
 
   // The request's shape: one restore time, one source.
   const bool latest = use_latest.value_or(false);
@@ -613,7 +593,7 @@ std::string restore_table_to_point_in_time(const Context& ctx, const JsonObject&
   std::string name;
   if (source_arn) {
     const TableArn arn = parse_source_table_arn(ctx, *source_arn);
-    if (arn.region != ctx.options.region && !sse) {
+    if (arn.region != ctx.options.region && !members.sse) {
       throw ApiError::validation(
           "Invalid Request: sseSpecificationOverride must be provided for cross-region restores");
     }
