@@ -442,6 +442,12 @@ bool Engine::run_restore(const std::string& name, std::uint32_t id) {
     job_fault("restore", written, written + page.size());
     written += page.size();
   }
+  finish_restore(name, id, progress);
+  return true;
+}
+
+void Engine::finish_restore(const std::string& name, std::uint32_t id,
+                            const std::string& progress) {
   TablePtr restored = catalog_.update(name, [&](TableDefinition& t) {
     if (t.id == id) t.restore.reset();
   });
@@ -449,7 +455,6 @@ bool Engine::run_restore(const std::string& name, std::uint32_t id) {
   storage::WriteBatch batch;
   batch.del(progress);
   storage_->write(batch);
-  return true;
 }
 
 TablePtr Engine::finish_import(const std::string& name, std::uint32_t id) {

@@ -488,6 +488,9 @@ class Engine {
   bool run_restore(const std::string& name, std::uint32_t id);
   // A restore that cannot be done: its table is deleted.
   void fail_restore(const std::string& name, std::uint32_t id, const std::string& why);
+  // Makes the restored table `name` (id `id`) ACTIVE, then removes the restore's stored
+  // position `progress`.
+  void finish_restore(const std::string& name, std::uint32_t id, const std::string& progress);
   // The copies of CREATING backups made again, the restores in progress resumed: at start,
   // and on a storage that others share each time their jobs are looked for (those of a
   // process that stopped).

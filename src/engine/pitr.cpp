@@ -408,13 +408,7 @@ bool Engine::run_pitr_restore(const std::string& name, std::uint32_t id) {
     fail_restore(name, id, "its source table or its point-in-time recovery is gone");
     return true;
   }
-  TablePtr restored = catalog_.update(name, [&](TableDefinition& t) {
-    if (t.id == id) t.restore.reset();
-  });
-  configure_meters(restored);
-  storage::WriteBatch batch;
-  batch.del(progress);
-  storage_->write(batch);
+  finish_restore(name, id, progress);
   return true;
 }
 
