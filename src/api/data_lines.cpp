@@ -567,6 +567,51 @@ void append_ion_line(const Item& item, std::string* out) {
   out->append("}\n");
 }
 
+void append_json_change_line(std::int64_t time_us, const Item& keys, const Item* new_image,
+                             const Item* old_image, std::string* out) {
+  JsonOut buffer;
+  JsonWriter w(buffer);
+  w.StartObject();
+  write_key(w, "Metadata");
+  w.StartObject();
+  write_key(w, "WriteTimestampMicros");
+  w.StartObject();
+  write_key(w, "N");
+  write_string(w, std::to_string(time_us));
+  w.EndObject();
+  w.EndObject();
+  write_key(w, "Keys");
+  write_item(w, keys);
+  if (new_image) {
+    write_key(w, "NewImage");
+    write_item(w, *new_image);
+  }
+  if (old_image) {
+    write_key(w, "OldImage");
+    write_item(w, *old_image);
+  }
+  w.EndObject();
+  out->append(buffer.GetString(), buffer.GetSize());
+  out->push_back('\n');
+}
+
+void append_ion_change_line(std::int64_t time_us, const Item& keys, const Item* new_image,
+                            const Item* old_image, std::string* out) {
+  out->append("$ion_1_0 {Metadata:{WriteTimestampMicros:");
+  out->append(std::to_string(time_us));
+  out->append(".},Keys:");
+  append_ion_value(AttributeValue::map(keys), out);
+  if (new_image) {
+    out->append(",NewImage:");
+    append_ion_value(AttributeValue::map(*new_image), out);
+  }
+  if (old_image) {
+    out->append(",OldImage:");
+    append_ion_value(AttributeValue::map(*old_image), out);
+  }
+  out->append("}\n");
+}
+
 void read_json_lines(std::string_view text, const LineSink& sink) {
   std::size_t pos = 0;
   while (pos < text.size()) {

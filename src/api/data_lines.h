@@ -3,6 +3,7 @@
 // ImportTable; docs/data-movement.md lists the mappings.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -22,6 +23,12 @@ void append_json_line(const Item& item, std::string* out);
 void append_ion_line(const Item& item, std::string* out);
 // A number as an Ion decimal: 103 → "103.", 600 → "6d2", 1.5 → "1.5".
 std::string ion_decimal(const Decimal& number);
+// One line of an incremental export: the last write's time (epoch microseconds), the key,
+// and the images the view asks for (null: left out).
+void append_json_change_line(std::int64_t time_us, const Item& keys, const Item* new_image,
+                             const Item* old_image, std::string* out);
+void append_ion_change_line(std::int64_t time_us, const Item& keys, const Item* new_image,
+                            const Item* old_image, std::string* out);
 
 // What reading one source object yields: each item in order, or an error. An error that
 // `abandons` the object (a line that cannot be parsed as an item at all) ends its reading.
