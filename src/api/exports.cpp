@@ -2,13 +2,21 @@
 // export's files into the local S3 (docs/data-movement.md).
 //
 // An export is its record, meta/export/<id> (JSON), and meta/export_token/<ClientToken> →
-// id. The request takes a storage snapshot before it answers: the export is the table as
-// it was at StartTime (= ExportTime), whatever is written afterwards. A background job
-// reads the snapshot and writes, as DynamoDB does, <prefix>/AWSDynamoDB/<id>/_started, the
-// gzipped data files (one per range of the table's token space, empty ones included), then
-// manifest-files.json and its .md5, then manifest-summary.json and its .md5; the record
-// turns COMPLETED only after the summary is durable. A job cut by a stop has lost its
-// snapshot: the next start turns its record FAILED.
+// id. DynamoDB exports only tables with point-in-time recovery, at a time in its window:
+// - a full export without ExportTime (or with the request's own millisecond) is of the
+//   present: the request takes a storage snapshot before it answers, so the export is the
+//   table as it was at StartTime (= ExportTime), whatever is written afterwards;
+// - a full export at a past ExportTime reads the table as it was then from the
+//   point-in-time recovery log (Engine::read_table_at);
+// - an incremental export writes, for each item changed in [ExportFromTime, ExportToTime),
+//   its last change (Engine::changes_between), with the image from before ExportFromTime
+//   when the view or a delete needs it.
+// A background job writes, as DynamoDB does, <prefix>/AWSDynamoDB/<id>/_started, the
+// gzipped data files (one per range of the table's token space, empty ones included; an
+// incremental export's go to the folder <prefix>/AWSDynamoDB/data/ that all incremental
+// exports share), then manifest-files.json and its .md5, then manifest-summary.json and its
+// .md5; the record turns COMPLETED only after the summary is durable. A job cut by a stop
+// has lost its snapshot: the next start turns its record FAILED.
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include <spdlog/spdlog.h>
@@ -52,6 +60,9 @@ struct ExportRecord {
   std::optional<double> end;
   std::string client_token, bucket;
   std::optional<std::string> bucket_owner, prefix, kms_key, export_type;
+  // An incremental export's period [from, to) and ExportViewType.
+  std::optional<double> from_time, to_time;
+  std::optional<std::string> view;
   std::string sse_algorithm = "AES256", format = "DYNAMODB_JSON";
   std::optional<std::string> failure_code, failure_message;
   std::int64_t item_count = 0, billed_size = 0;
@@ -60,11 +71,20 @@ struct ExportRecord {
   std::string request;
 
   std::string type() const { return export_type.value_or("FULL_EXPORT"); }
+  bool incremental() const { return type() == "INCREMENTAL_EXPORT"; }
   // <prefix>/AWSDynamoDB/<id>/: the prefix joined with one '/'.
   std::string base() const {
     std::string p = prefix.value_or("");
     while (!p.empty() && p.back() == '/') p.pop_back();
     return (p.empty() ? "" : p + "/") + "AWSDynamoDB/" + id + "/";
+  }
+  // Where the data files go: the export's own folder, or for an incremental export the
+  // <prefix>/AWSDynamoDB/data/ folder all of them share.
+  std::string data_folder() const {
+    if (!incremental()) return base() + "data/";
+    std::string p = prefix.value_or("");
+    while (!p.empty() && p.back() == '/') p.pop_back();
+    return (p.empty() ? "" : p + "/") + "AWSDynamoDB/data/";
   }
 };
 
@@ -102,6 +122,15 @@ std::string encode(const ExportRecord& r) {
   put_str(w, "prefix", r.prefix);
   put_str(w, "kms_key", r.kms_key);
   put_str(w, "export_type", r.export_type);
+  if (r.from_time) {
+    w.Key("from_time");
+    w.Double(*r.from_time);
+  }
+  if (r.to_time) {
+    w.Key("to_time");
+    w.Double(*r.to_time);
+  }
+  put_str(w, "view", r.view);
   put_str(w, "sse_algorithm", r.sse_algorithm);
   put_str(w, "format", r.format);
   put_str(w, "failure_code", r.failure_code);
@@ -139,6 +168,9 @@ ExportRecord decode(std::string_view json) {
   r.prefix = json_str(d, "prefix");
   r.kms_key = json_str(d, "kms_key");
   r.export_type = json_str(d, "export_type");
+  r.from_time = json_num(d, "from_time");
+  r.to_time = json_num(d, "to_time");
+  r.view = json_str(d, "view");
   r.sse_algorithm = json_str(d, "sse_algorithm").value_or("AES256");
   r.format = json_str(d, "format").value_or("DYNAMODB_JSON");
   r.failure_code = json_str(d, "failure_code");
@@ -194,13 +226,18 @@ void append_json_string(std::string* out, std::string_view key, std::string_view
 }
 
 std::string manifest_summary(const ExportRecord& r) {
-  std::string out = "{\"version\":\"2020-06-30\"";
+  std::string out = r.incremental() ? "{\"version\":\"2023-08-01\"" : "{\"version\":\"2020-06-30\"";
   append_json_string(&out, "exportArn", r.arn);
   append_json_string(&out, "startTime", iso_time_ms(r.start));
   append_json_string(&out, "endTime", iso_time_ms(*r.end));
   append_json_string(&out, "tableArn", r.table_arn);
   append_json_string(&out, "tableId", r.table_id);
-  append_json_string(&out, "exportTime", iso_time_ms(r.export_time));
+  if (r.incremental()) {
+    append_json_string(&out, "exportFromTime", iso_time_ms(*r.from_time));
+    append_json_string(&out, "exportToTime", iso_time_ms(*r.to_time));
+  } else {
+    append_json_string(&out, "exportTime", iso_time_ms(r.export_time));
+  }
   append_json_string(&out, "s3Bucket", r.bucket);
   if (r.prefix) {
     append_json_string(&out, "s3Prefix", *r.prefix);
@@ -216,81 +253,93 @@ std::string manifest_summary(const ExportRecord& r) {
   append_json_string(&out, "manifestFilesS3Key", r.base() + "manifest-files.json");
   out += fmt::format(",\"billedSizeBytes\":{},\"itemCount\":{}", r.billed_size, r.item_count);
   append_json_string(&out, "outputFormat", r.format);
+  if (r.incremental()) {
+    append_json_string(&out, "outputView", r.view.value_or("NEW_AND_OLD_IMAGES"));
+    append_json_string(&out, "exportType", r.type());
+  }
   out += "}";
   return out;
 }
+
+// The lines of an export's data, in token order: `row` takes each line with its item's
+// token and the bytes it bills. A source throws to stop.
+using RowSink = std::function<void(std::uint64_t token, std::string_view line, std::int64_t bytes)>;
+using RowSource = std::function<void(const RowSink& row)>;
 
 // Writes the export's files; returns the record as completed. Throws S3Error.
 using Progress = std::function<void(std::uint64_t done, std::uint64_t total)>;
 
 void write_export(engine::Engine& engine, const LocalS3& s3, ExportRecord& r,
-                  const storage::Snapshot* snapshot, std::size_t files, const Progress& progress,
+                  const RowSource& source, std::size_t files, const Progress& progress,
                   std::uint64_t total) {
   if (!s3.bucket_exists(r.bucket)) throw_no_such_bucket();
   const std::string base = r.base();
   s3.put(r.bucket, base + "_started", "");
-  const bool ion = r.format == "ION";
-  const std::string items = codec::space_prefix(r.table_number, codec::Space::kItems);
+  const std::string folder = r.data_folder();
+  const char* extension = r.format == "ION" ? ".ion.gz" : ".json.gz";
   std::vector<DataFile> written;
-  std::size_t done = 0;
+  std::size_t done = 0, page = 0, f = 0;
   std::int64_t bytes = 0;
   const std::uint64_t step = files <= 1 ? 0 : UINT64_MAX / files + 1;
-  for (std::size_t f = 0; f < files; ++f) {
-    std::string lower = items, upper;
-    codec::append_u64(&lower, step * f);
-    if (f + 1 == files) {
-      upper = codec::prefix_end(items);
-    } else {
-      upper = items;
-      codec::append_u64(&upper, step * (f + 1));
-    }
-    DataFile file;
-    file.key = base + "data/" + data_file_name() + (ion ? ".ion.gz" : ".json.gz");
-    auto writer = s3.gzip_writer(r.bucket, file.key);
-    std::string chunk;
-    auto it = engine.storage().iterator(lower, upper, snapshot);
-    std::size_t page = 0;
-    for (it->seek_to_first(); it->valid(); it->next()) {
-      std::optional<engine::StoredItem> stored = engine::StoredItem::from_bytes(it->value());
-      if (!stored) throw storage::StorageError("corrupt item in table " + r.table_name);
-      const Item item = stored->decode();
-      if (ion) {
-        append_ion_line(item, &chunk);
-      } else {
-        append_json_line(item, &chunk);
-      }
-      bytes += static_cast<std::int64_t>(stored->size());
-      ++file.items;
-      if (++page == kExportPage) {
-        writer->write(chunk);
-        chunk.clear();
-        if (engine.stopping()) throw std::runtime_error("the server is stopping");
-        engine.data_job_fault("export", done, done + page);
-        done += page;
-        page = 0;
-        if (progress) progress(done, total);
-      }
-    }
-    it.reset();
+  DataFile file;
+  std::unique_ptr<LocalS3::GzipWriter> writer;
+  std::string chunk;
+  auto open = [&] {
+    file = DataFile{};
+    file.key = folder + data_file_name() + extension;
+    writer = s3.gzip_writer(r.bucket, file.key);
+  };
+  auto close = [&] {
     writer->write(chunk);
+    chunk.clear();
     engine.data_job_fault("export", done, done + page);
     done += page;
+    page = 0;
     writer->finish();
     file.md5 = writer->md5_base64();
     file.etag = writer->md5_hex();
+    writer.reset();
     written.push_back(std::move(file));
+  };
+  open();
+  source([&](std::uint64_t token, std::string_view line, std::int64_t size) {
+    // One file per range of the token space.
+    const std::size_t target = step == 0 ? 0 : static_cast<std::size_t>(token / step);
+    while (f < target) {
+      close();
+      ++f;
+      open();
+    }
+    chunk += line;
+    bytes += size;
+    ++file.items;
+    if (++page == kExportPage) {
+      writer->write(chunk);
+      chunk.clear();
+      if (engine.stopping()) throw std::runtime_error("the server is stopping");
+      engine.data_job_fault("export", done, done + page);
+      done += page;
+      page = 0;
+      if (progress) progress(done, total);
+    }
+  });
+  for (;;) {
+    close();
+    if (++f >= files) break;
+    open();
   }
   std::string files_manifest;
-  for (const DataFile& file : written) {
+  for (const DataFile& data : written) {
     files_manifest += fmt::format("{{\"itemCount\":{},\"md5Checksum\":\"{}\",\"etag\":\"{}\"",
-                                  file.items, file.md5, file.etag);
-    append_json_string(&files_manifest, "dataFileS3Key", file.key);
+                                  data.items, data.md5, data.etag);
+    append_json_string(&files_manifest, "dataFileS3Key", data.key);
     files_manifest += "}\n";
   }
   s3.put(r.bucket, base + "manifest-files.json", files_manifest);
   s3.put(r.bucket, base + "manifest-files.md5", md5_base64(files_manifest));
   r.item_count = static_cast<std::int64_t>(done);
-  r.billed_size = bytes;
+  // An incremental export bills at least 10 MB.
+  r.billed_size = r.incremental() ? std::max<std::int64_t>(bytes, 10'000'000) : bytes;
   r.end = engine.clock().now_ms();
   r.manifest = base + "manifest-summary.json";
   const std::string summary = manifest_summary(r);
@@ -300,11 +349,111 @@ void write_export(engine::Engine& engine, const LocalS3& s3, ExportRecord& r,
   if (progress) progress(done, done);
 }
 
+// The token of an item's storage key.
+std::uint64_t key_token(std::string_view storage_key, std::size_t items_prefix) {
+  return codec::read_u64(storage_key.substr(items_prefix));
+}
+
+std::string storage_key_of(const TableDefinition& table, const Item& item) {
+  const AttributeValue* sort = table.key.range ? &item.at(table.key.range->name) : nullptr;
+  return codec::item_key(table.id, item.at(table.key.hash.name), sort);
+}
+
+void append_item_line(bool ion, const Item& item, std::string* out) {
+  if (ion) {
+    append_ion_line(item, out);
+  } else {
+    append_json_line(item, out);
+  }
+}
+
+// The table as the snapshot holds it.
+RowSource snapshot_rows(engine::Engine& engine, const ExportRecord& r,
+                        std::shared_ptr<storage::Snapshot> snapshot) {
+  return [&engine, r, snapshot](const RowSink& row) {
+    const bool ion = r.format == "ION";
+    const std::string items = codec::space_prefix(r.table_number, codec::Space::kItems);
+    auto it = engine.storage().iterator(items, codec::prefix_end(items), snapshot.get());
+    std::string line;
+    for (it->seek_to_first(); it->valid(); it->next()) {
+      std::optional<engine::StoredItem> stored = engine::StoredItem::from_bytes(it->value());
+      if (!stored) throw storage::StorageError("corrupt item in table " + r.table_name);
+      line.clear();
+      append_item_line(ion, stored->decode(), &line);
+      row(key_token(it->key(), items.size()), line, static_cast<std::int64_t>(stored->size()));
+    }
+  };
+}
+
+[[noreturn]] void throw_log_gone(const ExportRecord& r) {
+  throw std::runtime_error("point-in-time recovery of table " + r.table_name +
+                           " was disabled or the table deleted during the export");
+}
+
+// The table as it was at ExportTime, from the point-in-time recovery log.
+RowSource past_rows(engine::Engine& engine, const ExportRecord& r, engine::TablePtr table) {
+  return [&engine, r, table](const RowSink& row) {
+    const bool ion = r.format == "ION";
+    const std::size_t items = codec::space_prefix(r.table_number, codec::Space::kItems).size();
+    std::string line;
+    const bool read = engine.read_table_at(r.table_name, epoch_milliseconds(r.export_time),
+                                           [&](const Item& item) {
+                                             line.clear();
+                                             append_item_line(ion, item, &line);
+                                             row(key_token(storage_key_of(*table, item), items),
+                                                 line, static_cast<std::int64_t>(item_size(item)));
+                                             return true;
+                                           });
+    if (!read) throw_log_gone(r);
+  };
+}
+
+// Each item's last change in [ExportFromTime, ExportToTime), compacted to one line.
+RowSource change_rows(engine::Engine& engine, const ExportRecord& r, engine::TablePtr table,
+                      std::int64_t earliest_ms) {
+  return [&engine, r, table, earliest_ms](const RowSink& row) {
+    const bool ion = r.format == "ION";
+    const bool old_images = r.view.value_or("NEW_AND_OLD_IMAGES") == "NEW_AND_OLD_IMAGES";
+    const std::size_t items = codec::space_prefix(r.table_number, codec::Space::kItems).size();
+    const std::int64_t from_ms = epoch_milliseconds(*r.from_time);
+    const std::int64_t to_ms = epoch_milliseconds(*r.to_time);
+    // The items as they were right before ExportFromTime (the window's start holds the
+    // state at its first instant): an item changed without one was created in the period.
+    std::map<std::string, Item, std::less<>> before;
+    const bool read = engine.read_table_at(r.table_name, std::max(from_ms - 1, earliest_ms),
+                                           [&](const Item& item) {
+                                             before.emplace(storage_key_of(*table, item), item);
+                                             return true;
+                                           });
+    if (!read) throw_log_gone(r);
+    std::string line;
+    const bool changed = engine.changes_between(
+        r.table_name, from_ms - 1, to_ms - 1, [&](const engine::PitrChange& change) {
+          const std::string key = storage_key_of(*table, change.key);
+          auto old = before.find(key);
+          const Item* old_image = old == before.end() ? nullptr : &old->second;
+          // Created and deleted within the period: no line.
+          if (!change.new_image && !old_image) return true;
+          const Item* new_image = change.new_image ? &*change.new_image : nullptr;
+          if (!old_images) old_image = nullptr;
+          line.clear();
+          if (ion) {
+            append_ion_change_line(change.time_us, change.key, new_image, old_image, &line);
+          } else {
+            append_json_change_line(change.time_us, change.key, new_image, old_image, &line);
+          }
+          const Item& billed = new_image ? *new_image : change.key;
+          row(key_token(key, items), line, static_cast<std::int64_t>(item_size(billed)));
+          return true;
+        });
+    if (!changed) throw_log_gone(r);
+  };
+}
+
 void run_export(engine::Engine& engine, const std::string& root, std::size_t files, ExportRecord r,
-                const std::shared_ptr<storage::Snapshot>& snapshot, const Progress& progress,
-                std::uint64_t total) {
+                const RowSource& source, const Progress& progress, std::uint64_t total) {
   try {
-    write_export(engine, LocalS3(root), r, snapshot.get(), files, progress, total);
+    write_export(engine, LocalS3(root), r, source, files, progress, total);
   } catch (const S3Error& e) {
     r.status = "FAILED";
     r.failure_code = e.code();
@@ -341,7 +490,16 @@ void write_description(JsonWriter& w, const ExportRecord& r) {
   if (r.status == "COMPLETED") str("ExportManifest", r.manifest);
   str("TableArn", r.table_arn);
   str("TableId", r.table_id);
-  if (r.type() == "FULL_EXPORT") {
+  if (r.incremental()) {
+    write_key(w, "IncrementalExportSpecification");
+    w.StartObject();
+    write_key(w, "ExportFromTime");
+    w.Double(*r.from_time);
+    write_key(w, "ExportToTime");
+    w.Double(*r.to_time);
+    str("ExportViewType", r.view.value_or("NEW_AND_OLD_IMAGES"));
+    w.EndObject();
+  } else {
     write_key(w, "ExportTime");
     w.Double(r.export_time);
   }
@@ -405,24 +563,69 @@ std::string export_table_name(const Context& ctx, std::string_view arn) {
   return std::string(resource.substr(6));
 }
 
-// Gives a full export the point-in-time recovery state DynamoDB requires: a table without
-// point-in-time recovery cannot be exported. Kumo keeps no point-in-time recovery log yet,
-// so no table has it; ServiceOptions::export_without_pitr lets such a table be exported as
-// it is now. This is the one place that decides.
-void check_point_in_time(const Context& ctx, const TableDefinition& table,
-                         std::optional<double> export_time, double now) {
-  if (!ctx.options.export_without_pitr) {
+// Checks a full export's time as DynamoDB does: the table must have point-in-time recovery,
+// and ExportTime (default: the request's time) must lie in its window. Returns whether the
+// export is of a past time, to be read from the log (false: the present, read from a
+// snapshot). An ExportTime in the request's own millisecond is the present.
+bool check_export_time(const Context& ctx, const TableDefinition& table,
+                       const std::optional<engine::PitrWindow>& w,
+                       std::optional<double> export_time, double now) {
+  // `kumo export` exports a table as it is, whatever its recovery state.
+  if (ctx.options.export_without_pitr && !export_time) return false;
+  if (!w) {
     throw ApiError::point_in_time_recovery_unavailable(
         fmt::format("Point in time recovery is not enabled for table '{}'", table.name));
   }
-  // Only the present can be read without a log.
-  if (export_time && *export_time > now) {
+  if (!export_time) return false;
+  const std::int64_t at = epoch_milliseconds(*export_time);
+  const std::int64_t now_ms = epoch_milliseconds(now);
+  // In the future, or before the window's start (the enable time, or the start of the
+  // recovery period once it has passed).
+  if (at > now_ms || at < w->earliest_ms) {
     throw ApiError::invalid_export_time("Export Time is invalid");
   }
-  if (export_time && epoch_milliseconds(*export_time) != epoch_milliseconds(now)) {
+  if (at == now_ms) return false;
+  // In the past but after LatestRestorableDateTime.
+  if (at > w->latest_ms) {
     throw ApiError::invalid_export_time(
         "Point in Time Recovery is not available for specified export time");
   }
+  return true;
+}
+
+// Checks an incremental export's period as DynamoDB does, in its order; returns [from, to)
+// with ExportToTime's default (the latest time with data: LatestRestorableDateTime).
+std::pair<double, double> check_export_period(const TableDefinition& table,
+                                              const std::optional<engine::PitrWindow>& w,
+                                              std::optional<double> export_time, double from,
+                                              std::optional<double> to_sent, double now) {
+  const double to = to_sent.value_or(w ? static_cast<double>(w->latest_ms) / 1000.0 : now);
+  // The period starts no earlier than the log: the window's start (the table's creation
+  // time when recovery is off). DynamoDB answers the same for an ExportTime given with an
+  // incremental export and for a period that ends before it starts.
+  const double floor = w ? static_cast<double>(w->earliest_ms) / 1000.0 : table.creation_date_time;
+  if (!w || export_time || epoch_milliseconds(from) < epoch_milliseconds(floor) || to < from) {
+    throw ApiError::invalid_export_time(fmt::format(
+        "Incremental export period from time cannot be less than the table creation time : {}",
+        iso_time_s(floor)));
+  }
+  if (epoch_milliseconds(to) > epoch_milliseconds(now)) {
+    throw ApiError::invalid_export_time(fmt::format(
+        "Incremental export period to time cannot be greater than the current time : {}",
+        iso_time_s(now)));
+  }
+  const std::int64_t length_ms = epoch_milliseconds(to) - epoch_milliseconds(from);
+  if (length_ms < 15 * 60 * 1000) {
+    throw ApiError::invalid_export_time(
+        "Difference between export period from time and export period to time is less than 15 "
+        "minutes");
+  }
+  if (length_ms > 24 * 3600 * 1000) {
+    throw ApiError::invalid_export_time(
+        "Difference between export period from time and export period to time is greater "
+        "than 24 hours");
+  }
+  return {from, to};
 }
 
 std::string canonical_request(const std::vector<std::pair<std::string, std::string>>& members) {
@@ -522,14 +725,14 @@ std::string export_table_to_point_in_time(const Context& ctx, const JsonObject& 
   engine::TablePtr table = ctx.engine.catalog().find(table_name);
   if (!table || table->restore) throw ApiError::table_not_found(*table_arn_sent);
   const double now = ctx.engine.clock().now_ms();
+  const std::optional<engine::PitrWindow> window = ctx.engine.pitr_window(*table);
+  bool past = false;
+  std::pair<double, double> period;
   if (incremental) {
-    // An incremental export reads the point-in-time recovery log from ExportFromTime on;
-    // without one, no from time is late enough.
-    throw ApiError::invalid_export_time(fmt::format(
-        "Incremental export period from time cannot be less than the table creation time : {}",
-        iso_time_s(table->creation_date_time)));
+    period = check_export_period(*table, window, export_time, *from_time, to_time, now);
+  } else {
+    past = check_export_time(ctx, *table, window, export_time, now);
   }
-  check_point_in_time(ctx, *table, export_time, now);
 
   ExportRecord r;
   r.table_name = table->name;
@@ -542,6 +745,11 @@ std::string export_table_to_point_in_time(const Context& ctx, const JsonObject& 
   if (prefix) r.prefix = std::string(*prefix);
   if (kms) r.kms_key = std::string(*kms);
   if (type) r.export_type = std::string(*type);
+  if (incremental) {
+    r.from_time = period.first;
+    r.to_time = period.second;
+    r.view = std::string(view.value_or("NEW_AND_OLD_IMAGES"));
+  }
   if (sse) r.sse_algorithm = std::string(*sse);
   if (format) r.format = std::string(*format);
   r.request = canonical_request({{"TableArn", r.table_arn},
@@ -572,8 +780,10 @@ std::string export_table_to_point_in_time(const Context& ctx, const JsonObject& 
         return description_response(*first);
       }
     }
-    // The instant the export is of.
-    if (!ctx.engine.storage().shared()) snapshot = ctx.engine.storage().snapshot();
+    // The instant a full export of the present is of.
+    if (!incremental && !past && !ctx.engine.storage().shared()) {
+      snapshot = ctx.engine.storage().snapshot();
+    }
     r.start = now;
     r.export_time = export_time.value_or(now);
     do {
@@ -591,8 +801,11 @@ std::string export_table_to_point_in_time(const Context& ctx, const JsonObject& 
   const Progress progress = ctx.options.data_progress;
   const auto total =
       static_cast<std::uint64_t>(std::max<std::int64_t>(0, engine.item_count(*table)));
-  engine.start_job("kumo-export", [&engine, root, files, r, snapshot, progress, total] {
-    run_export(engine, root, files, r, snapshot, progress, total);
+  RowSource source = incremental ? change_rows(engine, r, table, window->earliest_ms)
+                     : past      ? past_rows(engine, r, table)
+                                 : snapshot_rows(engine, r, snapshot);
+  engine.start_job("kumo-export", [&engine, root, files, r, source, progress, total] {
+    run_export(engine, root, files, r, source, progress, total);
   });
   return description_response(r);
 }
