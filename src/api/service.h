@@ -50,8 +50,8 @@ struct ServiceOptions {
   std::string export_root = "./kumo-data/s3";
   // Data files an export writes: one per range of the table's token space.
   std::size_t export_files = 4;
-  // DynamoDB exports only tables with point-in-time recovery. On, a table without it is
-  // exported as it is at the request (ExportTime absent or now).
+  // DynamoDB exports only tables with point-in-time recovery. On (`kumo export`, offline,
+  // where no window is kept), an export without ExportTime is of the table as it is.
   bool export_without_pitr = false;
   // Called by the jobs of exports and imports as they go, with `done` of `total` units (an
   // export's items, an import's source bytes): `kumo export` and `kumo import` draw their

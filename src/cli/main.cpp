@@ -140,7 +140,6 @@ int serve(const ServeOptions& options) {
   service_options.capacity = capacity_options;
   service_options.export_root = export_root_of(options);
   service_options.export_files = options.export_files;
-  service_options.export_without_pitr = options.export_without_pitr;
   service.emplace(engine, service_options);
 
   const api::Admin admin(engine);

@@ -458,10 +458,6 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
       ->type_name("N")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{256}).description(""));
-  serve->add_flag("--export-without-pitr", options.export_without_pitr,
-                  "Let ExportTableToPointInTime export a table without point-in-time recovery "
-                  "as it is at the request (DynamoDB refuses: "
-                  "PointInTimeRecoveryUnavailableException)");
   serve
       ->add_option("--ttl-interval", options.ttl_interval,
                    "Seconds between two passes of the Time to Live reaper, which deletes items "

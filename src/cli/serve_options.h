@@ -71,8 +71,6 @@ struct ServeOptions {
   std::string export_root;
   // Data files per export (one per range of the table's token space).
   std::size_t export_files = 4;
-  // Export tables without point-in-time recovery (as they are at the request).
-  bool export_without_pitr = false;
   // Seconds between two passes of the TTL reaper.
   double ttl_interval = 1.0;
   // Minimum seconds between two UpdateTimeToLive calls on one table (0: none).
