@@ -1,6 +1,7 @@
 """What the export and import tests share (test_exports.py, test_imports.py): a server with
-a local S3 (--export-root) that exports tables without point-in-time recovery, calls of the
-operations, and readers of the files an export writes."""
+a local S3 (--export-root) on a manual clock with no point-in-time recovery lag, tables made
+with point-in-time recovery on (DynamoDB exports no other), calls of the operations, and
+readers of the files an export writes."""
 
 import base64
 import gzip
@@ -8,6 +9,7 @@ import hashlib
 import json
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -43,8 +45,9 @@ def arn_of(table, region=REGION, account=ACCOUNT):
     return f"arn:aws:dynamodb:{region}:{account}:table/{table}"
 
 
-def start_data_server(kumo_bin, workdir, data_dir=None, flags=(), env=None):
-    """A server whose local S3 is <workdir>/s3, with the bucket BUCKET made."""
+def start_data_server(kumo_bin, workdir, data_dir=None, flags=(), env=None, pitr_lag=0):
+    """A server whose local S3 is <workdir>/s3, with the bucket BUCKET made, on a manual clock
+    (its `admin` moves it) with `pitr_lag` seconds of point-in-time recovery lag."""
     root = os.path.join(workdir, "s3")
     os.makedirs(os.path.join(root, BUCKET), exist_ok=True)
     old = {}
@@ -53,7 +56,9 @@ def start_data_server(kumo_bin, workdir, data_dir=None, flags=(), env=None):
         os.environ[k] = v
     try:
         srv = KumoServer(kumo_bin, workdir, data_dir=data_dir,
-                         extra_args=["--export-root", root, "--export-without-pitr", *flags])
+                         extra_args=["--export-root", root, *flags], admin_port=0,
+                         flags={"clock": "manual", "pitr-lag": str(pitr_lag),
+                                "clock-start": str(int(time.time()))})
         srv.start()
     finally:
         for k, v in old.items():
@@ -77,13 +82,18 @@ def dapi(data_server):
     return Api(data_server.port)
 
 
-def create_table(api, name, **extra):
+def create_table(api, name, pitr=True, **extra):
+    """A table keyed pk (S), sk (N); with point-in-time recovery on unless `pitr` is false."""
     body = {"TableName": name, "BillingMode": "PAY_PER_REQUEST",
             "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
                                      {"AttributeName": "sk", "AttributeType": "N"}],
             "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
                           {"AttributeName": "sk", "KeyType": "RANGE"}], **extra}
     api.ok("CreateTable", body)
+    if pitr:
+        api.ok("UpdateContinuousBackups", {
+            "TableName": name,
+            "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True}})
 
 
 def every_type_item(pk, sk):

@@ -5,6 +5,7 @@ import gzip
 import json
 import os
 import re
+import time
 
 import pytest
 
@@ -145,7 +146,7 @@ def test_list_exports_errors(api):
           f"Invalid Request: Provided nextToken is invalid: {bogus}")
 
 
-# ---- exports written, on a server that exports without point-in-time recovery ----
+# ---- exports written, on a server with a manual clock; its tables have point-in-time recovery ----
 
 def test_a_full_export_in_aws_layout(dapi, data_server):
     create_table(dapi, "full")
@@ -251,14 +252,232 @@ def test_a_missing_bucket_fails_the_export(dapi):
     assert "ExportManifest" not in done and "EndTime" in done
 
 
-def test_export_times(dapi):
+def iso_s(seconds):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def iso_ms(seconds):
+    ms = round(seconds * 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03}Z"
+
+
+def export_error(api, table, **members):
+    return api("ExportTableToPointInTime", {"TableArn": arn_of(table), "S3Bucket": BUCKET,
+                                            **members})
+
+
+def test_export_times(dapi, data_server):
+    admin = data_server.admin
     create_table(dapi, "times")
-    error(dapi("ExportTableToPointInTime", {"TableArn": arn_of("times"), "S3Bucket": BUCKET,
-                                            "ExportTime": 4102444800}),
-          INVALID_EXPORT_TIME, "Export Time is invalid")
-    error(dapi("ExportTableToPointInTime", {"TableArn": arn_of("times"), "S3Bucket": BUCKET,
-                                            "ExportTime": 1000000000}),
-          INVALID_EXPORT_TIME, "Point in Time Recovery is not available for specified export time")
+    enabled = admin.now()
+    admin.advance(100)
+    now = admin.now()
+    # In the future, or before point-in-time recovery was enabled.
+    for when in (now + 1, 4102444800, enabled - 0.001, 1000000000):
+        error(export_error(dapi, "times", ExportTime=when),
+              INVALID_EXPORT_TIME, "Export Time is invalid")
+    # The window's ends are in it.
+    for when in (enabled, now):
+        started = export(dapi, "times", ExportTime=when)
+        assert started["ExportTime"] == when
+        assert wait_export(dapi, started["ExportArn"])["ExportStatus"] == "COMPLETED"
+    # Recovery off again: refused, whatever the time.
+    dapi.ok("UpdateContinuousBackups", {"TableName": "times", "PointInTimeRecoverySpecification":
+                                        {"PointInTimeRecoveryEnabled": False}})
+    error(export_error(dapi, "times"), PITR_UNAVAILABLE,
+          "Point in time recovery is not enabled for table 'times'")
+
+
+def test_an_export_time_after_the_latest_restorable_time(kumo_bin, tmp_path):
+    srv = start_data_server(kumo_bin, str(tmp_path), pitr_lag=300)
+    try:
+        api = Api(srv.port)
+        create_table(api, "lagging")
+        srv.admin.advance(600)
+        now = srv.admin.now()
+        error(export_error(api, "lagging", ExportTime=now - 1), INVALID_EXPORT_TIME,
+              "Point in Time Recovery is not available for specified export time")
+        # The latest restorable time is in the window; the request's time (the default) too.
+        assert export(api, "lagging", ExportTime=now - 300)["ExportTime"] == now - 300
+        started = export(api, "lagging")
+        assert started["ExportTime"] == started["StartTime"] == now
+    finally:
+        srv.stop()
+
+
+def item(pk, v):
+    return {"pk": S(pk), "sk": N(0), "v": N(v)}
+
+
+def exported_items(root, done):
+    _, _, lines = read_export_lines(root, done["ExportManifest"])
+    return sorted((normalize_item(json.loads(line)["Item"]) for line in lines),
+                  key=lambda i: (i["pk"], i["sk"]))
+
+
+def test_a_full_export_at_a_past_time(dapi, data_server):
+    admin = data_server.admin
+    create_table(dapi, "past")
+    admin.advance(10)
+    for pk in ("a", "b", "c"):
+        dapi.ok("PutItem", {"TableName": "past", "Item": item(pk, 1)})
+    then = admin.advance(10) - 5
+    dapi.ok("PutItem", {"TableName": "past", "Item": item("a", 2)})
+    dapi.ok("DeleteItem", {"TableName": "past", "Key": {"pk": S("b"), "sk": N(0)}})
+    dapi.ok("PutItem", {"TableName": "past", "Item": item("d", 1)})
+    admin.advance(10)
+
+    old = wait_export(dapi, export(dapi, "past", ExportTime=then)["ExportArn"])
+    assert old["ExportStatus"] == "COMPLETED" and old["ExportTime"] == then
+    assert old["ItemCount"] == 3
+    assert exported_items(data_server.s3_root, old) == [
+        normalize_item(item("a", 1)), normalize_item(item("b", 1)), normalize_item(item("c", 1))]
+    summary, entries, _ = read_export_lines(data_server.s3_root, old["ExportManifest"])
+    assert summary["exportTime"] == iso_ms(then) and summary["version"] == "2020-06-30"
+    assert len(entries) == 4
+
+    present = wait_export(dapi, export(dapi, "past")["ExportArn"])
+    assert exported_items(data_server.s3_root, present) == table_items(dapi, "past") == [
+        normalize_item(item("a", 2)), normalize_item(item("c", 1)), normalize_item(item("d", 1))]
+
+
+def incremental(api, table, view=None, to=None, export_time=None, **spec):
+    body = {"ExportType": "INCREMENTAL_EXPORT", "IncrementalExportSpecification": spec}
+    if export_time is not None:
+        body["ExportTime"] = export_time
+    if view:
+        spec["ExportViewType"] = view
+    if to is not None:
+        spec["ExportToTime"] = to
+    return export_error(api, table, **body)
+
+
+def test_incremental_exports(dapi, data_server):
+    admin = data_server.admin
+    root = data_server.s3_root
+    create_table(dapi, "inc")
+    admin.advance(60)
+    for pk in ("keep", "upd", "del"):
+        dapi.ok("PutItem", {"TableName": "inc", "Item": item(pk, 1)})
+    start = admin.advance(60)
+    # At the period's first instant (inclusive).
+    dapi.ok("PutItem", {"TableName": "inc", "Item": item("upd", 2)})
+    changed = admin.advance(10)
+    dapi.ok("PutItem", {"TableName": "inc", "Item": item("upd", 3)})
+    dapi.ok("DeleteItem", {"TableName": "inc", "Key": {"pk": S("del"), "sk": N(0)}})
+    dapi.ok("PutItem", {"TableName": "inc", "Item": item("new", 1)})
+    dapi.ok("PutItem", {"TableName": "inc", "Item": item("tmp", 1)})
+    dapi.ok("DeleteItem", {"TableName": "inc", "Key": {"pk": S("tmp"), "sk": N(0)}})
+    end = admin.advance(16 * 60 - 10)
+    # At the period's end (exclusive), and after it.
+    dapi.ok("PutItem", {"TableName": "inc", "Item": item("keep", 2)})
+    admin.advance(60)
+
+    micros = {"N": str(round(changed * 1e6))}
+    key = lambda pk: {"pk": S(pk), "sk": N(0)}  # noqa: E731
+    expected = {
+        "NEW_AND_OLD_IMAGES": [
+            {"Metadata": {"WriteTimestampMicros": micros}, "Keys": key("del"),
+             "OldImage": item("del", 1)},
+            {"Metadata": {"WriteTimestampMicros": micros}, "Keys": key("new"),
+             "NewImage": item("new", 1)},
+            {"Metadata": {"WriteTimestampMicros": micros}, "Keys": key("upd"),
+             "NewImage": item("upd", 3), "OldImage": item("upd", 1)}],
+        "NEW_IMAGE": [
+            {"Metadata": {"WriteTimestampMicros": micros}, "Keys": key("del")},
+            {"Metadata": {"WriteTimestampMicros": micros}, "Keys": key("new"),
+             "NewImage": item("new", 1)},
+            {"Metadata": {"WriteTimestampMicros": micros}, "Keys": key("upd"),
+             "NewImage": item("upd", 3)}],
+    }
+    for view in ("NEW_AND_OLD_IMAGES", "NEW_IMAGE"):
+        resp = incremental(dapi, "inc", view=view, to=end, ExportFromTime=start)
+        assert resp.status == 200, resp
+        started = resp.json["ExportDescription"]
+        assert "ExportTime" not in started and started["ExportType"] == "INCREMENTAL_EXPORT"
+        assert started["IncrementalExportSpecification"] == {
+            "ExportFromTime": start, "ExportToTime": end, "ExportViewType": view}
+        done = wait_export(dapi, started["ExportArn"])
+        assert done["ExportStatus"] == "COMPLETED", done
+        assert done["ItemCount"] == 3 and done["BilledSizeBytes"] == 10000000
+        export_id = done["ExportArn"].rsplit("/", 1)[1]
+        assert sorted(os.listdir(export_dir(root, done))) == [
+            "_started", "manifest-files.json", "manifest-files.md5", "manifest-summary.json",
+            "manifest-summary.md5"]
+        summary, entries, lines = read_export_lines(root, done["ExportManifest"])
+        assert list(summary) == [
+            "version", "exportArn", "startTime", "endTime", "tableArn", "tableId",
+            "exportFromTime", "exportToTime", "s3Bucket", "s3Prefix", "s3SseAlgorithm",
+            "s3SseKmsKeyId", "manifestFilesS3Key", "billedSizeBytes", "itemCount",
+            "outputFormat", "outputView", "exportType"]
+        assert summary["version"] == "2023-08-01" and summary["outputView"] == view
+        assert summary["exportType"] == "INCREMENTAL_EXPORT" and summary["itemCount"] == 3
+        assert summary["exportFromTime"] == iso_ms(start)
+        assert summary["exportToTime"] == iso_ms(end)
+        assert summary["manifestFilesS3Key"] == f"AWSDynamoDB/{export_id}/manifest-files.json"
+        # The data files are in the folder all incremental exports share.
+        assert len(entries) == 4
+        assert all(re.fullmatch(r"AWSDynamoDB/data/[a-z2-7]{26}\.json\.gz", e["dataFileS3Key"])
+                   for e in entries)
+        rows = [json.loads(line) for line in lines]
+        assert all(list(r)[:2] == ["Metadata", "Keys"] for r in rows)
+        assert sorted(rows, key=lambda r: r["Keys"]["pk"]["S"]) == expected[view]
+
+    # ExportToTime defaults to the latest restorable time (now, without lag): the later
+    # write of "keep" is in; ExportViewType defaults to NEW_AND_OLD_IMAGES.
+    resp = incremental(dapi, "inc", ExportFromTime=start)
+    assert resp.status == 200, resp
+    spec = resp.json["ExportDescription"]["IncrementalExportSpecification"]
+    assert spec == {"ExportFromTime": start, "ExportToTime": admin.now(),
+                    "ExportViewType": "NEW_AND_OLD_IMAGES"}
+    done = wait_export(dapi, resp.json["ExportDescription"]["ExportArn"])
+    _, _, lines = read_export_lines(root, done["ExportManifest"])
+    rows = {json.loads(line)["Keys"]["pk"]["S"]: json.loads(line) for line in lines}
+    assert sorted(rows) == ["del", "keep", "new", "upd"]
+    assert rows["keep"]["NewImage"] == item("keep", 2)
+    assert rows["keep"]["OldImage"] == item("keep", 1)
+
+
+def test_incremental_export_validation(dapi, data_server):
+    admin = data_server.admin
+    create_table(dapi, "incv")
+    enabled = admin.now()
+    too_early = ("Incremental export period from time cannot be less than the table creation "
+                 f"time : {iso_s(enabled)}")
+    too_short = ("Difference between export period from time and export period to time is "
+                 "less than 15 minutes")
+    # Freshly enabled: no period is long enough yet (the default ExportToTime is the latest
+    # restorable time, now on this server).
+    admin.advance(899)
+    error(incremental(dapi, "incv", ExportFromTime=enabled), INVALID_EXPORT_TIME, too_short)
+    admin.advance(1)
+    now = admin.now()
+    assert incremental(dapi, "incv", ExportFromTime=enabled).status == 200
+    # The from-time check comes first.
+    error(incremental(dapi, "incv", ExportFromTime=enabled - 1, to=enabled + 60),
+          INVALID_EXPORT_TIME, too_early)
+    # Also given an ExportTime, or a period that ends before it starts.
+    error(incremental(dapi, "incv", ExportFromTime=enabled, to=now, export_time=now),
+          INVALID_EXPORT_TIME, too_early)
+    error(incremental(dapi, "incv", ExportFromTime=enabled + 100, to=enabled + 50),
+          INVALID_EXPORT_TIME, too_early)
+    error(incremental(dapi, "incv", ExportFromTime=enabled, to=now + 1), INVALID_EXPORT_TIME,
+          f"Incremental export period to time cannot be greater than the current time : "
+          f"{iso_s(now)}")
+    error(incremental(dapi, "incv", ExportFromTime=enabled, to=enabled + 15 * 60 - 0.001),
+          INVALID_EXPORT_TIME, too_short)
+    assert incremental(dapi, "incv", ExportFromTime=enabled, to=enabled + 15 * 60).status == 200
+    admin.advance(24 * 3600)
+    error(incremental(dapi, "incv", ExportFromTime=enabled, to=enabled + 24 * 3600 + 0.001),
+          INVALID_EXPORT_TIME, "Difference between export period from time and export period to "
+          "time is greater than 24 hours")
+    assert incremental(dapi, "incv", ExportFromTime=enabled, to=enabled + 24 * 3600).status == 200
+    # Without point-in-time recovery, the bound is the table's creation time.
+    create_table(dapi, "incv_off", pitr=False)
+    created = dapi.ok("DescribeTable", {"TableName": "incv_off"})["Table"]["CreationDateTime"]
+    error(incremental(dapi, "incv_off", ExportFromTime=created), INVALID_EXPORT_TIME,
+          "Incremental export period from time cannot be less than the table creation time : "
+          + iso_s(created))
 
 
 def test_list_exports(dapi):

@@ -276,6 +276,7 @@ def test_list_imports(dapi, data_server):
     put_object(data_server, "list/a.json", '{"Item":{"pk":{"S":"a"},"sk":{"N":"1"}}}\n')
     arns = []
     for i in range(3):
+        data_server.admin.advance(0.001)  # ids (newest first) start with the time
         arns.append(import_table(dapi, f"list_t{i}", prefix="list/")["ImportArn"])
     for arn in arns:
         wait_import(dapi, arn)
