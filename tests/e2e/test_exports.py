@@ -341,8 +341,13 @@ def test_a_full_export_at_a_past_time(dapi, data_server):
         normalize_item(item("a", 2)), normalize_item(item("c", 1)), normalize_item(item("d", 1))]
 
 
-def incremental(api, table, view=None, to=None, export_time=None, **spec):
+def incremental(api, table, view=None, to=None, export_time=None, ExportFormat=None,
+                S3Prefix=None, **spec):
     body = {"ExportType": "INCREMENTAL_EXPORT", "IncrementalExportSpecification": spec}
+    if ExportFormat:
+        body["ExportFormat"] = ExportFormat
+    if S3Prefix:
+        body["S3Prefix"] = S3Prefix
     if export_time is not None:
         body["ExportTime"] = export_time
     if view:
@@ -422,6 +427,18 @@ def test_incremental_exports(dapi, data_server):
         rows = [json.loads(line) for line in lines]
         assert all(list(r)[:2] == ["Metadata", "Keys"] for r in rows)
         assert sorted(rows, key=lambda r: r["Keys"]["pk"]["S"]) == expected[view]
+
+    # ION, under a prefix: the shared data folder is the prefix's.
+    resp = incremental(dapi, "inc", view="NEW_IMAGE", to=end, ExportFromTime=start,
+                       ExportFormat="ION", S3Prefix="inc/")
+    done = wait_export(dapi, resp.json["ExportDescription"]["ExportArn"])
+    _, entries, lines = read_export_lines(root, done["ExportManifest"])
+    assert all(re.fullmatch(r"inc/AWSDynamoDB/data/[a-z2-7]{26}\.ion\.gz", e["dataFileS3Key"])
+               for e in entries)
+    assert sorted(lines) == sorted([
+        f'$ion_1_0 {{Metadata:{{WriteTimestampMicros:{micros["N"]}.}},Keys:{{pk:"{pk}",sk:0.}}'
+        + (f',NewImage:{{pk:"{pk}",sk:0.,v:{v}.}}}}' if v else "}")
+        for pk, v in (("del", None), ("new", 1), ("upd", 3))])
 
     # ExportToTime defaults to the latest restorable time (now, without lag): the later
     # write of "keep" is in; ExportViewType defaults to NEW_AND_OLD_IMAGES.
