@@ -148,4 +148,10 @@ std::optional<double> json_num(const rapidjson::Value& object, const char* name)
   return it->value.GetDouble();
 }
 
+void put_str(RecordWriter& w, const char* key, const std::optional<std::string>& value) {
+  if (!value) return;
+  w.Key(key);
+  w.String(value->c_str(), static_cast<rapidjson::SizeType>(value->size()));
+}
+
 }  // namespace kumo::api

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include "engine/engine.h"
 
@@ -49,6 +51,10 @@ std::optional<std::string> get_record(const engine::Engine& engine, const std::s
 // (key, value) of every record under `prefix`, in key order.
 std::vector<std::pair<std::string, std::string>> list_records(const engine::Engine& engine,
                                                               const std::string& prefix);
+
+// The writer of a record's JSON, and its optional string members (absent: not written).
+using RecordWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+void put_str(RecordWriter& w, const char* key, const std::optional<std::string>& value);
 
 // Members of a rapidjson object, read leniently (absent: nullopt).
 std::optional<std::string> json_str(const rapidjson::Value& object, const char* name);

@@ -88,14 +88,6 @@ struct ExportRecord {
   }
 };
 
-using RecordWriter = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void put_str(RecordWriter& w, const char* key, const std::optional<std::string>& value) {
-  if (!value) return;
-  w.Key(key);
-  w.String(value->c_str(), static_cast<rapidjson::SizeType>(value->size()));
-}
-
 std::string encode(const ExportRecord& r) {
   rapidjson::StringBuffer out;
   RecordWriter w(out);

@@ -58,48 +58,40 @@ struct ImportRecord {
   std::optional<std::string> failure_code, failure_message;
 };
 
-using RecordWriter = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void put_member(RecordWriter& w, const char* key, const std::optional<std::string>& value) {
-  if (!value) return;
-  w.Key(key);
-  w.String(value->c_str(), static_cast<rapidjson::SizeType>(value->size()));
-}
-
 std::string encode_import(const ImportRecord& r) {
   rapidjson::StringBuffer out;
   RecordWriter w(out);
   w.StartObject();
-  put_member(w, "id", r.id);
-  put_member(w, "arn", r.arn);
-  put_member(w, "table_name", r.table_name);
-  put_member(w, "table_arn", r.table_arn);
-  put_member(w, "table_id", r.table_id);
+  put_str(w, "id", r.id);
+  put_str(w, "arn", r.arn);
+  put_str(w, "table_name", r.table_name);
+  put_str(w, "table_arn", r.table_arn);
+  put_str(w, "table_id", r.table_id);
   w.Key("table_number");
   w.Uint(r.table_number);
-  put_member(w, "status", r.status);
+  put_str(w, "status", r.status);
   w.Key("start");
   w.Double(r.start);
   if (r.end) {
     w.Key("end");
     w.Double(*r.end);
   }
-  put_member(w, "client_token", r.client_token);
-  put_member(w, "bucket", r.bucket);
-  put_member(w, "bucket_owner", r.bucket_owner);
-  put_member(w, "key_prefix", r.key_prefix);
-  put_member(w, "format", r.format);
-  put_member(w, "compression", r.compression);
-  put_member(w, "format_options", r.format_options);
-  put_member(w, "creation_parameters", r.creation_parameters);
+  put_str(w, "client_token", r.client_token);
+  put_str(w, "bucket", r.bucket);
+  put_str(w, "bucket_owner", r.bucket_owner);
+  put_str(w, "key_prefix", r.key_prefix);
+  put_str(w, "format", r.format);
+  put_str(w, "compression", r.compression);
+  put_str(w, "format_options", r.format_options);
+  put_str(w, "creation_parameters", r.creation_parameters);
   for (const auto& [key, value] :
        {std::pair{"processed", r.processed}, std::pair{"imported", r.imported},
         std::pair{"errors", r.errors}, std::pair{"processed_bytes", r.processed_bytes}}) {
     w.Key(key);
     w.Int64(value);
   }
-  put_member(w, "failure_code", r.failure_code);
-  put_member(w, "failure_message", r.failure_message);
+  put_str(w, "failure_code", r.failure_code);
+  put_str(w, "failure_message", r.failure_message);
   w.EndObject();
   return {out.GetString(), out.GetSize()};
 }
