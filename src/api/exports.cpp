@@ -174,6 +174,11 @@ ExportRecord decode(std::string_view json) {
   return r;
 }
 
+// The export's job, claimed by the process that runs it (Engine::claim_data_job).
+std::string export_job(const std::string& id) {
+  return "export/" + id;
+}
+
 std::string record_key(std::string_view id) {
   return std::string(kExportPrefix) + std::string(id);
 }
@@ -782,6 +787,8 @@ std::string export_table_to_point_in_time(const Context& ctx, const JsonObject& 
       r.id = new_data_id(now);
     } while (get_record(ctx.engine, record_key(r.id)));
     r.arn = make_data_arn(ctx.options.region, ctx.options.account_id, table->name, "export", r.id);
+    // Claimed before its record is stored: no other process takes it for one that stopped.
+    ctx.engine.claim_data_job(export_job(r.id));
     storage::WriteBatch batch;
     batch.put(record_key(r.id), encode(r));
     batch.put(token_key(r.client_token), r.id);
@@ -797,6 +804,13 @@ std::string export_table_to_point_in_time(const Context& ctx, const JsonObject& 
                      : past      ? past_rows(engine, r, table)
                                  : snapshot_rows(engine, r, snapshot);
   engine.start_job("kumo-export", [&engine, root, files, r, source, progress, total] {
+    // Given back when done; a job cut short by a stop keeps its claim in the storage until
+    // the process is gone, when another process ends it FAILED.
+    struct Release {
+      engine::Engine& engine;
+      std::string job;
+      ~Release() { engine.release_data_job(job, !engine.stopping()); }
+    } release{engine, export_job(r.id)};
     run_export(engine, root, files, r, source, progress, total);
   });
   return description_response(r);
@@ -889,17 +903,19 @@ std::string list_exports(const Context& ctx, const JsonObject& request) {
 }
 
 void resume_exports(engine::Engine& engine) {
-  if (engine.storage().shared()) return;  // (another process may be running them)
   MutexLock lock(exports_mutex());
   for (const auto& [key, value] : list_records(engine, std::string(kExportPrefix))) {
     ExportRecord r = decode(value);
     if (r.status != "IN_PROGRESS") continue;
-    // Its snapshot did not outlive the process that took it.
+    // Still running, here or in another live process sharing the storage.
+    if (!engine.claim_data_job(export_job(r.id))) continue;
+    // Its process stopped: the snapshot it read did not outlive it.
     r.status = "FAILED";
     r.failure_code = "UNKNOWN";
     r.failure_message = "The export was interrupted: the server stopped before it completed";
     r.end = engine.clock().now_ms();
     store(engine, r);
+    engine.release_data_job(export_job(r.id), true);
   }
 }
 

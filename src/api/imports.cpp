@@ -145,6 +145,8 @@ void store_import(engine::Engine& engine, const ImportRecord& r) {
   put_record(engine, import_key(r.id), encode_import(r));
 }
 
+// The `restore` marker of a table being imported, and the name of the import's job, claimed
+// by the process that runs it (Engine::claim_data_job).
 std::string marker(std::string_view id) {
   return "import/" + std::string(id);
 }
@@ -319,11 +321,20 @@ void run_import(engine::Engine& engine, const std::string& root, ImportRecord r,
   store_import(engine, r);
 }
 
+// Runs the import `r`, whose job the caller claimed.
 void start_import(engine::Engine& engine, const ServiceOptions& options, const ImportRecord& r) {
   const std::string root = options.export_root;
   const Progress progress = options.data_progress;
-  engine.start_job("kumo-import",
-                   [&engine, root, r, progress] { run_import(engine, root, r, progress); });
+  engine.start_job("kumo-import", [&engine, root, r, progress] {
+    // Given back when done; a job cut short by a stop keeps its claim in the storage until
+    // the process is gone, when another process claims it and runs it again.
+    struct Release {
+      engine::Engine& engine;
+      std::string job;
+      ~Release() { engine.release_data_job(job, !engine.stopping()); }
+    } release{engine, marker(r.id)};
+    run_import(engine, root, r, progress);
+  });
 }
 
 // ---- answers ----
@@ -537,7 +548,9 @@ std::string import_table(const Context& ctx, const JsonObject& request) {
     ctx.engine.storage().write(batch);
     return import_description(ctx, r);
   }
-  // The record first: a table marked as an import's always has one.
+  // Claimed first: no other process takes the job for one that stopped. Then the record: a
+  // table marked as an import's always has one.
+  ctx.engine.claim_data_job(marker(r.id));
   {
     storage::WriteBatch batch;
     batch.put(import_key(r.id), encode_import(r));
@@ -650,23 +663,34 @@ std::string list_imports(const Context& ctx, const JsonObject& request) {
 }
 
 void resume_imports(engine::Engine& engine, const ServiceOptions& options) {
-  if (engine.storage().shared()) return;  // (another process may be running them)
+  // Each import in progress is run here only when its job can be claimed: not while it runs
+  // here already or in another live process sharing the storage.
   std::vector<ImportRecord> running;
   std::set<std::string> live;
   for (const auto& [key, value] : list_records(engine, std::string(kImportPrefix))) {
     ImportRecord r = decode_import(value);
     if (r.status != "IN_PROGRESS") continue;
     live.insert(marker(r.id));
-    running.push_back(std::move(r));
+    if (engine.claim_data_job(marker(r.id))) running.push_back(std::move(r));
   }
-  // A table marked as an import's whose import is over (or whose record was never stored).
+  // A table marked as an import's whose import is over (or whose record was never stored),
+  // once no process runs that import.
   bool more = false;
   for (const std::string& name : engine.catalog().list("", SIZE_MAX, &more)) {
     engine::TablePtr table = engine.catalog().find(name);
-    if (table && table->restore && table->restore->imports() &&
-        !live.count(table->restore->backup_id)) {
-      engine.delete_table(name);
+    if (!table || !table->restore || !table->restore->imports() ||
+        live.count(table->restore->backup_id)) {
+      continue;
     }
+    // (The marker is also the name of the import's job.)
+    const std::string job = table->restore->backup_id;
+    if (!engine.claim_data_job(job)) continue;
+    try {
+      engine.delete_table(name);
+    } catch (const ApiError&) {
+      // Deleted meanwhile.
+    }
+    engine.release_data_job(job, true);
   }
   for (ImportRecord& r : running) {
     if (r.table_number == 0) {
@@ -676,6 +700,7 @@ void resume_imports(engine::Engine& engine, const ServiceOptions& options) {
       r.failure_message = "The import was interrupted: the server stopped before it started";
       r.end = engine.clock().now_ms();
       store_import(engine, r);
+      engine.release_data_job(marker(r.id), true);
       continue;
     }
     start_import(engine, options, r);

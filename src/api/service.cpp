@@ -78,9 +78,20 @@ void record_outcome(capacity::CapacityManager& manager, const capacity::RequestO
 
 Service::Service(engine::Engine& engine, ServiceOptions options)
     : engine_(engine), options_(std::move(options)) {
-  // Exports and imports a stopped process left in progress.
+  // Exports and imports a stopped process left in progress: at start, and on a storage that
+  // other processes share, also as they stop (their jobs are claimed: docs/data-movement.md).
   resume_exports(engine_);
   resume_imports(engine_, options_);
+  if (engine_.storage().shared()) {
+    engine_.set_data_job_hook([&engine = engine_, options = options_] {
+      resume_exports(engine);
+      resume_imports(engine, options);
+    });
+  }
+}
+
+Service::~Service() {
+  engine_.set_data_job_hook(nullptr);
 }
 
 Response Service::handle(std::string_view target, std::string_view body,

@@ -62,6 +62,9 @@ struct ServiceOptions {
 class Service {
  public:
   Service(engine::Engine& engine, ServiceOptions options);
+  ~Service();
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
 
   // Runs one call in DynamoDB's pre-dispatch order:
   // invalid JSON → SerializationException; missing/unknown target → UnknownOperation;

@@ -155,6 +155,11 @@ bool Engine::claim_backup_job(const std::string& name) {
   return true;
 }
 
+void Engine::set_data_job_hook(std::function<void()> hook) {
+  MutexLock lock(data_job_hook_mutex_);
+  data_job_hook_ = std::move(hook);
+}
+
 void Engine::release_backup_job(const std::string& name, bool done) {
   MutexLock lock(backup_jobs_mutex_);
   backup_jobs_.erase(name);

@@ -359,6 +359,16 @@ class Engine {
   // Makes the table being imported (its `restore` marks an import) ACTIVE, when it is still
   // the table with id `id`. Returns it, or null when it is gone.
   TablePtr finish_import(const std::string& name, std::uint32_t id);
+  // An export's or import's job ("export/<id>", "import/<id>") claimed for this process, as
+  // a backup's copy is (Storage::claim_job, and once per process): false when it runs here
+  // already or another live process holds it. release_data_job gives it back (`done`: in
+  // the storage too; otherwise the claim stays until this process stops).
+  bool claim_data_job(const std::string& name) { return claim_backup_job(name); }
+  void release_data_job(const std::string& name, bool done) { release_backup_job(name, done); }
+  // On a storage several processes share, the maintenance thread calls `hook` every 2 s
+  // (with the backups' jobs): the exports and imports of a process that stopped are
+  // looked for there. Null: none.
+  void set_data_job_hook(std::function<void()> hook) KUMO_EXCLUDES(data_job_hook_mutex_);
 
   // Deletes every item whose TTL attribute is a number of epoch seconds before `now` and
   // not more than five years before it, as a service deletion (REMOVE stream record with
@@ -762,6 +772,8 @@ class Engine {
   // KUMO_BACKUP_FAULT, read at construction.
   std::string backup_fault_;
   // The copy and restore jobs this process runs ("backup/<id>", "restore/<table id>").
+  Mutex data_job_hook_mutex_;
+  std::function<void()> data_job_hook_ KUMO_GUARDED_BY(data_job_hook_mutex_);
   Mutex backup_jobs_mutex_;
   std::set<std::string> backup_jobs_ KUMO_GUARDED_BY(backup_jobs_mutex_);
   // Where each table's log was last trimmed to (table id → cutoff, epoch µs): a table is

@@ -577,6 +577,11 @@ void Engine::maintain() {
         // Splits whose process stopped before it split the shards.
         split_shards();
         resume_backup_jobs();
+        {
+          // (Called under the lock: setting the hook to null waits for a call in progress.)
+          MutexLock lock(data_job_hook_mutex_);
+          if (data_job_hook_) data_job_hook_();
+        }
         resume_drops();
         balance_ttl_jobs();
       }

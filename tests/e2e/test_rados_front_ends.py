@@ -790,3 +790,51 @@ def test_a_stream_is_one_across_front_ends(kumo_bin, tmp_path):
             status, shards = shard_ids(stream, arn)
             assert status == "DISABLED"
             assert all(closed for _, _, closed in shards)
+
+
+@pytest.mark.parametrize("kind", ["export", "import"])
+def test_an_export_or_import_of_a_killed_front_end_is_ended_by_another(kumo_bin, tmp_path,
+                                                                        kind):
+    """A front end killed in the middle of an export or an import is not restarted: once its
+    lease lapses, another front end claims the job. The export ends FAILED (what it read
+    died with it), as after a restart; the import is run again and completes."""
+    from data_helpers import (BUCKET, create_table, describe_export, export, fill,
+                              import_table, table_items, wait_export, wait_import)
+    from kumo_testlib import Api
+
+    root = tmp_path / "s3"
+    (root / BUCKET).mkdir(parents=True)
+    servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=tmp_path / "shared",
+                           extra_args=["--export-root", str(root), "--pitr-lag", "0"])
+               for _ in range(2)]
+    os.environ["KUMO_BACKUP_FAULT"] = f"{kind}-kill:256"
+    try:
+        servers[0].start()
+    finally:
+        del os.environ["KUMO_BACKUP_FAULT"]
+    try:
+        servers[1].start()
+        victim, other = Api(servers[0].port), Api(servers[1].port)
+        if kind == "export":
+            create_table(other, "left-export")
+            fill(other, "left-export", 600)
+            started = export(victim, "left-export")
+            servers[0].proc.wait(timeout=20)
+            # Lease 3 s, and the others look for jobs every 2 s.
+            done = wait_export(other, started["ExportArn"], timeout=30)
+            assert done["ExportStatus"] == "FAILED" and done["FailureCode"] == "UNKNOWN", done
+            assert describe_export(other, started["ExportArn"]) == done
+        else:
+            lines = "".join(f'{{"Item":{{"pk":{{"S":"k{i:04}"}},"sk":{{"N":"{i}"}}}}}}\n'
+                            for i in range(600))
+            (root / BUCKET / "left").mkdir()
+            (root / BUCKET / "left" / "a.json").write_text(lines)
+            started = import_table(victim, "left-import", prefix="left/")
+            servers[0].proc.wait(timeout=20)
+            done = wait_import(other, started["ImportArn"], timeout=30)
+            assert done["ImportStatus"] == "COMPLETED", done
+            assert (done["ProcessedItemCount"], done["ImportedItemCount"]) == (600, 600)
+            assert len(table_items(other, "left-import")) == 600
+    finally:
+        for server in servers:
+            server.stop()
