@@ -541,7 +541,9 @@ def test_an_export_cut_by_kill_ends_failed(kumo_bin, tmp_path):
         wait_until(lambda: not srv.alive(), timeout=20, what="the server killed mid-export")
         srv.start()
         api = Api(srv.port)
-        done = describe_export(api, started["ExportArn"])
+        # Ended at the start; on a storage shared by several front ends once the stopped
+        # process's lease lapsed and its job was claimed.
+        done = wait_export(api, started["ExportArn"])
         assert done["ExportStatus"] == "FAILED"
         assert done["FailureCode"] == "UNKNOWN" and done["FailureMessage"]
         assert "EndTime" in done and "ExportManifest" not in done
