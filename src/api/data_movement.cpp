@@ -154,4 +154,41 @@ void put_str(RecordWriter& w, const char* key, const std::optional<std::string>&
   w.String(value->c_str(), static_cast<rapidjson::SizeType>(value->size()));
 }
 
+void put_job_members(RecordWriter& w, const JobRecord& r) {
+  put_str(w, "id", r.id);
+  put_str(w, "arn", r.arn);
+  put_str(w, "table_name", r.table_name);
+  put_str(w, "table_arn", r.table_arn);
+  put_str(w, "table_id", r.table_id);
+  w.Key("table_number");
+  w.Uint(r.table_number);
+  put_str(w, "status", r.status);
+  w.Key("start");
+  w.Double(r.start);
+  if (r.end) {
+    w.Key("end");
+    w.Double(*r.end);
+  }
+  put_str(w, "client_token", r.client_token);
+  put_str(w, "bucket", r.bucket);
+  put_str(w, "failure_code", r.failure_code);
+  put_str(w, "failure_message", r.failure_message);
+}
+
+void get_job_members(const rapidjson::Value& d, JobRecord* r) {
+  r->id = json_str(d, "id").value_or("");
+  r->arn = json_str(d, "arn").value_or("");
+  r->table_name = json_str(d, "table_name").value_or("");
+  r->table_arn = json_str(d, "table_arn").value_or("");
+  r->table_id = json_str(d, "table_id").value_or("");
+  r->table_number = static_cast<std::uint32_t>(json_num(d, "table_number").value_or(0));
+  r->status = json_str(d, "status").value_or("FAILED");
+  r->start = json_num(d, "start").value_or(0);
+  r->end = json_num(d, "end");
+  r->client_token = json_str(d, "client_token").value_or("");
+  r->bucket = json_str(d, "bucket").value_or("");
+  r->failure_code = json_str(d, "failure_code");
+  r->failure_message = json_str(d, "failure_message");
+}
+
 }  // namespace kumo::api

@@ -56,6 +56,20 @@ std::vector<std::pair<std::string, std::string>> list_records(const engine::Engi
 using RecordWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 void put_str(RecordWriter& w, const char* key, const std::optional<std::string>& value);
 
+// What an export's record and an import's share, kept as the same JSON members.
+struct JobRecord {
+  std::string id, arn, table_name, table_arn, table_id;
+  std::uint32_t table_number = 0;  // the table's id in the storage
+  std::string status = "IN_PROGRESS";
+  double start = 0;  // epoch seconds
+  std::optional<double> end;
+  std::string client_token, bucket;
+  std::optional<std::string> failure_code, failure_message;
+};
+// Writes those members into the record being written; reads them back from its JSON.
+void put_job_members(RecordWriter& w, const JobRecord& r);
+void get_job_members(const rapidjson::Value& d, JobRecord* r);
+
 // Members of a rapidjson object, read leniently (absent: nullopt).
 std::optional<std::string> json_str(const rapidjson::Value& object, const char* name);
 std::optional<double> json_num(const rapidjson::Value& object, const char* name);

@@ -52,19 +52,13 @@ Mutex& exports_mutex() {
   return mutex;
 }
 
-struct ExportRecord {
-  std::string id, arn, table_name, table_arn, table_id;
-  std::uint32_t table_number = 0;
-  std::string status = "IN_PROGRESS";
-  double start = 0, export_time = 0;
-  std::optional<double> end;
-  std::string client_token, bucket;
+struct ExportRecord : JobRecord {
+  double export_time = 0;
   std::optional<std::string> bucket_owner, prefix, kms_key, export_type;
   // An incremental export's period [from, to) and ExportViewType.
   std::optional<double> from_time, to_time;
   std::optional<std::string> view;
   std::string sse_algorithm = "AES256", format = "DYNAMODB_JSON";
-  std::optional<std::string> failure_code, failure_message;
   std::int64_t item_count = 0, billed_size = 0;
   std::string manifest;  // the key of manifest-summary.json
   // The parameters that made it, for a request repeating its ClientToken.
@@ -92,24 +86,9 @@ std::string encode(const ExportRecord& r) {
   rapidjson::StringBuffer out;
   RecordWriter w(out);
   w.StartObject();
-  put_str(w, "id", r.id);
-  put_str(w, "arn", r.arn);
-  put_str(w, "table_name", r.table_name);
-  put_str(w, "table_arn", r.table_arn);
-  put_str(w, "table_id", r.table_id);
-  w.Key("table_number");
-  w.Uint(r.table_number);
-  put_str(w, "status", r.status);
-  w.Key("start");
-  w.Double(r.start);
+  put_job_members(w, r);
   w.Key("export_time");
   w.Double(r.export_time);
-  if (r.end) {
-    w.Key("end");
-    w.Double(*r.end);
-  }
-  put_str(w, "client_token", r.client_token);
-  put_str(w, "bucket", r.bucket);
   put_str(w, "bucket_owner", r.bucket_owner);
   put_str(w, "prefix", r.prefix);
   put_str(w, "kms_key", r.kms_key);
@@ -125,8 +104,6 @@ std::string encode(const ExportRecord& r) {
   put_str(w, "view", r.view);
   put_str(w, "sse_algorithm", r.sse_algorithm);
   put_str(w, "format", r.format);
-  put_str(w, "failure_code", r.failure_code);
-  put_str(w, "failure_message", r.failure_message);
   w.Key("item_count");
   w.Int64(r.item_count);
   w.Key("billed_size");
@@ -144,18 +121,8 @@ ExportRecord decode(std::string_view json) {
     throw storage::StorageError("corrupt export record");
   }
   ExportRecord r;
-  r.id = json_str(d, "id").value_or("");
-  r.arn = json_str(d, "arn").value_or("");
-  r.table_name = json_str(d, "table_name").value_or("");
-  r.table_arn = json_str(d, "table_arn").value_or("");
-  r.table_id = json_str(d, "table_id").value_or("");
-  r.table_number = static_cast<std::uint32_t>(json_num(d, "table_number").value_or(0));
-  r.status = json_str(d, "status").value_or("FAILED");
-  r.start = json_num(d, "start").value_or(0);
+  get_job_members(d, &r);
   r.export_time = json_num(d, "export_time").value_or(0);
-  r.end = json_num(d, "end");
-  r.client_token = json_str(d, "client_token").value_or("");
-  r.bucket = json_str(d, "bucket").value_or("");
   r.bucket_owner = json_str(d, "bucket_owner");
   r.prefix = json_str(d, "prefix");
   r.kms_key = json_str(d, "kms_key");
@@ -165,8 +132,6 @@ ExportRecord decode(std::string_view json) {
   r.view = json_str(d, "view");
   r.sse_algorithm = json_str(d, "sse_algorithm").value_or("AES256");
   r.format = json_str(d, "format").value_or("DYNAMODB_JSON");
-  r.failure_code = json_str(d, "failure_code");
-  r.failure_message = json_str(d, "failure_message");
   r.item_count = static_cast<std::int64_t>(json_num(d, "item_count").value_or(0));
   r.billed_size = static_cast<std::int64_t>(json_num(d, "billed_size").value_or(0));
   r.manifest = json_str(d, "manifest").value_or("");

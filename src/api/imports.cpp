@@ -43,41 +43,20 @@ Mutex& imports_mutex() {
   return mutex;
 }
 
-struct ImportRecord {
-  std::string id, arn, table_name, table_arn, table_id;
-  std::uint32_t table_number = 0;
-  std::string status = "IN_PROGRESS";
-  double start = 0;
-  std::optional<double> end;
-  std::string client_token, bucket, bucket_owner;
+struct ImportRecord : JobRecord {
+  std::string bucket_owner;
   std::optional<std::string> key_prefix;
   std::string format, compression = "NONE";
   std::optional<std::string> format_options;  // InputFormatOptions as sent (JSON)
   std::string creation_parameters;            // TableCreationParameters as sent (JSON)
   std::int64_t processed = 0, imported = 0, errors = 0, processed_bytes = 0;
-  std::optional<std::string> failure_code, failure_message;
 };
 
 std::string encode_import(const ImportRecord& r) {
   rapidjson::StringBuffer out;
   RecordWriter w(out);
   w.StartObject();
-  put_str(w, "id", r.id);
-  put_str(w, "arn", r.arn);
-  put_str(w, "table_name", r.table_name);
-  put_str(w, "table_arn", r.table_arn);
-  put_str(w, "table_id", r.table_id);
-  w.Key("table_number");
-  w.Uint(r.table_number);
-  put_str(w, "status", r.status);
-  w.Key("start");
-  w.Double(r.start);
-  if (r.end) {
-    w.Key("end");
-    w.Double(*r.end);
-  }
-  put_str(w, "client_token", r.client_token);
-  put_str(w, "bucket", r.bucket);
+  put_job_members(w, r);
   put_str(w, "bucket_owner", r.bucket_owner);
   put_str(w, "key_prefix", r.key_prefix);
   put_str(w, "format", r.format);
@@ -90,8 +69,6 @@ std::string encode_import(const ImportRecord& r) {
     w.Key(key);
     w.Int64(value);
   }
-  put_str(w, "failure_code", r.failure_code);
-  put_str(w, "failure_message", r.failure_message);
   w.EndObject();
   return {out.GetString(), out.GetSize()};
 }
@@ -101,17 +78,7 @@ ImportRecord decode_import(std::string_view json) {
   d.Parse(json.data(), json.size());
   if (d.HasParseError() || !d.IsObject()) throw storage::StorageError("corrupt import record");
   ImportRecord r;
-  r.id = json_str(d, "id").value_or("");
-  r.arn = json_str(d, "arn").value_or("");
-  r.table_name = json_str(d, "table_name").value_or("");
-  r.table_arn = json_str(d, "table_arn").value_or("");
-  r.table_id = json_str(d, "table_id").value_or("");
-  r.table_number = static_cast<std::uint32_t>(json_num(d, "table_number").value_or(0));
-  r.status = json_str(d, "status").value_or("FAILED");
-  r.start = json_num(d, "start").value_or(0);
-  r.end = json_num(d, "end");
-  r.client_token = json_str(d, "client_token").value_or("");
-  r.bucket = json_str(d, "bucket").value_or("");
+  get_job_members(d, &r);
   r.bucket_owner = json_str(d, "bucket_owner").value_or("");
   r.key_prefix = json_str(d, "key_prefix");
   r.format = json_str(d, "format").value_or("DYNAMODB_JSON");
@@ -122,8 +89,6 @@ ImportRecord decode_import(std::string_view json) {
   r.imported = static_cast<std::int64_t>(json_num(d, "imported").value_or(0));
   r.errors = static_cast<std::int64_t>(json_num(d, "errors").value_or(0));
   r.processed_bytes = static_cast<std::int64_t>(json_num(d, "processed_bytes").value_or(0));
-  r.failure_code = json_str(d, "failure_code");
-  r.failure_message = json_str(d, "failure_message");
   return r;
 }
 
