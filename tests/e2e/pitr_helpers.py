@@ -29,6 +29,16 @@ def pitr_server(kumo_bin, tmp_path_factory):
     server.stop()
 
 
+@pytest.fixture
+def papi(pitr_server):
+    return pitr_server.api()
+
+
+@pytest.fixture
+def admin(pitr_server):
+    return pitr_server.admin
+
+
 def spec(enabled, days=None):
     s = {"PointInTimeRecoveryEnabled": enabled}
     if days is not None:

@@ -28,6 +28,8 @@ from pitr_helpers import (  # noqa: F401
     INVALID_RESTORE_TIME,
     PITR_UNAVAILABLE,
     describe_pitr,
+    admin,
+    papi,
     pitr_server,
     restore_to,
     spec,
@@ -38,16 +40,6 @@ from pitr_helpers import (  # noqa: F401
 COR = "1 validation error detected: "
 DISABLED = {"ContinuousBackupsStatus": "ENABLED",
             "PointInTimeRecoveryDescription": {"PointInTimeRecoveryStatus": "DISABLED"}}
-
-
-@pytest.fixture
-def papi(pitr_server):
-    return pitr_server.api()
-
-
-@pytest.fixture
-def admin(pitr_server):
-    return pitr_server.admin
 
 
 @pytest.fixture

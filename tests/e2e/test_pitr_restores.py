@@ -29,21 +29,13 @@ from pitr_helpers import (  # noqa: F401
     DAY,
     pitr_flags,
     describe_pitr,
+    admin,
+    papi,
     pitr_server,
     restore_to,
     update_pitr,
     window,
 )
-
-
-@pytest.fixture
-def papi(pitr_server):
-    return pitr_server.api()
-
-
-@pytest.fixture
-def admin(pitr_server):
-    return pitr_server.admin
 
 
 @pytest.fixture
