@@ -21,8 +21,10 @@ if [ "${1:-}" = "--cluster" ]; then
   packages+=("${cluster[@]}")
 fi
 if [ "${1:-}" = "--test" ]; then
-  # haproxy: tests/e2e/test_kumo_cluster.py runs scripts/kumo-cluster.sh.
-  packages+=(libgtest-dev libgmock-dev python3 python3-pytest python3-boto3 awscli
+  # haproxy: tests/e2e/test_kumo_cluster.py runs scripts/kumo-cluster.sh. pytest-xdist: the
+  # e2e suite runs its files in parallel (scripts/test.sh).
+  packages+=(libgtest-dev libgmock-dev python3 python3-pytest python3-pytest-xdist
+             python3-boto3 awscli
              clang libclang-rt-14-dev python3-rados "${cluster[@]}")
   command -v node >/dev/null 2>&1 || packages+=(nodejs)
   command -v npm >/dev/null 2>&1 || packages+=(npm)
