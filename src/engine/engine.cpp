@@ -68,11 +68,11 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
     if (table->ttl_enabled && table->ttl_scheduling) start_ttl_scheduling(name);
     ttl = ttl || table->ttl_enabled;
     pitr = pitr || table->pitr;
-    // A base that a stop cut short is finished before this process serves.
-    if (table->pitr && table->pitr->base_pending) write_pitr_base(name, table->id);
   }
   resume_backfills();
   if (const char* fault = std::getenv("KUMO_BACKUP_FAULT")) backup_fault_ = fault;
+  // A base that a stop cut short is finished in the background, as after an enabling.
+  resume_pitr_bases();
   // (Before the drops: a dropped table's data stays while a backup still copies it.)
   resume_backup_jobs();
   resume_drops();

@@ -303,8 +303,9 @@ class Engine {
   //
   // Enables (`enable`, with RecoveryPeriodInDays `period_days`, nullopt: 35 when enabling,
   // unchanged when already enabled) or disables point-in-time recovery on the table, and
-  // returns its definition. Enabling writes the items present into the log before it
-  // returns; disabling forgets the log and the period. Throws TableNotFoundException when
+  // returns its definition. Enabling answers at once: a background job writes the items
+  // present into the log (base_pending until it is done; reads of the log wait for it);
+  // disabling forgets the log and the period. Throws TableNotFoundException when
   // the table is missing or still being restored.
   TablePtr update_pitr(std::string_view name, bool enable, std::optional<int> period_days);
   // The restorable window of `table` now (on the engine's clock, with pitr_lag), or nullopt
@@ -516,6 +517,15 @@ class Engine {
   // time, for the items that have none there yet), then clears base_pending. False when
   // stopped, or the table changed meanwhile.
   bool write_pitr_base(const std::string& name, std::uint32_t id);
+  // Runs write_pitr_base in the background (job "pitr_base/<table id>", claimed once across
+  // the processes sharing the storage) until the table has no base pending.
+  void start_pitr_base(const std::string& name, std::uint32_t id);
+  // Starts the base of every table whose base is pending (at the engine's start, and on a
+  // shared storage each time jobs of stopped processes are looked for).
+  void resume_pitr_bases();
+  // Waits until the base of `table`, enabled at `since`, is written: false when recovery
+  // was disabled (or enabled anew) or the table deleted meanwhile, or the engine stops.
+  bool wait_pitr_base(const std::string& table, double since) const;
   // Adds to `batch` the log records of a write to a table with point-in-time recovery.
   void add_pitr_record(const TableDefinition& table, const std::string& storage_key,
                        const WriteResult& result, storage::WriteBatch* batch) const;

@@ -577,6 +577,7 @@ void Engine::maintain() {
         // Splits whose process stopped before it split the shards.
         split_shards();
         resume_backup_jobs();
+        resume_pitr_bases();
         {
           // (Called under the lock: setting the hook to null waits for a call in progress.)
           MutexLock lock(data_job_hook_mutex_);

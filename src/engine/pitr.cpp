@@ -15,6 +15,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "codec/item_codec.h"
 #include "codec/key_codec.h"
@@ -137,12 +139,43 @@ TablePtr Engine::update_pitr(std::string_view name, bool enable, std::optional<i
     t.pitr = PitrSettings{now_ms, period_days.value_or(kDefaultPeriodDays), 0, true};
   });
   start_maintenance();
-  if (started || (after->pitr && after->pitr->base_pending)) {
-    write_pitr_base(after->name, after->id);
-    after = catalog_.find(name);
-    if (!after) throw ApiError::table_not_found(name);
-  }
+  // The items present are logged in the background: the answer does not wait for them.
+  if (started || (after->pitr && after->pitr->base_pending)) start_pitr_base(after->name, id);
   return after;
+}
+
+void Engine::start_pitr_base(const std::string& name, std::uint32_t id) {
+  const std::string job = "pitr_base/" + std::to_string(id);
+  if (!claim_backup_job(job)) return;  // running here already, or in another process
+  start_worker("kumo-pitr-base", [this, name, id, job] {
+    bool done = false;
+    try {
+      // Again while the table has a base to write: recovery disabled and enabled anew
+      // during a walk makes the walk stop, and the new enable time needs its own.
+      while (!stopping_) {
+        TablePtr table = catalog_.find(name);
+        if (!table || table->id != id || !table->pitr || !table->pitr->base_pending) {
+          done = true;
+          break;
+        }
+        write_pitr_base(name, id);
+      }
+    } catch (const std::exception& e) {
+      // Storage failed: base_pending stays set and the walk is done again at the next start
+      // (on a shared storage, at the next look for jobs).
+      spdlog::warn("logging the items of table {} for point-in-time recovery stopped: {}", name,
+                   e.what());
+    }
+    release_backup_job(job, done);
+  });
+}
+
+void Engine::resume_pitr_bases() {
+  bool more = false;
+  for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
+    TablePtr table = catalog_.find(name);
+    if (table && table->pitr && table->pitr->base_pending) start_pitr_base(name, table->id);
+  }
 }
 
 bool Engine::write_pitr_base(const std::string& name, std::uint32_t id) {
@@ -150,25 +183,55 @@ bool Engine::write_pitr_base(const std::string& name, std::uint32_t id) {
   if (!table || table->id != id || !table->pitr || !table->pitr->base_pending) return false;
   const double since = table->pitr->enabled_since;
   const std::int64_t base = since_us(*table->pitr);
-  const bool done =
-      walk_items(name, id, [&](const TableDefinition& t, const std::string& key, const Item& item) {
-        if (!t.pitr || t.pitr->enabled_since != since) return false;  // disabled meanwhile
-        // Under the item's lock: a write of the item after the enable time has put its
-        // state at that time already.
-        std::string record = pitr_log_key(key, base);
-        if (storage_->get(record)) return true;
-        storage::WriteBatch batch;
-        batch.partition(key);
-        batch.put(std::move(record),
-                  pitr_put_value(codec::encode_stored_item(item, item_size(item))));
-        storage_->write(batch);
-        return true;
-      });
-  if (!done) return false;
+  const std::string space = codec::space_prefix(id, codec::Space::kItems);
+  const std::string end = codec::prefix_end(space);
+  std::string next = space;
+  std::size_t logged = 0;
+  auto visit = [&](const TableDefinition& t, const std::string& key, const Item& item) {
+    if (!t.pitr || t.pitr->enabled_since != since) return false;  // disabled meanwhile
+    // Under the item's lock: a write of the item after the enable time has put its state
+    // at that time already.
+    std::string record = pitr_log_key(key, base);
+    if (storage_->get(record)) return true;
+    storage::WriteBatch batch;
+    batch.partition(key);
+    batch.put(std::move(record), pitr_put_value(codec::encode_stored_item(item, item_size(item))));
+    storage_->write(batch);
+    return true;
+  };
+  for (;;) {
+    TablePtr t = catalog_.find(name);
+    if (stopping_ || !t || t->id != id || !t->pitr || t->pitr->enabled_since != since) {
+      return false;
+    }
+    // Keys in pages; each item is re-read under its lock.
+    std::vector<std::string> keys;
+    {
+      auto it = storage_->iterator(next, end);
+      for (it->seek_to_first(); it->valid() && keys.size() < kPitrPage; it->next()) {
+        keys.emplace_back(it->key());
+      }
+    }
+    if (keys.empty()) break;
+    if (!visit_page(*t, keys, visit, 1)) return false;
+    next = past(keys.back());
+    job_fault("pitr", logged, logged + keys.size());
+    logged += keys.size();
+  }
   catalog_.update(name, [&](TableDefinition& t) {
     if (t.id == id && t.pitr && t.pitr->enabled_since == since) t.pitr->base_pending = false;
   });
   return true;
+}
+
+bool Engine::wait_pitr_base(const std::string& table, double since) const {
+  for (;;) {
+    TablePtr t = catalog_.find(table);
+    if (!t || !t->pitr || t->pitr->enabled_since != since) return false;
+    if (!t->pitr->base_pending) return true;
+    if (stopping_) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 bool Engine::walk_pitr_log(std::uint32_t table_id, const std::string& from,
@@ -224,7 +287,7 @@ std::optional<std::string> Engine::pitr_state_at(
 bool Engine::read_table_at(const std::string& table, std::int64_t time_ms,
                            const std::function<bool(const Item& item)>& visit) const {
   TablePtr t = catalog_.find(table);
-  if (!t || !t->pitr) return false;
+  if (!t || !t->pitr || !wait_pitr_base(table, t->pitr->enabled_since)) return false;
   const std::int64_t since = since_us(*t->pitr);
   const std::uint32_t id = t->id;
   return walk_pitr_log(id, "", [&](std::string_view, const auto& records) {
@@ -237,7 +300,7 @@ bool Engine::read_table_at(const std::string& table, std::int64_t time_ms,
 bool Engine::changes_between(const std::string& table, std::int64_t from_ms, std::int64_t to_ms,
                              const std::function<bool(const PitrChange& change)>& visit) const {
   TablePtr t = catalog_.find(table);
-  if (!t || !t->pitr) return false;
+  if (!t || !t->pitr || !wait_pitr_base(table, t->pitr->enabled_since)) return false;
   const std::int64_t since = since_us(*t->pitr);
   const std::int64_t from = end_of_ms(from_ms), to = end_of_ms(to_ms);
   const std::string prefix = pitr_log_prefix(t->id);
@@ -360,6 +423,13 @@ bool Engine::run_pitr_restore(const std::string& name, std::uint32_t id) {
   const std::string progress = "meta/restore/" + std::to_string(id);
   TablePtr source = catalog_.find_id(restore.source_id);
   if (!source || !source->pitr) {
+    fail_restore(name, id, "its source table or its point-in-time recovery is gone");
+    return true;
+  }
+  // The log gives the table's past only once the items present at the enable time are in
+  // it.
+  if (source->pitr->base_pending && !wait_pitr_base(source->name, source->pitr->enabled_since)) {
+    if (stopping_) return false;
     fail_restore(name, id, "its source table or its point-in-time recovery is gone");
     return true;
   }

@@ -5,6 +5,7 @@ their GSI and LSI; UseLatestRestorableTime; the window's start after the log is 
 disabling and enabling again; and a restore cut by kill -9 that completes after restart."""
 
 import signal
+import time
 
 import pytest
 
@@ -225,5 +226,120 @@ def test_a_restore_cut_by_kill_completes_after_restart(kumo_bin, tmp_path, monke
         assert sum(len(v) for k, v in view.items() if k[0] == "g") == len(expected)
         assert describe_pitr(api, "src")["PointInTimeRecoveryDescription"][
             "PointInTimeRecoveryStatus"] == "ENABLED"
+    finally:
+        server.kill()
+
+
+def _pitr_held_server(kumo_bin, tmp_path, monkeypatch, data):
+    """A server whose job logging the items present when recovery is enabled holds after its
+    first page (256 items) until `release` exists."""
+    release = tmp_path / "release"
+    monkeypatch.setenv("KUMO_BACKUP_FAULT", "pitr-hold:256")
+    monkeypatch.setenv("KUMO_BACKUP_FAULT_RELEASE", str(release))
+    server = KumoServer(kumo_bin, str(tmp_path), data_dir=data, flags=pitr_flags(), admin_port=0)
+    server.start()
+    monkeypatch.delenv("KUMO_BACKUP_FAULT")
+    return server, release
+
+
+def _changes_while_pending(api):
+    """Changes made while the base is being logged: one item updated, two deleted, one new
+    (on both sides of the job's first page)."""
+    api.ok("UpdateItem", {"TableName": "src", "Key": {"pk": S("k0001"), "sk": N(1)},
+                          "UpdateExpression": "SET v = :v", "ExpressionAttributeValues": {
+                              ":v": N(7)}})
+    api.ok("UpdateItem", {"TableName": "src", "Key": {"pk": S("k0500"), "sk": N(500)},
+                          "UpdateExpression": "SET v = :v", "ExpressionAttributeValues": {
+                              ":v": N(7)}})
+    for i in (2, 501):
+        api.ok("DeleteItem", {"TableName": "src", "Key": {"pk": S(f"k{i:04}"), "sk": N(i)}})
+    fill(api, "src", 1, start=900)
+
+
+def _values(api, table):
+    return {int(i["sk"]["N"]): int(i["v"]["N"]) for i in scan_all(api, table)}
+
+
+AT_ENABLE = {i: 1 for i in range(600)}
+AFTER_CHANGES = {**{i: 1 for i in range(600) if i not in (2, 501)}, 1: 7, 500: 7, 900: 1}
+
+
+@pytest.mark.single_process("a job held by KUMO_BACKUP_FAULT in one process")
+def test_enabling_answers_before_the_items_are_logged(kumo_bin, tmp_path, monkeypatch):
+    server, release = _pitr_held_server(kumo_bin, tmp_path, monkeypatch, tmp_path / "data")
+    try:
+        api = server.api()
+        api.ok("CreateTable", create_table_args("src", **INDEXED))
+        fill(api, "src", 600)
+        now = server.admin.now()
+        # The answer does not wait for the 600 items (the job holds after 256): ENABLED at
+        # once, the window's two ends at the enable time.
+        answer = update_pitr(api, "src", True)
+        assert answer == describe_pitr(api, "src")
+        desc = answer["PointInTimeRecoveryDescription"]
+        assert answer["ContinuousBackupsStatus"] == "ENABLED"
+        assert desc["PointInTimeRecoveryStatus"] == "ENABLED"
+        assert desc["RecoveryPeriodInDays"] == 35
+        assert desc["EarliestRestorableDateTime"] == desc["LatestRestorableDateTime"]
+        assert abs(desc["EarliestRestorableDateTime"] - now) < 1
+        t0 = desc["EarliestRestorableDateTime"]
+        assert api.ok("DescribeTable", {"TableName": "src"})["Table"]["TableStatus"] == "ACTIVE"
+        server.admin.advance(5)
+        _changes_while_pending(api)
+        server.admin.advance(5)
+        t1 = server.admin.now()
+        server.admin.advance(1)
+        # A restore waits for the base: its table stays CREATING meanwhile.
+        restore_to(api, "src", "at_enable", t0)
+        restore_to(api, "src", "latest")
+        time_limit = time.time() + 1
+        while time.time() < time_limit:
+            for target in ("at_enable", "latest"):
+                assert api.ok("DescribeTable", {"TableName": target})["Table"][
+                    "TableStatus"] == "CREATING"
+        release.write_text("go")
+        wait_active(api, "at_enable")
+        wait_active(api, "latest")
+        assert _values(api, "at_enable") == AT_ENABLE
+        assert _values(api, "latest") == AFTER_CHANGES
+        restore_to(api, "src", "at_t1", t1)
+        wait_active(api, "at_t1")
+        assert _values(api, "at_t1") == AFTER_CHANGES
+    finally:
+        server.kill()
+
+
+@pytest.mark.single_process("a job held by KUMO_BACKUP_FAULT in one process")
+def test_a_base_cut_by_kill_is_finished_after_restart(kumo_bin, tmp_path, monkeypatch):
+    data = tmp_path / "data"
+    server, _ = _pitr_held_server(kumo_bin, tmp_path, monkeypatch, data)
+    try:
+        api = server.api()
+        api.ok("CreateTable", create_table_args("src", **INDEXED))
+        fill(api, "src", 600)
+        t0 = update_pitr(api, "src", True)["PointInTimeRecoveryDescription"][
+            "EarliestRestorableDateTime"]
+        server.admin.advance(5)
+        _changes_while_pending(api)
+        server.admin.advance(5)
+        t1 = server.admin.now()
+        # kill -9 while the job holds after its first page.
+        server.kill()
+        server.start()
+        api = server.api()
+        desc = describe_pitr(api, "src")["PointInTimeRecoveryDescription"]
+        assert desc["PointInTimeRecoveryStatus"] == "ENABLED"
+        assert desc["EarliestRestorableDateTime"] == t0
+        # (The manual clock starts again at its start: it is moved past t1.)
+        server.admin.advance(max(0, t1 - server.admin.now()) + 1)
+        restore_to(api, "src", "at_enable", t0)
+        restore_to(api, "src", "at_t1", t1)
+        wait_active(api, "at_enable")
+        wait_active(api, "at_t1")
+        assert _values(api, "at_enable") == AT_ENABLE
+        assert _values(api, "at_t1") == AFTER_CHANGES
+        assert api.ok("DescribeTable", {"TableName": "at_enable"})["Table"]["ItemCount"] == 600
+        view = index_view(api, "at_t1", partitions=FILLED)
+        assert sum(len(v) for k, v in view.items() if k[0] == "g") == len(AFTER_CHANGES)
     finally:
         server.kill()
