@@ -265,6 +265,10 @@ std::string create_backup(const Context& ctx, const JsonObject& request) {
   // A missing table, or one still being created, is TableNotFoundException.
   const std::string table_name = table_name_of(*name);
   engine::TablePtr table = ctx.engine.catalog().find(table_name);
+  // A table that ImportTable is still creating is there, but its backups are not yet.
+  if (table && table->restore && table->restore->imports()) {
+    throw ApiError::continuous_backups_unavailable(table_name);
+  }
   if (!table || table->restore) throw ApiError::table_not_found(table_name);
   const Backup backup = ctx.engine.create_backup(*table, std::string(*backup_name));
   JsonOut out;

@@ -99,6 +99,9 @@ Backup Engine::create_backup(const TableDefinition& table, std::string name, Bac
     // is read item by item.)
     if (!storage_->shared()) snapshot = storage_->snapshot();
     TablePtr latest = current(table);
+    if (latest && latest->restore && latest->restore->imports()) {
+      throw ApiError::continuous_backups_unavailable(table.name);
+    }
     if (!latest || latest->restore) throw ApiError::table_not_found(table.name);
     backup.created = clock_->now_ms();
     for (;;) {

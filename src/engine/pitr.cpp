@@ -101,11 +101,19 @@ void Engine::add_pitr_record(const TableDefinition& table, const std::string& st
 
 TablePtr Engine::update_pitr(std::string_view name, bool enable, std::optional<int> period_days) {
   TablePtr before = catalog_.find(name);
-  if (!before || before->restore) throw ApiError::table_not_found(name);
+  // A table that ImportTable is still creating is there, but its backups are not yet; one
+  // being restored is not there yet.
+  auto refuse = [&name](const TableDefinition& t) {
+    if (t.restore && t.restore->imports()) throw ApiError::continuous_backups_unavailable(name);
+    throw ApiError::table_not_found(name);
+  };
+  if (!before) throw ApiError::table_not_found(name);
+  if (before->restore) refuse(*before);
   const std::uint32_t id = before->id;
   if (!enable) {
     TablePtr after = catalog_.update(name, [&](TableDefinition& t) {
-      if (t.id != id || t.restore) throw ApiError::table_not_found(name);
+      if (t.id != id) throw ApiError::table_not_found(name);
+      if (t.restore) refuse(t);
       t.pitr.reset();
     });
     if (before->pitr) {
@@ -122,7 +130,8 @@ TablePtr Engine::update_pitr(std::string_view name, bool enable, std::optional<i
   const double now_ms = clock_->now_ms();
   bool started = false;
   TablePtr after = catalog_.update(name, [&](TableDefinition& t) {
-    if (t.id != id || t.restore) throw ApiError::table_not_found(name);
+    if (t.id != id) throw ApiError::table_not_found(name);
+    if (t.restore) refuse(t);
     if (t.pitr) {
       // Already enabled: only the period changes. A longer one cannot bring back what the
       // log lost under the shorter one.

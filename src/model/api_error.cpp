@@ -94,6 +94,12 @@ ApiError ApiError::invalid_restore_time(std::string message) {
   return ApiError(Code::kInvalidRestoreTime, 400,
                   std::string(kDynamo) + "InvalidRestoreTimeException", std::move(message));
 }
+ApiError ApiError::continuous_backups_unavailable(std::string_view table_name) {
+  return ApiError(Code::kContinuousBackupsUnavailable, 400,
+                  std::string(kDynamo) + "ContinuousBackupsUnavailableException",
+                  "Backups are being enabled for the table: " + std::string(table_name) +
+                      ". Please retry later");
+}
 ApiError ApiError::backup_not_found(std::string_view backup_arn) {
   return ApiError(Code::kBackupNotFound, 400, std::string(kDynamo) + "BackupNotFoundException",
                   "Backup not found: " + std::string(backup_arn));

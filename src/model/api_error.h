@@ -76,6 +76,7 @@ class ApiError : public std::exception {
     kExportNotFound,
     kImportConflict,
     kImportNotFound,
+    kContinuousBackupsUnavailable,
   };
 
   // com.amazon.coral.validate#ValidationException, HTTP 400.
@@ -109,6 +110,9 @@ class ApiError : public std::exception {
   // the table's window.
   static ApiError point_in_time_recovery_unavailable(std::string message);
   static ApiError invalid_restore_time(std::string message);
+  // CreateBackup and UpdateContinuousBackups of a table that ImportTable is still creating:
+  // "Backups are being enabled for the table: <name>. Please retry later".
+  static ApiError continuous_backups_unavailable(std::string_view table_name);
   // The backup operations' own errors: "Backup not found: <arn>"; a backup feeding a
   // restore; the target of a restore that exists ("Table already exists: <name>") or is
   // itself being restored.

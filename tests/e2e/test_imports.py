@@ -39,6 +39,9 @@ FIXTURE = os.path.join(os.path.dirname(__file__), "data", "aws-export")
 ITEM_VALIDATION = ("Some of the items failed validation checks and were not imported. Please "
                    "check CloudWatch error logs for more details.")
 NOT_FOUND = "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException"
+TABLE_NOT_FOUND = "com.amazonaws.dynamodb.v20120810#TableNotFoundException"
+CONTINUOUS_BACKUPS_UNAVAILABLE = (
+    "com.amazonaws.dynamodb.v20120810#ContinuousBackupsUnavailableException")
 
 
 def error(resp, type_, message):
@@ -331,10 +334,26 @@ def test_a_table_being_imported_is_creating(kumo_bin, tmp_path):
         error(api("PutItem", {"TableName": "held_t", "Item": {"pk": S("x"), "sk": N(1)}}),
               NOT_FOUND, "Requested resource not found")
         assert api("DeleteTable", {"TableName": "held_t"}).full_type == RESOURCE_IN_USE
+        # Backups of the table are not there yet: CreateBackup and UpdateContinuousBackups
+        # say so (DescribeContinuousBackups does not know the table yet).
+        unavailable = "Backups are being enabled for the table: held_t. Please retry later"
+        error(api("CreateBackup", {"TableName": "held_t", "BackupName": "held_backup"}),
+              CONTINUOUS_BACKUPS_UNAVAILABLE, unavailable)
+        for enabled in (True, False):
+            error(api("UpdateContinuousBackups", {
+                "TableName": "held_t",
+                "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": enabled}}),
+                CONTINUOUS_BACKUPS_UNAVAILABLE, unavailable)
+        error(api("DescribeContinuousBackups", {"TableName": "held_t"}), TABLE_NOT_FOUND,
+              "Table not found: held_t")
         release.write_text("go")
         done = wait_import(api, started["ImportArn"])
         assert done["ImportStatus"] == "COMPLETED" and done["ImportedItemCount"] == 600
         assert api.ok("DescribeTable", {"TableName": "held_t"})["Table"]["TableStatus"] == "ACTIVE"
+        api.ok("CreateBackup", {"TableName": "held_t", "BackupName": "held_backup"})
+        api.ok("UpdateContinuousBackups", {
+            "TableName": "held_t",
+            "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True}})
     finally:
         srv.kill()
 
