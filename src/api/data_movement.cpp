@@ -2,6 +2,7 @@
 
 #include <ctime>
 #include <random>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -189,6 +190,33 @@ void get_job_members(const rapidjson::Value& d, JobRecord* r) {
   r->bucket = json_str(d, "bucket").value_or("");
   r->failure_code = json_str(d, "failure_code");
   r->failure_message = json_str(d, "failure_message");
+}
+
+bool record_expired(const JobRecord& r, double now) {
+  if (r.status == "IN_PROGRESS") return false;
+  return now > r.end.value_or(r.start) + kRecordSeconds;
+}
+
+std::size_t expire_records(engine::Engine& engine, const std::string& prefix,
+                           const std::string& token_prefix, double now) {
+  std::set<std::string> expired;
+  storage::WriteBatch batch;
+  for (const auto& [key, value] : list_records(engine, prefix)) {
+    rapidjson::Document d;
+    d.Parse(value.data(), value.size());
+    if (d.HasParseError() || !d.IsObject()) continue;
+    JobRecord r;
+    get_job_members(d, &r);
+    if (!record_expired(r, now)) continue;
+    expired.insert(key.substr(prefix.size()));
+    batch.del(key);
+  }
+  if (expired.empty()) return 0;
+  for (const auto& [key, id] : list_records(engine, token_prefix)) {
+    if (expired.count(id)) batch.del(key);
+  }
+  engine.storage().write(batch);
+  return expired.size();
 }
 
 }  // namespace kumo::api

@@ -70,6 +70,16 @@ struct JobRecord {
 void put_job_members(RecordWriter& w, const JobRecord& r);
 void get_job_members(const rapidjson::Value& d, JobRecord* r);
 
+// An export's or import's record is kept 90 days after its job ended (one in progress is
+// kept). Past that, DescribeExport and DescribeImport answer as for an id never issued and
+// the listings leave it out.
+inline constexpr double kRecordSeconds = 90 * 86400.0;
+bool record_expired(const JobRecord& r, double now);
+// Deletes the records under `prefix` that expired by `now`, with the ClientToken records
+// under `token_prefix` that name them. Returns how many records went.
+std::size_t expire_records(engine::Engine& engine, const std::string& prefix,
+                           const std::string& token_prefix, double now);
+
 // Members of a rapidjson object, read leniently (absent: nullopt).
 std::optional<std::string> json_str(const rapidjson::Value& object, const char* name);
 std::optional<double> json_num(const rapidjson::Value& object, const char* name);

@@ -152,10 +152,19 @@ std::string token_key(std::string_view token) {
   return std::string(kExportTokenPrefix) + std::string(token);
 }
 
+// The export's record; nullopt when there is none or it expired.
 std::optional<ExportRecord> find_export(const engine::Engine& engine, std::string_view id) {
   std::optional<std::string> stored = get_record(engine, record_key(id));
   if (!stored) return std::nullopt;
-  return decode(*stored);
+  ExportRecord r = decode(*stored);
+  if (record_expired(r, engine.clock().now_ms())) return std::nullopt;
+  return r;
+}
+
+void expire_exports(engine::Engine& engine) {
+  MutexLock lock(exports_mutex());
+  expire_records(engine, std::string(kExportPrefix), std::string(kExportTokenPrefix),
+                 engine.clock().now_ms());
 }
 
 void store(engine::Engine& engine, const ExportRecord& r) {
@@ -829,6 +838,8 @@ std::string list_exports(const Context& ctx, const JsonObject& request) {
     table_id = table ? table->table_id : std::string("-");
   }
   const std::size_t limit = max ? static_cast<std::size_t>(*max) : 10;
+  expire_exports(ctx.engine);
+  const double now = ctx.engine.clock().now_ms();
   auto records = list_records(ctx.engine, std::string(kExportPrefix));
   JsonOut out;
   JsonWriter w(out);
@@ -841,6 +852,7 @@ std::string list_exports(const Context& ctx, const JsonObject& request) {
   // Newest first.
   for (auto it = records.rbegin(); it != records.rend(); ++it) {
     const ExportRecord r = decode(it->second);
+    if (record_expired(r, now)) continue;
     if (after && r.id >= *after) continue;
     if (table_id && r.table_id != *table_id) continue;
     if (count == limit) {
@@ -868,6 +880,7 @@ std::string list_exports(const Context& ctx, const JsonObject& request) {
 }
 
 void resume_exports(engine::Engine& engine) {
+  expire_exports(engine);
   MutexLock lock(exports_mutex());
   for (const auto& [key, value] : list_records(engine, std::string(kExportPrefix))) {
     ExportRecord r = decode(value);

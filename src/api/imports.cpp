@@ -100,10 +100,19 @@ std::string import_token_key(std::string_view token) {
   return std::string(kImportTokenPrefix) + std::string(token);
 }
 
+// The import's record; nullopt when there is none or it expired.
 std::optional<ImportRecord> find_import(const engine::Engine& engine, std::string_view id) {
   std::optional<std::string> stored = get_record(engine, import_key(id));
   if (!stored) return std::nullopt;
-  return decode_import(*stored);
+  ImportRecord r = decode_import(*stored);
+  if (record_expired(r, engine.clock().now_ms())) return std::nullopt;
+  return r;
+}
+
+void expire_imports(engine::Engine& engine) {
+  MutexLock lock(imports_mutex());
+  expire_records(engine, std::string(kImportPrefix), std::string(kImportTokenPrefix),
+                 engine.clock().now_ms());
 }
 
 void store_import(engine::Engine& engine, const ImportRecord& r) {
@@ -579,6 +588,8 @@ std::string list_imports(const Context& ctx, const JsonObject& request) {
   }
   const std::size_t limit = size ? static_cast<std::size_t>(*size) : 10;
   const std::string arn_prefix = table_arn_sent ? std::string(*table_arn_sent) + "/import/" : "";
+  expire_imports(ctx.engine);
+  const double now = ctx.engine.clock().now_ms();
   auto records = list_records(ctx.engine, std::string(kImportPrefix));
   JsonOut out;
   JsonWriter w(out);
@@ -590,6 +601,7 @@ std::string list_imports(const Context& ctx, const JsonObject& request) {
   bool more = false;
   for (auto it = records.rbegin(); it != records.rend(); ++it) {
     const ImportRecord r = decode_import(it->second);
+    if (record_expired(r, now)) continue;
     if (after && r.id >= *after) continue;
     if (!arn_prefix.empty() && !r.arn.starts_with(arn_prefix)) continue;
     if (count == limit) {
@@ -630,6 +642,7 @@ std::string list_imports(const Context& ctx, const JsonObject& request) {
 void resume_imports(engine::Engine& engine, const ServiceOptions& options) {
   // Each import in progress is run here only when its job can be claimed: not while it runs
   // here already or in another live process sharing the storage.
+  expire_imports(engine);
   std::vector<ImportRecord> running;
   std::set<std::string> live;
   for (const auto& [key, value] : list_records(engine, std::string(kImportPrefix))) {

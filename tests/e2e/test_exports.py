@@ -554,3 +554,37 @@ def test_an_export_cut_by_kill_ends_failed(kumo_bin, tmp_path):
         assert again["ExportStatus"] == "COMPLETED" and again["ItemCount"] == 600
     finally:
         srv.kill()
+
+
+def test_export_records_expire_90_days_after_they_end(kumo_bin, tmp_path):
+    srv = start_data_server(kumo_bin, str(tmp_path))
+    try:
+        api = Api(srv.port)
+        create_table(api, "exp_t")
+        fill(api, "exp_t", 3)
+        first = wait_export(api, export(api, "exp_t")["ExportArn"])
+        srv.admin.advance(86400)
+        second = wait_export(api, export(api, "exp_t")["ExportArn"])
+
+        def listed():
+            return [s["ExportArn"] for s in api.ok("ListExports", {
+                "TableArn": arn_of("exp_t")})["ExportSummaries"]]
+
+        assert listed() == [second["ExportArn"], first["ExportArn"]]
+        # Kept 90 days after its end: still there a second before, gone a second after.
+        srv.admin.advance(first["EndTime"] + 90 * 86400 - 1 - srv.admin.now())
+        assert describe_export(api, first["ExportArn"]) == first
+        assert listed() == [second["ExportArn"], first["ExportArn"]]
+        srv.admin.advance(2)
+        error(api("DescribeExport", {"ExportArn": first["ExportArn"]}), EXPORT_NOT_FOUND,
+              "Export not found: Export not found: " + first["ExportArn"])
+        assert listed() == [second["ExportArn"]]
+        assert [s["ExportArn"] for s in api.ok("ListExports", {})["ExportSummaries"]] == [
+            second["ExportArn"]]
+        assert describe_export(api, second["ExportArn"]) == second
+        srv.admin.advance(86400)
+        error(api("DescribeExport", {"ExportArn": second["ExportArn"]}), EXPORT_NOT_FOUND,
+              "Export not found: Export not found: " + second["ExportArn"])
+        assert api.ok("ListExports", {})["ExportSummaries"] == []
+    finally:
+        srv.kill()

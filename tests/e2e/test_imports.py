@@ -374,3 +374,31 @@ def test_an_import_cut_by_kill_completes_after_restart(kumo_bin, tmp_path):
         assert len(table_items(api, "cut_t")) == 600
     finally:
         srv.kill()
+
+
+def test_import_records_expire_90_days_after_they_end(kumo_bin, tmp_path):
+    srv = start_data_server(kumo_bin, str(tmp_path))
+    try:
+        api = Api(srv.port)
+        put_object(srv, "exp/a.json", lines_of(3))
+        done = wait_import(api, import_table(api, "exp_t", prefix="exp/")["ImportArn"])
+        arn = done["ImportArn"]
+
+        def listed():
+            return [s["ImportArn"] for s in api.ok("ListImports", {
+                "TableArn": arn_of("exp_t")})["ImportSummaryList"]]
+
+        assert listed() == [arn]
+        # Kept 90 days after its end: still there a second before, gone a second after.
+        srv.admin.advance(done["EndTime"] + 90 * 86400 - 1 - srv.admin.now())
+        assert describe_import(api, arn) == done
+        assert listed() == [arn]
+        srv.admin.advance(2)
+        error(api("DescribeImport", {"ImportArn": arn}), IMPORT_NOT_FOUND,
+              "Import not found: " + arn)
+        assert listed() == []
+        assert api.ok("ListImports", {})["ImportSummaryList"] == []
+        # The table it made stays.
+        assert len(table_items(api, "exp_t")) == 3
+    finally:
+        srv.kill()
