@@ -50,25 +50,34 @@ void read_unused_members(const JsonObject& request, const std::optional<JsonObje
   }
 }
 
-// JSON types while reading, then every model constraint of the request, reported together.
-CreateTableRequest decode_create_table(const JsonObject& request) {
+// JSON types while reading, then every model constraint of the request, added to `coral`.
+// ImportTable's TableCreationParameters (`import`) has CreateTable's members but
+// LocalSecondaryIndexes, StreamSpecification, Tags, TableClass, DeletionProtectionEnabled,
+// WarmThroughput and ResourcePolicy: those are unknown members there, ignored whatever
+// they hold.
+CreateTableRequest decode_create_table(const JsonObject& request, CoralErrors& coral, bool import) {
   CreateTableRequest r;
-  CoralErrors coral;
   r.table_name = request.string("TableName");
   auto definitions = request.array("AttributeDefinitions");
   auto key_schema = request.array("KeySchema");
   r.billing_mode = request.string("BillingMode");
   r.throughput = read_throughput(request, coral);
   r.on_demand = read_on_demand(request);
-  r.warm = read_warm(request);
-  r.stream = read_stream(request, coral);
-  r.table_class = request.string("TableClass");
-  r.deletion_protection = request.boolean("DeletionProtectionEnabled");
-  auto tags = request.array("Tags");
   r.sse = request.object("SSESpecification");
-  auto lsis = request.array("LocalSecondaryIndexes");
   auto gsis = request.array("GlobalSecondaryIndexes");
-  read_unused_members(request, r.sse);
+  std::optional<JsonArray> tags, lsis;
+  if (!import) {
+    r.warm = read_warm(request);
+    r.stream = read_stream(request, coral);
+    r.table_class = request.string("TableClass");
+    r.deletion_protection = request.boolean("DeletionProtectionEnabled");
+    tags = request.array("Tags");
+    lsis = request.array("LocalSecondaryIndexes");
+    read_unused_members(request, r.sse);
+  } else if (r.sse) {
+    r.sse->string("SSEType");
+    r.sse->string("KMSMasterKeyId");
+  }
 
   if (definitions) {
     r.definitions = read_attributes(*definitions, "attributeDefinitions", "AttributeType",
@@ -92,6 +101,12 @@ CreateTableRequest decode_create_table(const JsonObject& request) {
   if (lsis) r.lsis = read_indexes(*lsis, "localSecondaryIndexes", false, coral);
   if (gsis) r.gsis = read_indexes(*gsis, "globalSecondaryIndexes", true, coral);
   r.has_indexes = lsis || gsis;
+  return r;
+}
+
+CreateTableRequest decode_create_table(const JsonObject& request) {
+  CoralErrors coral;
+  CreateTableRequest r = decode_create_table(request, coral, false);
   require_table_name(r.table_name);
   coral.throw_if_any();
   return r;
@@ -235,9 +250,14 @@ TableDefinition validate_create_table(CreateTableRequest& r, const ServiceOption
 
 }  // namespace
 
-TableDefinition table_creation_parameters(const JsonObject& parameters,
+TableDefinition table_creation_parameters(const JsonObject& parameters, CoralErrors& coral,
                                           const ServiceOptions& options, double now) {
-  CreateTableRequest r = decode_create_table(parameters);
+  // Checked with the rest of ImportTable's request: one list of violations, the paths
+  // under tableCreationParameters (where TableName is required as the others are).
+  coral.set_path_prefix("tableCreationParameters.");
+  CreateTableRequest r = decode_create_table(parameters, coral, true);
+  coral.set_path_prefix("");
+  coral.throw_if_any();
   return validate_create_table(r, options, now);
 }
 

@@ -461,14 +461,15 @@ std::string import_table(const Context& ctx, const JsonObject& request) {
     }
   }
   coral.require(parameters.has_value(), "tableCreationParameters");
-  coral.throw_if_any();
+  const double now = ctx.engine.clock().now_ms();
+  if (!parameters) coral.throw_if_any();
+  // (Throws the model's violations of the whole request first.)
+  TableDefinition def = table_creation_parameters(*parameters, coral, ctx.options, now);
   if (prefix && !valid_object_key(*prefix)) {
     throw ApiError::validation(
         "One or more parameter values were invalid: S3KeyPrefix must not contain '..' "
         "segments, start with '/' or contain NUL");
   }
-  const double now = ctx.engine.clock().now_ms();
-  TableDefinition def = table_creation_parameters(*parameters, ctx.options, now);
   if (options && format != "CSV") {
     throw ApiError::validation(fmt::format(
         "Invalid Request: Unsupported InputFormatOptions for the given input format: {}.",

@@ -295,17 +295,17 @@ std::vector<std::optional<std::string_view>> JsonArray::strings() const {
 void CoralErrors::add(std::optional<std::string_view> value, std::string_view path,
                       std::string_view constraint) {
   if (value) {
-    errors_.push_back(fmt::format("Value '{}' at '{}' failed to satisfy constraint: {}", *value,
-                                  path, constraint));
+    errors_.push_back(fmt::format("Value '{}' at '{}{}' failed to satisfy constraint: {}", *value,
+                                  prefix_, path, constraint));
   } else {
-    errors_.push_back(
-        fmt::format("Value null at '{}' failed to satisfy constraint: {}", path, constraint));
+    errors_.push_back(fmt::format("Value null at '{}{}' failed to satisfy constraint: {}", prefix_,
+                                  path, constraint));
   }
 }
 
 void CoralErrors::add_without_value(std::string_view path, std::string_view constraint) {
   errors_.push_back(
-      fmt::format("Value at '{}' failed to satisfy constraint: {}", path, constraint));
+      fmt::format("Value at '{}{}' failed to satisfy constraint: {}", prefix_, path, constraint));
 }
 
 void CoralErrors::throw_if_any() const {

@@ -144,6 +144,9 @@ class CoralErrors {
   // "Value at '<path>' failed to satisfy constraint: <c>".
   void add_without_value(std::string_view path, std::string_view constraint);
   bool empty() const { return errors_.empty(); }
+  // Prefixes the paths of the violations added from now on: "tableCreationParameters." for
+  // the members of ImportTable's TableCreationParameters, which CreateTable's checks read.
+  void set_path_prefix(std::string prefix) { prefix_ = std::move(prefix); }
   // Throws the ValidationException if any violation was added.
   void throw_if_any() const;
 
@@ -162,6 +165,7 @@ class CoralErrors {
 
  private:
   std::vector<std::string> errors_;
+  std::string prefix_;
 };
 
 // The length of UTF-8 text as DynamoDB's model constraints count it, in UTF-16 code units:

@@ -17,8 +17,10 @@
 namespace kumo::api {
 
 // ImportTable's TableCreationParameters, read and checked as CreateTable reads and checks
-// its request (create_table.cpp): the table it makes, or a ValidationException.
-TableDefinition table_creation_parameters(const JsonObject& parameters,
+// its request (create_table.cpp): the table it makes, or a ValidationException. Its model
+// constraints are added to `coral`, the violations of the rest of ImportTable's request,
+// with paths under "tableCreationParameters.", and all thrown together.
+TableDefinition table_creation_parameters(const JsonObject& parameters, CoralErrors& coral,
                                           const ServiceOptions& options, double now);
 
 std::string_view billing_mode_name(BillingMode mode);

@@ -245,6 +245,126 @@ def test_import_validation(api, over, message):
     error(api("ImportTable", base_request(**over)), VALIDATION, message)
 
 
+COR = "1 validation error detected: "
+INVALID = "One or more parameter values were invalid: "
+PK = [{"AttributeName": "pk", "AttributeType": "S"}]
+PK_G = PK + [{"AttributeName": "g", "AttributeType": "S"}]
+HASH_PK = [{"AttributeName": "pk", "KeyType": "HASH"}]
+THROUGHPUT = {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}
+
+
+def gsi(**extra):
+    return {"IndexName": "g_idx", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"}, **extra}
+
+
+def parameters(drop=(), **over):
+    """TableCreationParameters of base_request with members dropped or replaced."""
+    p = dict(base_request()["TableCreationParameters"], **over)
+    for member in drop:
+        p.pop(member)
+    return p
+
+
+# TableCreationParameters is checked as CreateTable's request, with the model's violations
+# reported under 'tableCreationParameters.'.
+@pytest.mark.parametrize("params,message", [
+    (parameters(drop=["KeySchema"]),
+     COR + "Value null at 'tableCreationParameters.keySchema' failed to satisfy constraint: "
+     "Member must not be null"),
+    (parameters(drop=["AttributeDefinitions"]),
+     COR + "Value null at 'tableCreationParameters.attributeDefinitions' failed to satisfy "
+     "constraint: Member must not be null"),
+    (parameters(drop=["TableName"]),
+     COR + "Value null at 'tableCreationParameters.tableName' failed to satisfy constraint: "
+     "Member must not be null"),
+    (parameters(TableName="bad name!"),
+     COR + "Value 'bad name!' at 'tableCreationParameters.tableName' failed to satisfy "
+     "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"),
+    (parameters(AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "X"}]),
+     COR + "Value 'X' at 'tableCreationParameters.attributeDefinitions.1.member.attributeType' "
+     "failed to satisfy constraint: Member must satisfy enum value set: [B, N, S]"),
+    (parameters(KeySchema=[{"AttributeName": "pk", "KeyType": "SORT"}]),
+     COR + "Value 'SORT' at 'tableCreationParameters.keySchema.1.member.keyType' failed to "
+     "satisfy constraint: Member must satisfy enum value set: [HASH, RANGE]"),
+    (parameters(BillingMode="FREE"),
+     COR + "Value 'FREE' at 'tableCreationParameters.billingMode' failed to satisfy "
+     "constraint: Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]"),
+    (parameters(BillingMode="PROVISIONED",
+                ProvisionedThroughput={"ReadCapacityUnits": 0, "WriteCapacityUnits": 1}),
+     COR + "Value '0' at 'tableCreationParameters.provisionedThroughput.readCapacityUnits' "
+     "failed to satisfy constraint: Member must have value greater than or equal to 1"),
+    (parameters(AttributeDefinitions=[{"AttributeName": "other", "AttributeType": "S"}]),
+     INVALID + "Some index key attributes are not defined in AttributeDefinitions. Keys: [pk], "
+     "AttributeDefinitions: [other]"),
+    (parameters(AttributeDefinitions=PK_G),
+     INVALID + "Number of attributes in KeySchema does not exactly match number of attributes "
+     "defined in AttributeDefinitions"),
+    (parameters(AttributeDefinitions=PK + PK),
+     "Attribute Name is duplicated: pk"),
+    (parameters(KeySchema=HASH_PK + HASH_PK, AttributeDefinitions=PK_G),
+     "Both the Hash Key and the Range Key element in the KeySchema have the same name"),
+    (parameters(ProvisionedThroughput=THROUGHPUT),
+     INVALID + "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when "
+     "BillingMode is PAY_PER_REQUEST"),
+    (parameters(BillingMode="PROVISIONED"),
+     INVALID + "ReadCapacityUnits and WriteCapacityUnits must both be specified when "
+     "BillingMode is PROVISIONED"),
+    (parameters(BillingMode="PROVISIONED", ProvisionedThroughput=THROUGHPUT,
+                OnDemandThroughput={"MaxWriteRequestUnits": 5}),
+     INVALID + "MaxWriteRequestUnits for OnDemandThroughput cannot be specified when table "
+     "BillingMode is PROVISIONED."),
+    (parameters(GlobalSecondaryIndexes=[]),
+     INVALID + "List of GlobalSecondaryIndexes is empty"),
+    (parameters(AttributeDefinitions=PK_G,
+                GlobalSecondaryIndexes=[gsi(ProvisionedThroughput=THROUGHPUT)]),
+     INVALID + "ProvisionedThroughput should not be specified for index: g_idx when "
+     "BillingMode is PAY_PER_REQUEST"),
+    (parameters(AttributeDefinitions=PK_G, BillingMode="PROVISIONED",
+                ProvisionedThroughput=THROUGHPUT, GlobalSecondaryIndexes=[gsi()]),
+     INVALID + "ProvisionedThroughput is not specified for index: g_idx"),
+    (parameters(AttributeDefinitions=PK_G,
+                GlobalSecondaryIndexes=[gsi(Projection={})]),
+     INVALID + "Unknown ProjectionType: null"),
+    (parameters(AttributeDefinitions=PK_G, GlobalSecondaryIndexes=[gsi(), gsi()]),
+     INVALID + "Duplicate index name: g_idx"),
+    (parameters(AttributeDefinitions=PK_G + [{"AttributeName": "x", "AttributeType": "S"}],
+                GlobalSecondaryIndexes=[gsi()]),
+     INVALID + "Some AttributeDefinitions are not used. AttributeDefinitions: [pk, g, x], keys "
+     "used: [pk, g]"),
+])
+def test_table_creation_parameters(api, params, message):
+    error(api("ImportTable", base_request(TableCreationParameters=params)), VALIDATION, message)
+
+
+def test_table_creation_parameters_join_the_other_violations(api):
+    body = base_request(TableCreationParameters=parameters(drop=["KeySchema"]))
+    body.pop("ClientToken")
+    resp = api("ImportTable", body)
+    assert resp.full_type == VALIDATION
+    assert resp.message.startswith("2 validation errors detected: ")
+    assert "Value null at 'clientToken' failed to satisfy constraint" in resp.message
+    assert "Value null at 'tableCreationParameters.keySchema' failed" in resp.message
+
+
+def test_members_create_table_has_and_table_creation_parameters_has_not(dapi):
+    # Unknown members of TableCreationParameters, ignored whatever they hold.
+    params = parameters(TableName="extra_members_t",
+                        LocalSecondaryIndexes="not a list",
+                        StreamSpecification={"StreamEnabled": True},
+                        Tags=[{"Key": "k"}], TableClass="NO_SUCH_CLASS",
+                        DeletionProtectionEnabled=True)
+    body = base_request(TableCreationParameters=params, ClientToken="extra-members",
+                        S3BucketSource={"S3Bucket": BUCKET, "S3KeyPrefix": "nothing-here/"})
+    done = wait_import(dapi, dapi.ok("ImportTable", body)["ImportTableDescription"]["ImportArn"])
+    assert done["ImportStatus"] == "COMPLETED"
+    table = dapi.ok("DescribeTable", {"TableName": "extra_members_t"})["Table"]
+    assert "LocalSecondaryIndexes" not in table and "StreamSpecification" not in table
+    assert table["DeletionProtectionEnabled"] is False
+    assert dapi.ok("ListTagsOfResource", {"ResourceArn": table["TableArn"]})["Tags"] == []
+    dapi.ok("DeleteTable", {"TableName": "extra_members_t"})
+
+
 def test_bad_delimiter(api):
     resp = api("ImportTable", base_request(InputFormat="CSV",
                                            InputFormatOptions={"Csv": {"Delimiter": ";;"}}))
