@@ -63,8 +63,6 @@ CreateTableRequest decode_create_table(const JsonObject& request, CoralErrors& c
   r.billing_mode = request.string("BillingMode");
   r.throughput = read_throughput(request, coral);
   r.on_demand = read_on_demand(request);
-  r.sse = request.object("SSESpecification");
-  auto gsis = request.array("GlobalSecondaryIndexes");
   std::optional<JsonArray> tags, lsis;
   if (!import) {
     r.warm = read_warm(request);
@@ -72,7 +70,11 @@ CreateTableRequest decode_create_table(const JsonObject& request, CoralErrors& c
     r.table_class = request.string("TableClass");
     r.deletion_protection = request.boolean("DeletionProtectionEnabled");
     tags = request.array("Tags");
-    lsis = request.array("LocalSecondaryIndexes");
+  }
+  r.sse = request.object("SSESpecification");
+  if (!import) lsis = request.array("LocalSecondaryIndexes");
+  auto gsis = request.array("GlobalSecondaryIndexes");
+  if (!import) {
     read_unused_members(request, r.sse);
   } else if (r.sse) {
     r.sse->string("SSEType");
