@@ -3,9 +3,12 @@
 // quarter of its length. What a front end leaves in the pool while it works (outbox
 // entries, transaction records, split keys) names it; another front end finishes them only
 // once it holds that front end's lock itself, which RADOS grants only when the lease has
-// lapsed. A front end writes only while its lease has at least a third of its length left
-// by its own clock; one that finds it lapsed (paused past it, or cut off) writes nothing
-// more under it and goes on under a new instance and lease.
+// lapsed. Before it finishes any of that work, it blocklists the client of the front end
+// whose lease lapsed (its address is listed in the catalog with its lease): the OSDs then
+// refuse every op that one still sends, even one it checked its lease for before a pause.
+// A front end writes only while its lease has at least a third of its length left by its
+// own clock; one that finds it lapsed (paused past it, cut off, or blocklisted) writes
+// nothing more under it and goes on under a new instance, lease and client.
 #include <pthread.h>
 
 #include <algorithm>
@@ -21,6 +24,10 @@ namespace kumo::storage::rados {
 namespace {
 
 const std::string kLeaseLock = "live";
+
+// How long a fenced client stays blocklisted: far longer than any request of it could
+// still be waiting to be sent (its lease checks by its own clock refuse it after that).
+constexpr double kBlocklistSeconds = 3600;
 
 std::int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -59,15 +66,15 @@ void RadosStorage::forget_front_end(std::uint64_t instance) {
     int cmp = 0;
     op.omap_cmp({{job, {expected, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
     op.omap_rm_keys({job});
-    const int r = catalog_io_.operate(kCatalogObject, &op);
+    const int r = catalog_io().operate(kCatalogObject, &op);
     if (r != -ECANCELED) check(r, "cannot remove the claims of front end " + hex16(instance));
   }
 }
 
 int RadosStorage::lock_lease(std::uint64_t instance, std::uint64_t cookie, std::uint8_t flags) {
   timeval duration{static_cast<time_t>(lease_seconds_), 0};
-  return catalog_io_.lock_exclusive(lease_object(instance), kLeaseLock, hex16(cookie),
-                                    "kumo front end", &duration, flags);
+  return catalog_io().lock_exclusive(lease_object(instance), kLeaseLock, hex16(cookie),
+                                     "kumo front end", &duration, flags);
 }
 
 void RadosStorage::take_lease() {
@@ -77,12 +84,15 @@ void RadosStorage::take_lease() {
     if (r == 0) {
       lease_until_.store(sent + lease_seconds_ * 2'000'000'000LL / 3, std::memory_order_release);
       renewed_.store(sent, std::memory_order_release);
-      // Listed in the catalog, where the others find the leases to watch.
+      // Listed in the catalog, where the others find the leases to watch, with the
+      // address of the client it writes through (which they blocklist to fence it).
       std::string key = kFrontEndPrefix;
       put_u64(&key, instance_);
+      librados::bufferlist address;
+      address.append(connection().address);
       librados::ObjectWriteOperation op;
-      op.omap_set({{key, librados::bufferlist()}});
-      check(catalog_io_.operate(kCatalogObject, &op), "cannot list this front end");
+      op.omap_set({{key, address}});
+      check(catalog_io().operate(kCatalogObject, &op), "cannot list this front end");
       return;
     }
     // (An instance is random: one taken already is drawn again.)
@@ -93,6 +103,10 @@ void RadosStorage::take_lease() {
 }
 
 void RadosStorage::check_lease() {
+  if (loaded_generation_.load(std::memory_order_acquire) <
+      generation_.load(std::memory_order_acquire)) {
+    fail("this front end reloads its catalog on its new client");
+  }
   const std::int64_t now = steady_ns();
   const std::int64_t until = lease_until_.load(std::memory_order_acquire);
   if (now < until) return;
@@ -147,6 +161,7 @@ void RadosStorage::start_leases() {
   });
   tick_thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "kumo-tick");
+    std::uint64_t blocklisted = blocklisted_answers();
     for (;;) {
       {
         std::unique_lock lock(lease_mutex_);
@@ -160,6 +175,12 @@ void RadosStorage::start_leases() {
         stall_seen_.store(now, std::memory_order_release);
       }
       last_tick_.store(now, std::memory_order_release);
+      if (blocklisted_answers() != blocklisted) {
+        blocklisted = blocklisted_answers();
+        renew_now_.store(true, std::memory_order_release);
+        { std::unique_lock lock(lease_mutex_); }
+        lease_wake_.notify_all();
+      }
     }
   });
 }
@@ -185,10 +206,12 @@ void RadosStorage::lease_loop() {
     {
       std::unique_lock lock(lease_mutex_);
       lease_wake_.wait_until(lock, next, [&] {
-        return lease_stopping_ || lease_lost_.load(std::memory_order_acquire);
+        return lease_stopping_ || lease_lost_.load(std::memory_order_acquire) ||
+               renew_now_.load(std::memory_order_acquire);
       });
       if (lease_stopping_) return;
     }
+    renew_now_.store(false, std::memory_order_release);
     next = std::chrono::steady_clock::now() + renew_every;
     try {
       // A write was refused for a lapsed lease: what it left half done is for the others to
@@ -220,6 +243,9 @@ void RadosStorage::lease_loop() {
 }
 
 void RadosStorage::renew_instance() {
+  // A new client first: the old one may be blocklisted already, and will be once another
+  // front end takes over the old instance's work.
+  std::unique_ptr<Connection> fresh = connect();
   // Writes wait while the instance changes: none may name the old one from here on.
   std::unique_lock<std::shared_mutex> layout(layout_);
   const std::uint64_t old = instance_;
@@ -227,12 +253,57 @@ void RadosStorage::renew_instance() {
     std::unique_lock lock(records_mutex_);
     records_.clear();  // the old instance's records are for others to finish
   }
+  const std::string address = fresh->address;
+  {
+    std::unique_lock lock(connections_mutex_);
+    connection_.store(fresh.get(), std::memory_order_release);
+    connections_.push_back(std::move(fresh));
+  }
+  // Nothing is written on the new client before the catalog is loaded on it: a change this
+  // front end did not acknowledge (and for which it was blocklisted) may have been missed.
+  generation_.fetch_add(1, std::memory_order_acq_rel);
   std::random_device random;
   instance_ = (std::uint64_t{random()} << 32) ^ random();
   take_lease();
   lease_lost_.store(false, std::memory_order_release);
+  // The watch is set again on the new client, and the catalog reloaded.
+  queue_notify({0, 0, {}, true});
   log("the lease of front end " + hex16(old) + " lapsed; this process goes on as " +
-      hex16(instance_));
+      hex16(instance_) + ", client " + address);
+}
+
+void RadosStorage::await_client() {
+  auto renewing = [this] {
+    return lease_lost_.load(std::memory_order_acquire) ||
+           loaded_generation_.load(std::memory_order_acquire) <
+               generation_.load(std::memory_order_acquire);
+  };
+  if (!renewing()) return;
+  // The request's batch was made with the definitions held before: it fails (and is tried
+  // again by the client), once the new client is ready, so that the next attempt does not
+  // fail too.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(std::min(lease_seconds_, 5u));
+  while (renewing() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  fail("this front end goes on under a new client and catalog");
+}
+
+std::string RadosStorage::listed_address(std::uint64_t instance) {
+  std::string key = kFrontEndPrefix, address;
+  put_u64(&key, instance);
+  read_key({prefix_, kCatalogObject}, key, &address);
+  return address;
+}
+
+void RadosStorage::fence(std::uint64_t instance, const std::string& address) {
+  if (address.empty()) return;  // (listed before addresses were)
+  librados::Rados& cluster = connection().cluster;
+  check(cluster.blocklist_add(address, kBlocklistSeconds),
+        "cannot blocklist front end " + hex16(instance));
+  check(cluster.wait_for_latest_osdmap(), "cannot read the cluster's map");
+  log("front end " + hex16(instance) + " (client " + address + ") is blocklisted");
 }
 
 bool RadosStorage::owner_gone(std::uint64_t owner, std::map<std::uint64_t, bool>* known,
@@ -248,6 +319,10 @@ bool RadosStorage::owner_gone(std::uint64_t owner, std::map<std::uint64_t, bool>
   for (;;) {
     const int r = lock_lease(owner, instance_, 0);
     if (r != 0 && r != -EBUSY && r != -EEXIST) check(r, "cannot look at a front end's lease");
+    // Fenced before anything of its work is finished: an op it sends from now on (one it
+    // checked its lease for before a pause) is refused, so none lands after this front
+    // end's ops on the same objects.
+    if (r == 0) fence(owner, listed_address(owner));
     if (r == 0 || !wait || std::chrono::steady_clock::now() >= deadline) {
       return known->emplace(owner, r == 0).first->second;
     }
@@ -264,7 +339,9 @@ void RadosStorage::take_over() {
   bool any = false;
   for (std::uint64_t owner : owners) any = owner_gone(owner, &known, false) || any;
   if (any) recover(&known);
-  // And the transactions of this front end that failed midway.
+  // And the transactions of this front end that failed midway (on one client, as in
+  // recover()).
+  std::shared_lock<std::shared_mutex> layout(layout_);
   finish_leftovers();
 }
 
@@ -292,7 +369,7 @@ bool RadosStorage::claim_job(const std::string& name) {
     int cmp = 0;
     op.omap_cmp({{key, {expected, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
     op.omap_set({{key, mine}});
-    const int r = catalog_io_.operate(kCatalogObject, &op);
+    const int r = catalog_io().operate(kCatalogObject, &op);
     if (r == -ECANCELED) continue;  // claimed meanwhile: looked at again
     check(r, "cannot claim job " + name);
     return true;
@@ -317,7 +394,7 @@ void RadosStorage::release_job(const std::string& name) {
   int cmp = 0;
   op.omap_cmp({{kJobPrefix + name, {mine, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
   op.omap_rm_keys({kJobPrefix + name});
-  const int r = catalog_io_.operate(kCatalogObject, &op);
+  const int r = catalog_io().operate(kCatalogObject, &op);
   if (r != -ECANCELED) check(r, "cannot release job " + name);
 }
 

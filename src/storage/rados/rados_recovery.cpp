@@ -10,6 +10,10 @@ namespace kumo::storage::rados {
 
 void RadosStorage::recover(std::map<std::uint64_t, bool>* known) {
   std::unique_lock<std::mutex> one_at_a_time(recover_mutex_);
+  // The client stays the same from each lease check to the ops sent after it (it changes
+  // only under layout_ held exclusively): the ops of a front end blocklisted in between
+  // are refused, not sent again on a new client.
+  std::shared_lock<std::shared_mutex> layout(layout_);
   std::map<std::uint64_t, bool> found_now;
   const bool at_open = known == nullptr;
   if (at_open) known = &found_now;
@@ -22,7 +26,7 @@ void RadosStorage::recover(std::map<std::uint64_t, bool>* known) {
     return owner ? owner_gone(*owner, known, at_open) : at_open;
   };
   std::vector<std::string> records;
-  for (auto it = catalog_io_.nobjects_begin(); it != catalog_io_.nobjects_end(); ++it) {
+  for (auto it = catalog_io().nobjects_begin(); it != catalog_io().nobjects_end(); ++it) {
     if (it->get_oid().compare(0, kTxnPrefix.size(), kTxnPrefix) == 0) {
       records.push_back(it->get_oid());
     }

@@ -307,7 +307,7 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
     librados::bufferlist unnoted;
     unnoted.append(last_value);
     op.omap_set({{map_key, new_value}, {unnoted_key(table, *middle), unnoted}});
-    const int r = catalog_io_.operate(kCatalogObject, &op);
+    const int r = catalog_io().operate(kCatalogObject, &op);
     if (r != -ECANCELED || attempt >= 100) {
       check(r, "cannot publish the partition map of table " + std::to_string(table));
       break;

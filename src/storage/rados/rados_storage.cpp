@@ -33,7 +33,21 @@ constexpr std::uint64_t kInitialPartitions = 4;
   std::abort();  // fail_with throws; never reached
 }
 
+namespace {
+std::atomic<std::uint64_t> blocklisted_seen{0};
+}  // namespace
+
+std::uint64_t blocklisted_answers() {
+  return blocklisted_seen.load(std::memory_order_acquire);
+}
+
 void check(int r, const std::string& what) {
+  // A blocklisted client's ops answer ESHUTDOWN: its front end goes on under a new client
+  // once its lease renewal meets the same answer (renewed at once: blocklisted_answers).
+  if (r == -ESHUTDOWN) {
+    blocklisted_seen.fetch_add(1, std::memory_order_acq_rel);
+    fail(what + ": this front end's client is blocklisted");
+  }
   if (r < 0) fail(what + ": " + std::strerror(-r));
 }
 
@@ -64,38 +78,61 @@ void check(int r, const std::string& what) {
 RadosStorage::RadosStorage(const std::string& pool, const std::string& conf,
                            const std::string& prefix, const KumoRadosSettings& settings)
     : prefix_(prefix),
+      pool_(pool),
+      conf_(conf),
       lease_seconds_(std::max(1u, settings.lease_seconds)),
       partition_keys_(settings.partition_keys) {
   // A test stops the process at one step of a split, as kill -9 would (see split()).
   if (const char* fault = std::getenv("KUMO_RADOS_SPLIT_FAULT")) split_fault_ = fault;
   if (const char* fault = std::getenv("KUMO_RADOS_FAULT")) split_fault_ = fault;
-  check(cluster_.init2("client.admin", "ceph", 0), "cannot set up the Ceph client");
-  if (!conf.empty()) {
-    check(cluster_.conf_read_file(conf.c_str()), "cannot read " + conf);
-  } else {
-    check(cluster_.conf_read_file(nullptr), "cannot find ceph.conf");
+  {
+    std::unique_ptr<Connection> first = connect();
+    connection_.store(first.get(), std::memory_order_release);
+    std::unique_lock lock(connections_mutex_);
+    connections_.push_back(std::move(first));
   }
-  cluster_.conf_parse_env(nullptr);
-  check(cluster_.connect(), "cannot connect to the Ceph cluster");
-  connected_ = true;
-  check(cluster_.ioctx_create(pool.c_str(), catalog_io_), "cannot open pool " + pool);
-  catalog_io_.set_namespace(prefix_);
   // The catalog object exists from the start: a guard (omap_cmp) on a key of an object
   // that does not exist fails with ENOENT, not with the comparison.
-  check(catalog_io_.create(kCatalogObject, false), "cannot create " + kCatalogObject);
+  check(catalog_io().create(kCatalogObject, false), "cannot create " + kCatalogObject);
   create_token_objects();
   std::random_device random;
   instance_ = (std::uint64_t{random()} << 32) ^ random();
-  take_lease();
+  // Watching before this front end is listed: a catalog change announced once it is listed
+  // finds it among the watchers (one that does not acknowledge is blocklisted).
+  start_watch();
+  try {
+    take_lease();
+  } catch (...) {
+    stop_watch();
+    throw;
+  }
+  log("this front end is " + hex16(instance_) + ", client " + connection().address);
   // (Renewed while recovery waits for the leases of the front ends that left work.)
   start_leases();
   try {
     recover();
-    start_watch();
   } catch (...) {
     stop_leases();
+    stop_watch();
     throw;
   }
+}
+
+std::unique_ptr<RadosStorage::Connection> RadosStorage::connect() {
+  auto made = std::make_unique<Connection>();
+  librados::Rados& cluster = made->cluster;
+  check(cluster.init2("client.admin", "ceph", 0), "cannot set up the Ceph client");
+  if (!conf_.empty()) {
+    check(cluster.conf_read_file(conf_.c_str()), "cannot read " + conf_);
+  } else {
+    check(cluster.conf_read_file(nullptr), "cannot find ceph.conf");
+  }
+  cluster.conf_parse_env(nullptr);
+  check(cluster.connect(), "cannot connect to the Ceph cluster");
+  check(cluster.ioctx_create(pool_.c_str(), made->catalog), "cannot open pool " + pool_);
+  made->catalog.set_namespace(prefix_);
+  made->address = cluster.get_addrs();
+  return made;
 }
 
 void RadosStorage::create_token_objects() {
@@ -104,7 +141,7 @@ void RadosStorage::create_token_objects() {
     librados::ObjectWriteOperation op;
     op.create(false);
     done.push_back(librados::Rados::aio_create_completion());
-    const int r = catalog_io_.aio_operate(object.oid, done.back(), &op);
+    const int r = catalog_io().aio_operate(object.oid, done.back(), &op);
     if (r < 0) {
       done.back()->release();
       done.pop_back();
@@ -138,19 +175,21 @@ RadosStorage::~RadosStorage() {
   stop_watch();
   reap_removals(true);
   // Nothing of this front end is left in flight: its lease goes, and nobody waits for it.
-  if (connected_) {
-    try {
-      forget_front_end(instance_);
-    } catch (...) {
-      // (The cluster is unreachable: the others find the lease lapsed.)
+  try {
+    forget_front_end(instance_);
+  } catch (...) {
+    // (The cluster is unreachable, or this client was blocklisted: the others find the
+    // lease lapsed.)
+  }
+  std::unique_lock lock(connections_mutex_);
+  for (auto& made : connections_) {
+    {
+      std::unique_lock io_lock(made->io_mutex);
+      made->io.clear();
     }
+    made->catalog.close();
+    made->cluster.shutdown();
   }
-  {
-    std::unique_lock lock(mutex_);
-    io_.clear();
-  }
-  catalog_io_.close();
-  if (connected_) cluster_.shutdown();
 }
 
 std::optional<std::string> RadosStorage::get(std::string_view key, const Snapshot*) {
@@ -249,7 +288,7 @@ void RadosStorage::erase_range(const std::string& lower, const std::string& uppe
       put_u32(&key, table);
       librados::ObjectWriteOperation op;
       op.omap_set({{key, librados::bufferlist()}});
-      check(catalog_io_.operate(kCatalogObject, &op),
+      check(catalog_io().operate(kCatalogObject, &op),
             "cannot mark table " + std::to_string(table) + " dropped");
       for (const ObjectRef& object : partitions(table)) {
         remove_object(object);
@@ -461,20 +500,21 @@ std::string RadosStorage::skip_empty(const std::string& at, const std::string& l
 }
 
 librados::IoCtx& RadosStorage::io(const std::string& ns) {
-  if (ns == prefix_) return catalog_io_;
+  Connection& current = connection();
+  if (ns == prefix_) return current.catalog;
   {
     // Every request looks its context up: readers do not wait for each other.
-    std::shared_lock lock(io_mutex_);
-    auto it = io_.find(ns);
-    if (it != io_.end()) return it->second;
+    std::shared_lock lock(current.io_mutex);
+    auto it = current.io.find(ns);
+    if (it != current.io.end()) return it->second;
   }
-  std::unique_lock lock(io_mutex_);
-  auto it = io_.find(ns);
-  if (it == io_.end()) {
+  std::unique_lock lock(current.io_mutex);
+  auto it = current.io.find(ns);
+  if (it == current.io.end()) {
     librados::IoCtx ctx;
-    ctx.dup(catalog_io_);
+    ctx.dup(current.catalog);
     ctx.set_namespace(ns);
-    it = io_.emplace(ns, std::move(ctx)).first;
+    it = current.io.emplace(ns, std::move(ctx)).first;
   }
   return it->second;
 }
@@ -520,7 +560,7 @@ RadosStorage::Starts RadosStorage::partition_starts(std::uint32_t table, bool cr
     op.omap_cmp({{key, {empty, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
     bl.append(value);
     op.omap_set({{key, bl}});
-    const int r = catalog_io_.operate(kCatalogObject, &op);
+    const int r = catalog_io().operate(kCatalogObject, &op);
     if (r == -ECANCELED) {
       lock.unlock();
       forget_partitions(table);

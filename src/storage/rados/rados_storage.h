@@ -81,6 +81,8 @@ namespace kumo::storage::rados {
 [[noreturn]] void fail(const std::string& message);
 // Fails with `what` and the error when `r`, a librados result, is negative.
 void check(int r, const std::string& what);
+// How many results check() found to be a blocklisted client's (ESHUTDOWN) in this process.
+std::uint64_t blocklisted_answers();
 // Reports a write whose guard failed (storage::WriteConflict), which throws.
 [[noreturn]] void conflict(const std::string& message);
 // Reports a write to a table another front end dropped (storage::TableGone), which throws.
@@ -507,7 +509,8 @@ class RadosStorage : public Storage {
 
   // Stops the process as kill -9 would when KUMO_RADOS_SPLIT_FAULT (or KUMO_RADOS_FAULT)
   // names this step: of a split ("intent", "copy", "publish", "cleanup"), of a write after
-  // its partition's op and before its maintenance ("outbox"), of a transaction after its
+  // its partition's op and before its maintenance ("outbox"), of a write's maintenance
+  // between its lease check and its ops ("maintenance"), of a transaction after its
   // record and before its ops ("transaction"), of a dropped table's removal after its
   // first partition object went ("drop"); for the fault tests. The step followed by
   // "-pause" stops it with SIGSTOP instead, once.
@@ -567,8 +570,12 @@ class RadosStorage : public Storage {
   void stop_leases();
   // Renews the lease every quarter of its length.
   void lease_loop();
-  // Goes on under a new instance and lease.
+  // Goes on under a new instance, lease and client.
   void renew_instance();
+  // While this front end goes on under a new instance and client, or loads its catalog on
+  // the new client, waits for that (a few seconds at most), then fails: the write was made
+  // with the definitions held before.
+  void await_client();
   // Whether the front end `owner` is gone: its lease lapsed, and this front end now holds
   // its lock. Remembered in `known`.
   // With `wait`, waits up to a lease's length for it to lapse.
@@ -580,9 +587,37 @@ class RadosStorage : public Storage {
   std::vector<std::uint32_t> mapped_tables();
 
   const std::string prefix_;  // namespace of the catalog, and start of every table's
-  librados::Rados cluster_;
-  bool connected_ = false;
-  librados::IoCtx catalog_io_;
+  const std::string pool_, conf_;
+  // A client of the cluster and its I/O contexts. Its address names it to the OSDs: a
+  // front end that takes over this one's work, or that changed the catalog without this
+  // one's acknowledgement, blocklists it, and from then on the OSDs refuse every op it
+  // sends. This front end then goes on under a new instance with a new client; the old one
+  // stays open (threads may still hold its contexts, and every op on it fails) until the
+  // storage closes.
+  struct Connection {
+    librados::Rados cluster;
+    librados::IoCtx catalog;
+    std::string address;
+    std::shared_mutex io_mutex;
+    std::unordered_map<std::string, librados::IoCtx> io;  // by namespace (io_mutex)
+  };
+  // Connects a new client (the pool opened, its address read).
+  std::unique_ptr<Connection> connect();
+  Connection& connection() { return *connection_.load(std::memory_order_acquire); }
+  librados::IoCtx& catalog_io() { return connection().catalog; }
+  std::mutex connections_mutex_;
+  std::vector<std::unique_ptr<Connection>> connections_;  // every one made (connections_mutex_)
+  std::atomic<Connection*> connection_{nullptr};
+  // How many clients were made before the current one, and the client on which the catalog
+  // was last loaded: while the catalog was not loaded again on the current client, writes
+  // fail (they would use definitions that may have changed while this one was cut off).
+  std::atomic<std::uint64_t> generation_{0}, loaded_generation_{0};
+  // Blocklists a front end's client (its address as listed in the catalog; nothing when it
+  // recorded none), and waits until this client's map has the blocklist: every op of this
+  // one sent after that reaches each OSD after the blocklist.
+  void fence(std::uint64_t instance, const std::string& address);
+  // The address listed for front end `instance` in the catalog (empty: none).
+  std::string listed_address(std::uint64_t instance);
   // This front end's instance: it names its lease, records and split keys. Changes only
   // under layout_ held exclusively (renew_instance).
   std::atomic<std::uint64_t> instance_{0};
@@ -600,10 +635,11 @@ class RadosStorage : public Storage {
   std::mutex lease_mutex_;
   std::condition_variable lease_wake_;
   bool lease_stopping_ = false;  // (lease_mutex_)
+  // An op answered that a client is blocklisted: the lease is renewed at once (and fails
+  // if this front end's client is the one).
+  std::atomic<bool> renew_now_{false};
   std::atomic<std::uint64_t> next_delta_{1};
   std::mutex mutex_;  // deltas_written_
-  std::shared_mutex io_mutex_;
-  std::unordered_map<std::string, librados::IoCtx> io_;
   std::map<ObjectRef, int> deltas_written_;
   std::shared_mutex maps_mutex_;
   std::unordered_map<std::uint32_t, Starts> maps_;
@@ -644,6 +680,8 @@ class RadosStorage : public Storage {
   // The catalog watch.
   std::unique_ptr<CatalogWatch> watch_ctx_;
   std::uint64_t watch_handle_ = 0;
+  Connection* watch_connection_ = nullptr;  // the client the watch was set on
+  bool watching_ = false;                   // (the watch thread's, once started)
   std::thread watch_thread_;
   std::mutex watch_mutex_;
   std::condition_variable watch_wake_;

@@ -94,7 +94,7 @@ void RadosStorage::write_transaction(const std::vector<Resolved>& ops,
     keys[kTxnStateKey].append(locks.empty() ? kCommitted : kPending);
     keys[kTxnLocksKey].append(encode_ops(pointers(locks)));
     op.omap_set(keys);
-    check(catalog_io_.operate(record, &op), "cannot write a transaction record");
+    check(catalog_io().operate(record, &op), "cannot write a transaction record");
   }
   try {
     if (!locks.empty()) {
@@ -291,7 +291,7 @@ bool RadosStorage::break_orphaned_lock(const ObjectRef& object, const std::strin
     librados::ObjectReadOperation op;
     int rv = 0;
     op.omap_get_vals_by_keys({kTxnStateKey}, &out, &rv);
-    const int r = catalog_io_.operate(record, &op, nullptr);
+    const int r = catalog_io().operate(record, &op, nullptr);
     if (r != -ENOENT) {
       check(r, "read");
       auto it = out.find(kTxnStateKey);
@@ -335,7 +335,7 @@ int RadosStorage::end_pending(const std::string& record, const std::string& stat
   int cmp = 0;
   op.omap_cmp({{kTxnStateKey, {pending, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
   op.omap_set({{kTxnStateKey, ended}});
-  return catalog_io_.operate(record, &op);
+  return catalog_io().operate(record, &op);
 }
 
 void RadosStorage::prepare(const std::string& record, const std::map<ObjectRef, Guards>& guards,
@@ -432,7 +432,7 @@ void RadosStorage::finish_transaction(const std::string& record) {
     int r1 = 0, r2 = 0;
     read.read(0, 0, &data, &r1);
     read.omap_get_vals_by_keys({kTxnStateKey, kTxnLocksKey}, &keys, &r2);
-    const int r = catalog_io_.operate(record, &read, nullptr);
+    const int r = catalog_io().operate(record, &read, nullptr);
     if (r == -ENOENT) return;
     check(r, "cannot read transaction record " + record);
     std::vector<Resolved> locks;
@@ -468,7 +468,7 @@ RadosStorage::Decided RadosStorage::decided(const std::string& record, std::stri
   int r1 = 0, r2 = 0;
   read.read(0, 0, &data, &r1);
   read.omap_get_vals_by_keys({kTxnStateKey}, &keys, &r2);
-  const int r = catalog_io_.operate(record, &read, nullptr);
+  const int r = catalog_io().operate(record, &read, nullptr);
   if (r == -ENOENT) return Decided::kEnded;
   check(r, "cannot read transaction record " + record);
   const std::string state = keys.count(kTxnStateKey) ? keys[kTxnStateKey].to_str() : kCommitted;

@@ -2,11 +2,16 @@
 // object; a front end that changed the catalog notifies it, and each other front end
 // reloads its catalog before acknowledging, so the change is everywhere once the notify
 // returns. The acknowledgement is sent from a thread of the back end's own (kumo-watch),
-// not from librados's callback, since the reload reads the pool.
+// not from librados's callback, since the reload reads the pool; it carries the front
+// end's instance. A front end listed in the catalog that did not acknowledge in time
+// (paused, cut off) is blocklisted before notify_catalog returns, so it writes nothing more
+// with the definitions it had: it goes on under a new client, and loads the catalog before
+// it writes again.
 #include <pthread.h>
 
 #include <cerrno>
 #include <cstring>
+#include <set>
 
 #include "storage/rados/rados_storage.h"
 
@@ -14,11 +19,34 @@ namespace kumo::storage::rados {
 
 namespace {
 
-// How long a notify waits for the other front ends' acknowledgements. One that does not
-// answer in time (paused, or cut off from the cluster) has lost its watch by then or will,
-// and reloads when it watches again; until then its writes' guards stop it from writing
-// to a layout that changed.
+// How long a notify waits for the other front ends' acknowledgements.
 constexpr std::uint64_t kNotifyTimeoutMs = 3000;
+
+// The instances that acknowledged a notify, from its reply: [u32 acks]{[u64 gid][u64 cookie]
+// [u32 length][payload]}[u32 timeouts]{[u64 gid][u64 cookie]}, little-endian; each payload
+// is an instance. False when the reply cannot be read.
+bool acknowledged_by(const librados::bufferlist& reply, std::set<std::uint64_t>* instances) {
+  const std::string bytes = reply.to_str();
+  std::size_t at = 0;
+  auto take = [&](std::size_t size, std::uint64_t* value) {
+    if (bytes.size() - at < size) return false;
+    *value = 0;
+    for (std::size_t i = 0; i < size; ++i) {
+      *value |= std::uint64_t{static_cast<unsigned char>(bytes[at + i])} << (8 * i);
+    }
+    at += size;
+    return true;
+  };
+  std::uint64_t acks = 0, ignored = 0, length = 0;
+  if (!take(4, &acks)) return false;
+  for (std::uint64_t n = 0; n < acks; ++n) {
+    if (!take(8, &ignored) || !take(8, &ignored) || !take(4, &length)) return false;
+    if (bytes.size() - at < length) return false;
+    if (length == 8) instances->insert(get_be(bytes.substr(at, 8), 8));
+    at += length;
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -36,8 +64,10 @@ void CatalogWatch::handle_error(std::uint64_t cookie, int err) {
 
 void RadosStorage::start_watch() {
   watch_ctx_ = std::make_unique<CatalogWatch>(*this);
-  check(catalog_io_.watch2(kCatalogObject, &watch_handle_, watch_ctx_.get()),
+  watch_connection_ = &connection();
+  check(watch_connection_->catalog.watch2(kCatalogObject, &watch_handle_, watch_ctx_.get()),
         "cannot watch the catalog");
+  watching_ = true;
   watch_thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "kumo-watch");
     watch_loop();
@@ -52,8 +82,8 @@ void RadosStorage::stop_watch() {
   }
   watch_wake_.notify_all();
   watch_thread_.join();
-  catalog_io_.unwatch2(watch_handle_);
-  cluster_.watch_flush();
+  if (watching_) watch_connection_->catalog.unwatch2(watch_handle_);
+  watch_connection_->cluster.watch_flush();
 }
 
 void RadosStorage::queue_notify(Notice notice) {
@@ -75,18 +105,31 @@ void RadosStorage::watch_loop() {
       notices_.pop_front();
     }
     if (notice.lost) {
-      // The watch was lost (this process was cut off or paused): notifies may have been
-      // missed. Watch again, then reload.
-      catalog_io_.unwatch2(watch_handle_);
-      while (catalog_io_.watch2(kCatalogObject, &watch_handle_, watch_ctx_.get()) < 0) {
+      // The watch was lost (this process was cut off or paused), or this front end goes
+      // on under a new client: notifies may have been missed. Watch again, on the current
+      // client, then reload.
+      if (watching_) watch_connection_->catalog.unwatch2(watch_handle_);
+      watching_ = false;
+      for (;;) {
+        watch_connection_ = &connection();
+        if (watch_connection_->catalog.watch2(kCatalogObject, &watch_handle_, watch_ctx_.get()) >=
+            0) {
+          break;
+        }
         std::unique_lock lock(watch_mutex_);
         if (watch_wake_.wait_for(lock, std::chrono::seconds(1), [&] { return watch_stopping_; }))
           return;
       }
+      watching_ = true;
       log("the catalog watch was lost and is set again; reloading the catalog");
     }
     std::string self;  // (the instance changes when a lapsed lease is replaced)
     put_u64(&self, instance_);
+    // A load on the client the watch is set on counts for that client (reads made before
+    // a newer one replaced it may have been refused).
+    const std::uint64_t generation = generation_.load(std::memory_order_acquire);
+    const bool current = watch_connection_ == &connection();
+    bool loaded = true;
     if (notice.lost || notice.reload || notice.payload != self) {
       std::unique_lock lock(listener_mutex_);
       if (catalog_listener_) {
@@ -95,12 +138,27 @@ void RadosStorage::watch_loop() {
         } catch (...) {
           // (Thrown by kumo's runtime: only `...` catches it here.)
           log("reloading the catalog failed");
+          loaded = false;
         }
       }
     }
+    if (loaded && current) {
+      std::uint64_t seen = loaded_generation_.load(std::memory_order_acquire);
+      while (seen < generation && !loaded_generation_.compare_exchange_weak(
+                                      seen, generation, std::memory_order_acq_rel)) {
+      }
+    } else if (!loaded && loaded_generation_.load(std::memory_order_acquire) < generation) {
+      // Writes wait for this load: tried again after a second.
+      std::unique_lock lock(watch_mutex_);
+      if (watch_wake_.wait_for(lock, std::chrono::seconds(1), [&] { return watch_stopping_; }))
+        return;
+      notices_.push_back({0, 0, {}, false, true});
+    }
     if (!notice.lost && !notice.reload) {
-      librados::bufferlist none;
-      catalog_io_.notify_ack(kCatalogObject, notice.id, notice.cookie, none);
+      // The acknowledgement names this front end's instance.
+      librados::bufferlist mine;
+      mine.append(self);
+      watch_connection_->catalog.notify_ack(kCatalogObject, notice.id, notice.cookie, mine);
     }
   }
 }
@@ -121,13 +179,28 @@ void RadosStorage::notify_catalog() {
   std::string self;
   put_u64(&self, instance_);
   bl.append(self);
-  const int r = catalog_io_.notify2(kCatalogObject, bl, kNotifyTimeoutMs, nullptr);
-  // The change is stored already: a front end that did not hear of it finds out by its
-  // writes' guards, or reloads when it watches again.
-  if (r == -ETIMEDOUT) {
-    log("a front end did not acknowledge a catalog change within 3 s");
-  } else if (r < 0) {
-    log("a catalog change could not be announced: " + std::string(std::strerror(-r)));
+  librados::bufferlist reply;
+  const int r = catalog_io().notify2(kCatalogObject, bl, kNotifyTimeoutMs, &reply);
+  if (r < 0 && r != -ETIMEDOUT) {
+    // (This client is cut off or blocklisted: the change's next step fails too.)
+    check(r, "a catalog change could not be announced");
+  }
+  // The change is stored already. Each front end listed that did not acknowledge it (it may
+  // not even watch any more) is blocklisted before this returns: the change's next step
+  // (a GSI's backfill, a dropped table's removal) never meets a write made with the
+  // definitions it had. (A front end's entry lists it from before it watches.)
+  std::set<std::uint64_t> acknowledged;
+  if (!acknowledged_by(reply, &acknowledged)) {
+    fail("the answers to a catalog change cannot be read");
+  }
+  const std::uint64_t own = instance_.load();
+  for (const auto& [k, v] : read_prefix({prefix_, kCatalogObject}, kFrontEndPrefix)) {
+    if (k.size() != kFrontEndPrefix.size() + 8) continue;
+    const std::uint64_t instance = get_be(k.substr(2), 8);
+    if (instance == own || acknowledged.count(instance)) continue;
+    if (v.empty() || v == connection().address) continue;
+    log("front end " + hex16(instance) + " did not acknowledge a catalog change within 3 s");
+    fence(instance, v);
   }
 }
 
@@ -139,7 +212,7 @@ void RadosStorage::announce_catalog() {
   std::unique_lock lock(announce_mutex_);
   reap_announcements(false);
   librados::AioCompletion* done = librados::Rados::aio_create_completion();
-  const int r = catalog_io_.aio_notify(kCatalogObject, done, bl, kNotifyTimeoutMs, nullptr);
+  const int r = catalog_io().aio_notify(kCatalogObject, done, bl, kNotifyTimeoutMs, nullptr);
   if (r < 0) {
     done->release();
     log("a catalog change could not be announced: " + std::string(std::strerror(-r)));

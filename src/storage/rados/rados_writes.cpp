@@ -17,6 +17,7 @@
 namespace kumo::storage::rados {
 
 void RadosStorage::write(const WriteBatch& batch) {
+  await_client();
   for (int attempt = 0;; ++attempt) {
     check_lease();
     try {
@@ -379,8 +380,10 @@ void RadosStorage::apply_all(const std::vector<const Resolved*>& ops) {
   std::list<Resolved> relocated;  // ops sent again to where their keys live now
   for (int attempt = 0; !todo.empty(); ++attempt) {
     // A front end paused past its lease has its work finished by another: applied late,
-    // an op could undo a newer write's.
+    // an op could undo a newer write's. (One paused right after this check is blocklisted
+    // by the front end that takes its work over: its ops are refused then.)
     check_lease();
+    fault_point("maintenance");
     if (attempt > 600) fail("a partition stays frozen by a split");
     std::map<ObjectRef, std::vector<const Resolved*>> by_object;
     for (const Resolved* op : todo) {
