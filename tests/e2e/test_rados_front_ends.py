@@ -27,6 +27,7 @@ import contextlib
 import os
 import re
 import signal
+import subprocess
 import threading
 import time
 import uuid
@@ -441,13 +442,177 @@ def test_a_front_end_paused_past_its_lease_writes_nothing_under_it(kumo_bin, tmp
         # It goes on under a new lease and serves writes again.
         resumed = servers[0].client()
         wait_for(lambda: len(lease_objects(prefix)) == 2, 10, "the new lease")
-        resumed.put_item(TableName="paused", Item={"pk": {"S": "b"}, "g": {"S": "new"}})
+        wait_for(lambda: put_or_none(resumed, {
+            "TableName": "paused", "Item": {"pk": {"S": "b"}, "g": {"S": "new"}}}), 20,
+            "a write through the resumed front end")
         assert gsi_keys(other, "paused", "new") == ["a", "b"]
         with open(servers[0].log_path) as log:
             assert "lapsed; this process goes on as" in log.read()
     finally:
         for server in servers:
             server.stop()
+
+
+CLIENT_ADDRESS = re.compile(r"(?:this front end is|goes on as) [0-9a-f]{16}, client (\S+)")
+
+
+def client_address(server):
+    """The address of the RADOS client a front end writes through now (from its log)."""
+    found = CLIENT_ADDRESS.findall(log_of(server))
+    assert found, "no client address logged"
+    return found[-1]
+
+
+def blocklisted():
+    """The client addresses the cluster's OSDs refuse (`ceph osd blocklist ls`)."""
+    out = subprocess.run(["ceph", "-c", os.environ["KUMO_CEPH_CONF"], "osd", "blocklist", "ls"],
+                         capture_output=True, timeout=60, check=True).stdout.decode()
+    return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+
+def outcome_of(server, call):
+    """Like held_by_a_pause, but the list gets "ok" or the error's code and HTTP status."""
+    outcome = []
+
+    def record(client):
+        try:
+            call(client)
+            outcome.append("ok")
+        except botocore.exceptions.ClientError as e:
+            outcome.append((e.response["Error"]["Code"],
+                            e.response["ResponseMetadata"]["HTTPStatusCode"]))
+
+    thread, _ = held_by_a_pause(server, record)
+    return thread, outcome
+
+
+def retried(call, what, seconds=30):
+    """Calls `call()` until it succeeds, for up to `seconds`; every failure before must be
+    a retryable InternalServerError (HTTP 500). Returns the result and the failures."""
+    failures = []
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return call(), failures
+        except botocore.exceptions.ClientError as e:
+            code = e.response["Error"]["Code"]
+            status = e.response["ResponseMetadata"]["HTTPStatusCode"]
+            assert (code, status) == ("InternalServerError", 500), (what, code, status)
+            failures.append(code)
+        assert time.monotonic() < deadline, f"{what} not within {seconds} s"
+        time.sleep(0.2)
+
+
+def index_matches_table(client, table):
+    """Every item of `table` with a `g` is in its GSI by-g, and nothing else is."""
+    items = sorted((i["pk"]["S"], i["g"]["S"]) for i in all_pages(client.scan, TableName=table)
+                   if "g" in i)
+    entries = sorted((i["pk"]["S"], i["g"]["S"])
+                     for i in all_pages(client.scan, TableName=table, IndexName="by-g"))
+    assert entries == items
+    return items
+
+
+def test_a_front_end_paused_between_its_lease_check_and_its_ops_is_blocklisted(kumo_bin,
+                                                                              tmp_path):
+    """A front end stops itself (SIGSTOP) right after the lease check before a write's GSI
+    op, the op not yet sent. Past its lease another front end takes its work over: it
+    blocklists the paused front end's client first (`ceph osd blocklist ls` lists it), then
+    puts the GSI entry, and a newer write of the item moves it. Resumed (SIGCONT), the
+    paused front end sends its old GSI op, which the OSDs refuse: the request fails with
+    InternalServerError and the index keeps the newer write's entry. The front end goes on
+    under a new instance and client and serves again."""
+    with started(kumo_bin, tmp_path, count=2, fault="maintenance-pause") as servers:
+        prefix = deployment_prefix(servers[0])
+        other = servers[1].client()
+        create_with_gsi(other, "fenced")
+        address = client_address(servers[0])
+        assert address not in blocklisted()
+        writer, outcome = outcome_of(servers[0], lambda client: client.put_item(
+            TableName="fenced", Item={"pk": {"S": "a"}, "g": {"S": "old"}}))
+        wait_for(lambda: gsi_keys(other, "fenced", "old") == ["a"], 15,
+                 "the paused front end's write finished by the other")
+        wait_for(lambda: len(lease_objects(prefix)) == 1, 10, "the lapsed lease taken over")
+        assert address in blocklisted()
+        assert f"(client {address}) is blocklisted" in log_of(servers[1])
+        other.put_item(TableName="fenced", Item={"pk": {"S": "a"}, "g": {"S": "new"}})
+        assert gsi_keys(other, "fenced", "new") == ["a"]
+        servers[0].proc.send_signal(signal.SIGCONT)
+        writer.join(timeout=30)
+        assert outcome == [("InternalServerError", 500)], outcome
+        # The old GSI op was refused: the entry is the newer write's.
+        assert gsi_keys(other, "fenced", "old") == []
+        assert gsi_keys(other, "fenced", "new") == ["a"]
+        assert index_matches_table(other, "fenced") == [("a", "new")]
+        # It goes on under a new instance and client, and serves again.
+        resumed = servers[0].client()
+        retried(lambda: resumed.put_item(
+            TableName="fenced", Item={"pk": {"S": "b"}, "g": {"S": "new"}}),
+            "a write through the resumed front end")
+        assert "lapsed; this process goes on as" in log_of(servers[0])
+        fresh = client_address(servers[0])
+        assert fresh != address and fresh not in blocklisted()
+        resumed.put_item(TableName="fenced", Item={"pk": {"S": "c"}, "g": {"S": "other"}})
+        for client in (resumed, other):
+            assert index_matches_table(client, "fenced") == [
+                ("a", "new"), ("b", "new"), ("c", "other")]
+            assert client.get_item(TableName="fenced", Key={"pk": {"S": "a"}},
+                                   ConsistentRead=True)["Item"]["g"] == {"S": "new"}
+        wait_for(lambda: len(lease_objects(prefix)) == 2, 10, "the new lease")
+        check_layout(prefix)
+
+
+def test_a_front_end_paused_during_a_catalog_change_is_fenced(kumo_bin, tmp_path):
+    """A front end is stopped (SIGSTOP, well within its 30 s lease) while a GSI is added
+    through another. It cannot acknowledge the change, so the other blocklists its client
+    before UpdateTable returns (before the backfill starts). Resumed (SIGCONT), the front
+    end's writes first fail with InternalServerError (its client refused), then it goes on
+    under a new client with the catalog loaded again: its writes make GSI entries, and
+    the index holds exactly the table's items."""
+    with started(kumo_bin, tmp_path, count=2,
+                 extra_args=["--rados-lease-seconds", "30"]) as servers:
+        prefix = deployment_prefix(servers[0])
+        paused, other = servers[0].client(), servers[1].client()
+        create(other, "late")
+        for i in range(20):
+            paused.put_item(TableName="late", Item={"pk": {"S": f"k{i}"}, "g": {"S": f"g{i % 3}"}})
+        address = client_address(servers[0])
+        servers[0].proc.send_signal(signal.SIGSTOP)
+        try:
+            other.update_table(
+                TableName="late",
+                AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
+                GlobalSecondaryIndexUpdates=[{"Create": {
+                    "IndexName": "by-g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "ALL"}}}])
+            # Fenced before the change returned.
+            assert address in blocklisted()
+            assert "did not acknowledge a catalog change" in log_of(servers[1])
+        finally:
+            servers[0].proc.send_signal(signal.SIGCONT)
+
+        def active():
+            described = other.describe_table(TableName="late")["Table"]
+            return described["GlobalSecondaryIndexes"][0]["IndexStatus"] == "ACTIVE"
+
+        wait_for(active, 60, "the index backfilled")
+        # Its first writes are refused (retryable), then it writes with the new index.
+        retried(lambda: paused.put_item(
+            TableName="late", Item={"pk": {"S": "k0"}, "g": {"S": "moved"}}),
+            "a write through the resumed front end")
+        assert "this process goes on as" in log_of(servers[0])
+        for i in range(20, 30):
+            paused.put_item(TableName="late", Item={"pk": {"S": f"k{i}"}, "g": {"S": "new"}})
+        paused.delete_item(TableName="late", Key={"pk": {"S": "k1"}})
+        assert client_address(servers[0]) != address
+        expected = sorted([("k0", "moved")] + [(f"k{i}", f"g{i % 3}") for i in range(2, 20)] +
+                          [(f"k{i}", "new") for i in range(20, 30)])
+        for client in (paused, other):
+            assert index_matches_table(client, "late") == expected
+            assert gsi_keys(client, "late", "new") == sorted(f"k{i}" for i in range(20, 30))
+        index = paused.describe_table(TableName="late")["Table"]["GlobalSecondaryIndexes"][0]
+        assert index["IndexName"] == "by-g"
+        check_layout(prefix)
 
 
 @pytest.fixture
