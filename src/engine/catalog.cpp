@@ -15,6 +15,10 @@
 namespace kumo::engine {
 namespace {
 
+// This thread's Deferrals alive, and whether a change stored under one is not announced yet.
+thread_local int deferring = 0;
+thread_local bool deferred = false;
+
 // Catalog records: meta/table/<name> → the definition as a binary attribute map;
 // meta/next_table_id → the next id to hand out (ids are never reused, so data of a deleted
 // table can never surface in a new one).
@@ -498,8 +502,15 @@ auto Catalog::change(const Attempt& attempt) -> decltype(attempt()) {
   for (int i = 0;; ++i) {
     try {
       auto result = attempt();
-      // The other front ends sharing the storage reload it before this change returns.
-      if (result) storage_.notify_catalog();
+      // The other front ends sharing the storage reload it before this change returns
+      // (or before announce_deferred() does).
+      if (result) {
+        if (deferring > 0) {
+          deferred = true;
+        } else {
+          storage_.notify_catalog();
+        }
+      }
       return result;
     } catch (const storage::WriteConflict&) {
       // Another front end changed the catalog since it was loaded here.
@@ -527,6 +538,20 @@ void Catalog::set_verify(Verify verify) {
 void Catalog::set_prepare_loaded(std::function<void(TableDefinition&)> prepare) {
   WriterLock lock(mutex_);
   prepare_loaded_ = std::move(prepare);
+}
+
+Catalog::Deferral::Deferral() {
+  ++deferring;
+}
+
+Catalog::Deferral::~Deferral() {
+  --deferring;
+}
+
+void Catalog::announce_deferred() {
+  if (deferring > 0 || !deferred) return;
+  deferred = false;
+  storage_.notify_catalog();
 }
 
 void Catalog::set_reload(std::function<void()> reload) {

@@ -64,6 +64,20 @@ class Catalog {
   // The table named `name`, or null.
   TablePtr find(std::string_view name) const;
 
+  // While a Deferral lives, the changes this thread stores are not announced until
+  // announce_deferred(): for a caller that holds a lock which the other front ends'
+  // reloads take in this process too (they answer an announcement only once reloaded, and
+  // one that does not answer is fenced). Deferrals nest.
+  class Deferral {
+   public:
+    Deferral();
+    ~Deferral();
+    Deferral(const Deferral&) = delete;
+    Deferral& operator=(const Deferral&) = delete;
+  };
+  // Announces the changes this thread stored under Deferrals that have ended, if any.
+  void announce_deferred();
+
   // Every change below is stored only if the catalog is still as loaded (several front
   // ends may share the storage); otherwise it is loaded again and the change retried. Once
   // stored, the change is announced to the other front ends (Storage::notify_catalog).

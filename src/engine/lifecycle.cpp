@@ -158,6 +158,8 @@ void Engine::verify_account_quota(const TableDefinition* before, const TableDefi
 TablePtr Engine::create_table(TableDefinition definition) {
   TablePtr table;
   {
+    // (Announced once the streams' lock is released: the others' reloads take it here.)
+    Catalog::Deferral deferral;
     ChangeStreams::Guard guard(streams_);
     if (definition.stream && definition.stream->enabled) {
       definition.latest_stream_label =
@@ -172,6 +174,7 @@ TablePtr Engine::create_table(TableDefinition definition) {
       start_maintenance();
     }
   }
+  catalog_.announce_deferred();
   if (table->stream && table->stream->enabled) announce_streams();
   // The storage's own partitions of the items (if it has any) start where the table's do.
   for (std::uint64_t token : new_boundaries(nullptr, table->capacity.partitions)) {
@@ -186,6 +189,7 @@ TablePtr Engine::update_table(std::string_view name,
   std::vector<std::uint64_t> splits;
   bool streams_changed = false;
   {
+    Catalog::Deferral deferral;  // (as in create_table)
     ChangeStreams::Guard guard(streams_);
     before = catalog_.find(name);
     after = catalog_.update(name, [&](TableDefinition& t) {
@@ -217,6 +221,7 @@ TablePtr Engine::update_table(std::string_view name,
           streams_.split(guard, after->id, token, clock_->now_ms()) || streams_changed;
     }
   }
+  catalog_.announce_deferred();
   if (streams_changed) announce_streams();
   for (std::uint64_t token : splits) storage_->split_partition(after->id, token);
   configure_meters(after);
@@ -247,9 +252,13 @@ TablePtr Engine::delete_table(std::string_view name) {
   if (found && claim_drop(found->id)) claimed = found->id;
   TablePtr table;
   try {
-    ChangeStreams::Guard guard(streams_);
-    table = catalog_.remove(name);
-    if (table) streams_.close(guard, table->id, clock_->now_ms());
+    {
+      Catalog::Deferral deferral;  // (as in create_table)
+      ChangeStreams::Guard guard(streams_);
+      table = catalog_.remove(name);
+      if (table) streams_.close(guard, table->id, clock_->now_ms());
+    }
+    catalog_.announce_deferred();
   } catch (...) {
     if (claimed) unclaim_drop(*claimed);
     throw;
