@@ -188,7 +188,7 @@ void RadosStorage::notify_catalog() {
   // The change is stored already. Each front end listed that did not acknowledge it (it may
   // not even watch any more) is blocklisted before this returns: the change's next step
   // (a GSI's backfill, a dropped table's removal) never meets a write made with the
-  // definitions it had. (A front end's entry lists it from before it watches.)
+  // definitions it had. (A front end watches before it lists itself.)
   std::set<std::uint64_t> acknowledged;
   if (!acknowledged_by(reply, &acknowledged)) {
     fail("the answers to a catalog change cannot be read");
