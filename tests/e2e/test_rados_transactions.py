@@ -25,7 +25,7 @@ import pytest
 
 from kumo_testlib import KumoProcess, on_rados
 from rados_helpers import deployment_prefix, omap, rados
-from test_rados_front_ends import create, held_by_a_pause, run_all, started, wait_for
+from test_rados_front_ends import create, held_by_a_pause, retried, run_all, started, wait_for
 
 pytestmark = pytest.mark.skipif(not on_rados(), reason="several front ends share a RADOS pool")
 
@@ -228,8 +228,11 @@ def test_a_transaction_in_progress_holds_its_items_until_it_is_aborted(kumo_bin,
         assert outcome and outcome[0] != "ok", outcome
         items = held_items(other)
         assert items == {"k0": "before", "k1": "single"}
-        # The same transaction, through either front end now, commits whole.
-        servers[0].client().transact_write_items(TransactItems=put_request(keys))
+        # The same transaction, through either front end now, commits whole (through the
+        # resumed one once it goes on under a new client: InternalServerError until then).
+        resumed = servers[0].client()
+        retried(lambda: resumed.transact_write_items(TransactItems=put_request(keys)),
+                "the transaction through the resumed front end")
         items = held_items(other)
         assert items == {k: "txn" for k in keys}
 
