@@ -227,6 +227,7 @@ bool Engine::copy_backup(const std::string& id, BackupCopy copy,
       batch.put(std::move(to), value);
     }
     storage_->write(batch);
+    pace_bulk_writes();
     job_fault("copy", copied, copied + page.size());
     copied += page.size();
     next = page.back().first;
@@ -447,6 +448,7 @@ bool Engine::run_restore(const std::string& name, std::uint32_t id) {
     storage::WriteBatch batch;
     batch.put(progress, next);
     storage_->write(batch);
+    pace_bulk_writes();
     job_fault("restore", written, written + page.size());
     written += page.size();
   }

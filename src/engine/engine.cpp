@@ -180,6 +180,14 @@ void Engine::start_worker(const char* name, std::function<void()> work) {
   });
 }
 
+void Engine::pace_bulk_writes() const {
+  constexpr auto kStep = std::chrono::milliseconds(5);
+  constexpr int kSteps = 200;
+  for (int i = 0; i < kSteps && !stopping_ && storage_->behind(); ++i) {
+    std::this_thread::sleep_for(kStep);
+  }
+}
+
 TablePtr Engine::current(const TableDefinition& table) const {
   TablePtr latest = catalog_.find(table.name);
   return latest && latest->id == table.id ? latest : nullptr;

@@ -347,6 +347,11 @@ class Engine {
   // storage; their jobs run as background workers of the engine, which outlives the service.
   storage::Storage& storage() const { return *storage_; }
   bool stopping() const { return stopping_; }
+  // What a job writing in bulk (an import, a backup's copy, a restore) calls between its
+  // batches: waits while the storage is behind with its flushes and compactions
+  // (Storage::behind), for at most a second, or until the engine stops. The requests' writes
+  // then never meet the write stall that the job's own writes would cause.
+  void pace_bulk_writes() const;
   // Runs `work` on a background thread named `name` (at most 15 characters); the engine
   // waits for it when it stops, and stopping() tells it to end early.
   void start_job(const char* name, std::function<void()> work) {

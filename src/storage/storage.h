@@ -199,6 +199,12 @@ class Storage {
   virtual std::int64_t get_counter(std::string_view key);
   // Applies the batch atomically and durably (per Options::sync) before returning.
   virtual void write(const WriteBatch& batch) = 0;
+  // Whether the back end is behind with its own work on what was written (RocksDB: a full
+  // memtable not flushed yet, or enough files at level 0 that writes soon slow down or
+  // stop): a job writing in bulk (an import, a backup's copy, a restore) waits while it is,
+  // so that requests' writes never wait for the flushes and compactions the job caused. By
+  // default, never.
+  virtual bool behind() { return false; }
   virtual std::unique_ptr<Snapshot> snapshot() = 0;
   // Whether every key of `reads` still holds the value read (nullopt: absent), so that
   // reads made one by one are a consistent snapshot even against other processes' writes;

@@ -232,6 +232,22 @@ class RocksStorage : public Storage {
     check(db_->Write(write_options_, &rocks));
   }
 
+  bool behind() override {
+    // RocksDB stops every write when both memtables are full, and slows them down from
+    // level0_slowdown_writes_trigger (20) files at level 0: a bulk writer waits well before.
+    std::uint64_t value = 0;
+    if (db_->GetIntProperty(rocksdb::DB::Properties::kNumImmutableMemTable, &value) && value > 0) {
+      return true;
+    }
+    if (db_->GetIntProperty(rocksdb::DB::Properties::kActualDelayedWriteRate, &value) &&
+        value > 0) {
+      return true;
+    }
+    const std::string level0 = rocksdb::DB::Properties::kNumFilesAtLevelPrefix + std::string("0");
+    std::string files;
+    return db_->GetProperty(level0, &files) && std::strtoull(files.c_str(), nullptr, 10) >= 8;
+  }
+
   std::unique_ptr<Snapshot> snapshot() override {
     return std::make_unique<RocksSnapshot>(db_.get());
   }
