@@ -5,10 +5,14 @@
 // id. ImportTable creates the table at once, CREATING: its `restore` member marks it as the
 // import's ("import/<id>"), which keeps it CREATING the way a restore's target is, until the
 // catalog change that clears it. A background job reads every object under the key prefix
-// and writes each item through the write path of PutItem (indexes and counters as for any
-// write), then makes the table ACTIVE and the record COMPLETED (FAILED when items were
-// refused). Writing an item again is harmless, so a job cut by a stop is run again, whole,
-// at the next start: the table is never ACTIVE with part of its items.
+// and writes the items through the engine's write path (indexes and counters as for any
+// write), a few dozen to a batch, then makes the table ACTIVE and the record COMPLETED
+// (FAILED when items were refused). Writing an item again is harmless, so a job cut by a
+// stop is run again, whole, at the next start: the table is never ACTIVE with part of its
+// items. The job runs at a low CPU priority, so that it takes what requests leave.
+#include <algorithm>
+#include <thread>
+
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include <spdlog/spdlog.h>
@@ -34,6 +38,11 @@ constexpr std::string_view kImportPrefix = "meta/import/";
 constexpr std::string_view kImportTokenPrefix = "meta/import_token/";
 // Items written between two checks of the fault hook and of a stop.
 constexpr std::size_t kImportPage = 256;
+// Items written in one batch (Engine::transact_write): one commit, one write-ahead log
+// write. Small, because the batch holds its items' lock stripes (a few dozen of the 256)
+// until it is committed, and a request writing an item of another table may share one.
+constexpr std::size_t kImportBatch = 32;
+static_assert(kImportPage % kImportBatch == 0);
 constexpr std::string_view kItemValidationMessage =
     "Some of the items failed validation checks and were not imported. Please check "
     "CloudWatch error logs for more details.";
@@ -164,6 +173,65 @@ struct ImportCounts {
   std::int64_t processed = 0, imported = 0, errors = 0, bytes = 0;
 };
 
+// Writes one item; an item the write path refuses for good is counted as an error.
+void write_one(engine::Engine& engine, const TableDefinition& table, Item item,
+               ImportCounts& counts) {
+  try {
+    engine.put_item(table, std::move(item));
+    ++counts.imported;
+  } catch (const ApiError& e) {
+    if (e.code() == ApiError::Code::kInternal) throw;
+    ++counts.errors;
+  }
+}
+
+// The items checked and waiting for their batch, of distinct keys.
+struct PendingItems {
+  std::vector<Item> items;
+  std::vector<std::string> keys;
+
+  bool holds(const std::string& key) const {
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
+  }
+};
+
+// Writes the pending items in one batch (on a storage other processes share, one by one:
+// one partition per write), then empties it. Nothing of a batch that is refused is
+// written: its items are then written one by one, each refusal counted.
+void write_pending(engine::Engine& engine, const TableDefinition& table, PendingItems& pending,
+                   ImportCounts& counts) {
+  if (pending.items.empty()) return;
+  bool written = false;
+  if (!engine.storage().shared() && pending.items.size() > 1) {
+    std::vector<engine::TransactWrite> writes(pending.items.size());
+    for (std::size_t i = 0; i < writes.size(); ++i) {
+      writes[i].table = &table;
+      writes[i].storage_key = pending.keys[i];
+      writes[i].mutation = [item = &pending.items[i]](const std::optional<Item>&) {
+        return std::optional<Item>(*item);
+      };
+    }
+    std::vector<engine::WriteResult> results;
+    std::vector<std::exception_ptr> failures;
+    try {
+      written = engine.transact_write(writes, &results, &failures);
+    } catch (const ApiError& e) {
+      if (e.code() == ApiError::Code::kInternal) throw;
+    }
+  }
+  if (written) {
+    counts.imported += static_cast<std::int64_t>(pending.items.size());
+  } else {
+    for (Item& item : pending.items) write_one(engine, table, std::move(item), counts);
+  }
+  pending.items.clear();
+  pending.keys.clear();
+  // What the batch's commit woke (a request waiting for a stripe) runs before the next
+  // batch, and the storage's flushes keep up with the job.
+  std::this_thread::yield();
+  engine.pace_bulk_writes();
+}
+
 // Reads every source object into the table. Throws S3Error.
 using Progress = std::function<void(std::uint64_t done, std::uint64_t total)>;
 
@@ -196,13 +264,17 @@ void read_sources(engine::Engine& engine, const LocalS3& s3, const ImportRecord&
     }
   }
   std::size_t since_check = 0;
+  PendingItems pending;
   const LineSink sink = [&](LineOutcome outcome) {
     ++counts.processed;
     if (outcome.item) {
       try {
         check_imported_item(*table, *outcome.item);
-        engine.put_item(*table, std::move(*outcome.item));
-        ++counts.imported;
+        std::string key = engine.item_key(*table, *outcome.item);
+        // Two writes of one item are never in one batch: the second must see the first.
+        if (pending.holds(key)) write_pending(engine, *table, pending, counts);
+        pending.items.push_back(std::move(*outcome.item));
+        pending.keys.push_back(std::move(key));
       } catch (const ApiError& e) {
         if (e.code() == ApiError::Code::kInternal) throw;
         ++counts.errors;
@@ -210,8 +282,10 @@ void read_sources(engine::Engine& engine, const LocalS3& s3, const ImportRecord&
     } else {
       ++counts.errors;
     }
+    if (pending.items.size() == kImportBatch) write_pending(engine, *table, pending, counts);
     if (++since_check == kImportPage) {
       since_check = 0;
+      write_pending(engine, *table, pending, counts);
       if (engine.stopping()) throw std::runtime_error("the server is stopping");
       const auto done = static_cast<std::size_t>(counts.processed);
       engine.data_job_fault("import", done - kImportPage, done);
@@ -237,6 +311,7 @@ void read_sources(engine::Engine& engine, const LocalS3& s3, const ImportRecord&
     } else {
       read_json_lines(text, sink);
     }
+    write_pending(engine, *table, pending, counts);
     if (progress) progress(read, total);
   }
 }
@@ -307,6 +382,7 @@ void start_import(engine::Engine& engine, const ServiceOptions& options, const I
       std::string job;
       ~Release() { engine.release_data_job(job, !engine.stopping()); }
     } release{engine, marker(r.id)};
+    lower_job_priority();
     run_import(engine, root, r, progress);
   });
 }
