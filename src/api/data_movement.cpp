@@ -1,15 +1,10 @@
 #include "api/data_movement.h"
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <ctime>
 #include <random>
 #include <set>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "codec/key_codec.h"
 #include "engine/backup_records.h"
@@ -140,14 +135,6 @@ std::vector<std::pair<std::string, std::string>> list_records(const engine::Engi
     out.emplace_back(std::string(it->key()), std::string(it->value()));
   }
   return out;
-}
-
-void lower_job_priority() {
-  // Nice 10: a tenth of a request thread's share of a busy core, all of an idle one.
-  constexpr int kJobNice = 10;
-  if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), kJobNice) != 0) {
-    spdlog::debug("a data job's CPU priority could not be lowered");
-  }
 }
 
 std::optional<std::string> json_str(const rapidjson::Value& object, const char* name) {

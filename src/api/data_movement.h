@@ -80,10 +80,6 @@ bool record_expired(const JobRecord& r, double now);
 std::size_t expire_records(engine::Engine& engine, const std::string& prefix,
                            const std::string& token_prefix, double now);
 
-// Lowers the calling thread's CPU priority (Linux keeps a nice value per thread): the job
-// of an export or an import runs on what the requests' threads leave of the CPU.
-void lower_job_priority();
-
 // Members of a rapidjson object, read leniently (absent: nullopt).
 std::optional<std::string> json_str(const rapidjson::Value& object, const char* name);
 std::optional<double> json_num(const rapidjson::Value& object, const char* name);

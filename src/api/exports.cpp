@@ -785,7 +785,7 @@ std::string export_table_to_point_in_time(const Context& ctx, const JsonObject& 
       std::string job;
       ~Release() { engine.release_data_job(job, !engine.stopping()); }
     } release{engine, export_job(r.id)};
-    lower_job_priority();
+    engine::lower_job_priority();
     run_export(engine, root, files, r, source, progress, total);
   });
   return description_response(r);

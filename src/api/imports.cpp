@@ -382,7 +382,7 @@ void start_import(engine::Engine& engine, const ServiceOptions& options, const I
       std::string job;
       ~Release() { engine.release_data_job(job, !engine.stopping()); }
     } release{engine, marker(r.id)};
-    lower_job_priority();
+    engine::lower_job_priority();
     run_import(engine, root, r, progress);
   });
 }

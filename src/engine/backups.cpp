@@ -179,6 +179,7 @@ void Engine::start_copy(const std::string& id, BackupCopy copy,
                         std::shared_ptr<storage::Snapshot> snapshot, bool again) {
   if (!claim_backup_job(backup_job(id))) return;
   start_worker("kumo-backup", [this, id, copy, snapshot = std::move(snapshot), again] {
+    lower_job_priority();
     bool done = false;
     try {
       // A copy cut short starts over: what it wrote may be of another instant.
@@ -385,6 +386,7 @@ TablePtr Engine::restore_table(std::string_view backup_id, std::string_view targ
 void Engine::start_restore(const std::string& name, std::uint32_t id) {
   if (!claim_backup_job(restore_job(id))) return;
   start_worker("kumo-restore", [this, name, id] {
+    lower_job_priority();
     bool done = false;
     try {
       done = run_restore(name, id);

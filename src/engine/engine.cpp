@@ -2,6 +2,9 @@
 
 #include <pthread.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -178,6 +181,14 @@ void Engine::start_worker(const char* name, std::function<void()> work) {
     work();
     done.store(true, std::memory_order_release);
   });
+}
+
+void lower_job_priority() {
+  // Nice 10: about a tenth of a request thread's share of a busy core, all of an idle one.
+  constexpr int kJobNice = 10;
+  if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), kJobNice) != 0) {
+    spdlog::debug("a job's CPU priority could not be lowered");
+  }
 }
 
 void Engine::pace_bulk_writes() const {
