@@ -157,12 +157,12 @@ struct Page {
   std::vector<capacity::TokenBytes> by_partition;
 };
 
-// One item of a multi-item write (TransactWriteItems).
 // Lowers the calling thread's CPU priority (Linux keeps a nice value per thread): a job
 // that copies or loads a table in bulk (a backup's copy, a restore, an export, an import)
 // runs on what the requests' threads leave of the CPU.
 void lower_job_priority();
 
+// One item of a multi-item write (TransactWriteItems).
 struct TransactWrite {
   const TableDefinition* table = nullptr;
   std::string storage_key;  // Engine::item_key of the item
