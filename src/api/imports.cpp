@@ -11,6 +11,8 @@
 // stop is run again, whole, at the next start: the table is never ACTIVE with part of its
 // items. The job runs at a low CPU priority, so that it takes what requests leave.
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <rapidjson/stringbuffer.h>
@@ -169,19 +171,91 @@ void check_imported_item(const TableDefinition& t, const Item& item) {
   check_put_size(item);
 }
 
+// Where an item came from: its source object and its place among that object's items
+// (from 0).
+struct ItemPointer {
+  const std::string* object = nullptr;
+  std::uint64_t index = 0;
+};
+
+// The errors log of an import. DynamoDB writes one CloudWatch Logs event per item it could
+// not import, in the log group /aws-dynamodb/imports, log stream <import id>/error, the
+// import id being the last element of the ImportArn. Each event's message is a JSON object:
+// {"itemS3Pointer":{"bucket":..., "key":..., "itemIndex":...}, "importArn":...,
+// "errorMessages":[...]}. Kumo keeps that log group in the export root, in a directory no
+// bucket can be (a bucket's name begins with a lowercase letter or a digit):
+// .cloudwatch/aws-dynamodb/imports/<import id>/error, one event message per line. A run of
+// the job writes it anew (a job cut by a stop runs again whole); an import without errors
+// leaves none.
+class ErrorLog {
+ public:
+  ErrorLog(const std::string& root, const ImportRecord& r)
+      : path_(root + "/.cloudwatch/aws-dynamodb/imports/" + r.id + "/error"),
+        arn_(r.arn),
+        bucket_(r.bucket) {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+  }
+
+  void add(const ItemPointer& where, std::string_view message) {
+    if (!out_.is_open()) {
+      std::error_code ignored;
+      std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ignored);
+      out_.open(path_, std::ios::binary | std::ios::trunc);
+    }
+    rapidjson::StringBuffer text;
+    rapidjson::Writer<rapidjson::StringBuffer> w(text);
+    w.StartObject();
+    w.Key("itemS3Pointer");
+    w.StartObject();
+    w.Key("bucket");
+    w.String(bucket_.data(), static_cast<rapidjson::SizeType>(bucket_.size()));
+    w.Key("key");
+    const std::string& key = where.object ? *where.object : std::string();
+    w.String(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+    w.Key("itemIndex");
+    w.Uint64(where.index);
+    w.EndObject();
+    w.Key("importArn");
+    w.String(arn_.data(), static_cast<rapidjson::SizeType>(arn_.size()));
+    w.Key("errorMessages");
+    w.StartArray();
+    w.String(message.data(), static_cast<rapidjson::SizeType>(message.size()));
+    w.EndArray();
+    w.EndObject();
+    out_.write(text.GetString(), static_cast<std::streamsize>(text.GetSize()));
+    out_.put('\n');
+  }
+
+  // Flushed and closed (the log is complete once the import's record says it ended). A
+  // log that could not be written is reported in the server's log; the import goes on.
+  void close() {
+    if (!out_.is_open()) return;
+    out_.flush();
+    const bool good = out_.good();
+    out_.close();
+    if (!good) spdlog::warn("the errors log {} could not be written whole", path_);
+  }
+
+ private:
+  std::string path_, arn_, bucket_;
+  std::ofstream out_;  // opened at the first error
+};
+
 struct ImportCounts {
   std::int64_t processed = 0, imported = 0, errors = 0, bytes = 0;
 };
 
 // Writes one item; an item the write path refuses for good is counted as an error.
 void write_one(engine::Engine& engine, const TableDefinition& table, Item item,
-               ImportCounts& counts) {
+               const ItemPointer& where, ImportCounts& counts, ErrorLog& log) {
   try {
     engine.put_item(table, std::move(item));
     ++counts.imported;
   } catch (const ApiError& e) {
     if (e.code() == ApiError::Code::kInternal) throw;
     ++counts.errors;
+    log.add(where, e.what());
   }
 }
 
@@ -189,6 +263,7 @@ void write_one(engine::Engine& engine, const TableDefinition& table, Item item,
 struct PendingItems {
   std::vector<Item> items;
   std::vector<std::string> keys;
+  std::vector<ItemPointer> where;
 
   bool holds(const std::string& key) const {
     return std::find(keys.begin(), keys.end(), key) != keys.end();
@@ -199,7 +274,7 @@ struct PendingItems {
 // one partition per write), then empties it. Nothing of a batch that is refused is
 // written: its items are then written one by one, each refusal counted.
 void write_pending(engine::Engine& engine, const TableDefinition& table, PendingItems& pending,
-                   ImportCounts& counts) {
+                   ImportCounts& counts, ErrorLog& log) {
   if (pending.items.empty()) return;
   bool written = false;
   if (!engine.storage().shared() && pending.items.size() > 1) {
@@ -222,10 +297,13 @@ void write_pending(engine::Engine& engine, const TableDefinition& table, Pending
   if (written) {
     counts.imported += static_cast<std::int64_t>(pending.items.size());
   } else {
-    for (Item& item : pending.items) write_one(engine, table, std::move(item), counts);
+    for (std::size_t i = 0; i < pending.items.size(); ++i) {
+      write_one(engine, table, std::move(pending.items[i]), pending.where[i], counts, log);
+    }
   }
   pending.items.clear();
   pending.keys.clear();
+  pending.where.clear();
   // What the batch's commit woke (a request waiting for a stripe) runs before the next
   // batch, and the storage's flushes keep up with the job.
   std::this_thread::yield();
@@ -236,7 +314,8 @@ void write_pending(engine::Engine& engine, const TableDefinition& table, Pending
 using Progress = std::function<void(std::uint64_t done, std::uint64_t total)>;
 
 void read_sources(engine::Engine& engine, const LocalS3& s3, const ImportRecord& r,
-                  const engine::TablePtr& table, ImportCounts& counts, const Progress& progress) {
+                  const engine::TablePtr& table, ImportCounts& counts, ErrorLog& log,
+                  const Progress& progress) {
   const std::vector<std::string> keys = s3.list(r.bucket, r.key_prefix.value_or(""));
   std::uint64_t total = 0, read = 0;
   for (const std::string& key : keys) total += s3.size(r.bucket, key);
@@ -265,6 +344,7 @@ void read_sources(engine::Engine& engine, const LocalS3& s3, const ImportRecord&
   }
   std::size_t since_check = 0;
   PendingItems pending;
+  ItemPointer at;  // the item being read
   const LineSink sink = [&](LineOutcome outcome) {
     ++counts.processed;
     if (outcome.item) {
@@ -272,20 +352,24 @@ void read_sources(engine::Engine& engine, const LocalS3& s3, const ImportRecord&
         check_imported_item(*table, *outcome.item);
         std::string key = engine.item_key(*table, *outcome.item);
         // Two writes of one item are never in one batch: the second must see the first.
-        if (pending.holds(key)) write_pending(engine, *table, pending, counts);
+        if (pending.holds(key)) write_pending(engine, *table, pending, counts, log);
         pending.items.push_back(std::move(*outcome.item));
         pending.keys.push_back(std::move(key));
+        pending.where.push_back(at);
       } catch (const ApiError& e) {
         if (e.code() == ApiError::Code::kInternal) throw;
         ++counts.errors;
+        log.add(at, e.what());
       }
     } else {
       ++counts.errors;
+      log.add(at, outcome.error);
     }
-    if (pending.items.size() == kImportBatch) write_pending(engine, *table, pending, counts);
+    ++at.index;
+    if (pending.items.size() == kImportBatch) write_pending(engine, *table, pending, counts, log);
     if (++since_check == kImportPage) {
       since_check = 0;
-      write_pending(engine, *table, pending, counts);
+      write_pending(engine, *table, pending, counts, log);
       if (engine.stopping()) throw std::runtime_error("the server is stopping");
       const auto done = static_cast<std::size_t>(counts.processed);
       engine.data_job_fault("import", done - kImportPage, done);
@@ -294,13 +378,15 @@ void read_sources(engine::Engine& engine, const LocalS3& s3, const ImportRecord&
   for (const std::string& key : keys) {
     const std::string bytes = s3.get(r.bucket, key);
     read += bytes.size();
+    at = {&key, 0};
     std::string text;
     try {
       text = decompress(bytes, compression_of(r.compression));
-    } catch (const std::runtime_error&) {
+    } catch (const std::runtime_error& e) {
       // An object that is not of the declared compression: one error.
       ++counts.processed;
       ++counts.errors;
+      log.add(at, e.what());
       continue;
     }
     counts.bytes += static_cast<std::int64_t>(text.size());
@@ -311,7 +397,7 @@ void read_sources(engine::Engine& engine, const LocalS3& s3, const ImportRecord&
     } else {
       read_json_lines(text, sink);
     }
-    write_pending(engine, *table, pending, counts);
+    write_pending(engine, *table, pending, counts, log);
     if (progress) progress(read, total);
   }
 }
@@ -332,9 +418,11 @@ void run_import(engine::Engine& engine, const std::string& root, ImportRecord r,
   }
   ImportCounts counts;
   const LocalS3 s3(root);
+  ErrorLog log(root, r);
   try {
     if (!s3.bucket_exists(r.bucket)) throw_no_such_bucket();
-    read_sources(engine, s3, r, table, counts, progress);
+    read_sources(engine, s3, r, table, counts, log, progress);
+    log.close();
   } catch (const S3Error& e) {
     // The table is not made.
     try {

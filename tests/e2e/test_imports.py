@@ -3,6 +3,7 @@ trip through an export, a hand-written export in AWS's layout, CSV, the compress
 table CREATING while an import runs, and an import cut by kill -9."""
 
 import gzip
+import json
 import os
 import re
 import shutil
@@ -57,6 +58,22 @@ def put_object(server, key, data):
         f.write(data if isinstance(data, bytes) else data.encode())
 
 
+def error_log(server, import_arn):
+    """The events of an import's errors log (log group /aws-dynamodb/imports, stream
+    <import id>/error), kept in the export root; None when the import wrote none."""
+    path = os.path.join(server.s3_root, ".cloudwatch", "aws-dynamodb", "imports",
+                        import_arn.rsplit("/", 1)[1], "error")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+def log_event(import_arn, key, index, message):
+    return {"itemS3Pointer": {"bucket": BUCKET, "key": key, "itemIndex": index},
+            "importArn": import_arn, "errorMessages": [message]}
+
+
 def test_round_trip_through_an_export(dapi, data_server):
     create_table(dapi, "rt_src")
     for i in range(30):
@@ -75,6 +92,7 @@ def test_round_trip_through_an_export(dapi, data_server):
         assert finished["ImportStatus"] == "COMPLETED", finished
         assert finished["ProcessedItemCount"] == finished["ImportedItemCount"] == 30
         assert finished["ErrorCount"] == 0 and finished["ProcessedSizeBytes"] > 0
+        assert error_log(data_server, started["ImportArn"]) is None
         assert dapi.ok("DescribeTable", {"TableName": target})["Table"]["TableStatus"] == "ACTIVE"
         assert table_items(dapi, target) == source
 
@@ -184,6 +202,9 @@ def test_compressions(dapi, data_server):
                                           compression="GZIP")["ImportArn"])
     assert (done["ImportStatus"], done["ErrorCount"], done["ImportedItemCount"]) == (
         "FAILED", 1, 0)
+    [event] = error_log(data_server, done["ImportArn"])
+    assert event["itemS3Pointer"] == {"bucket": BUCKET, "key": "none/a", "itemIndex": 0}
+    assert len(event["errorMessages"]) == 1 and event["errorMessages"][0]
 
 
 def test_bad_lines(dapi, data_server):
@@ -195,6 +216,10 @@ def test_bad_lines(dapi, data_server):
     assert (done["ImportStatus"], done["FailureCode"], done["FailureMessage"]) == (
         "FAILED", "ItemValidationError", ITEM_VALIDATION)
     assert (done["ProcessedItemCount"], done["ImportedItemCount"], done["ErrorCount"]) == (10, 9, 1)
+    # One event per item refused, in the errors log the failure message points to.
+    assert error_log(data_server, done["ImportArn"]) == [log_event(
+        done["ImportArn"], "bad1/a.json", 3,
+        "One or more parameter values were invalid: Missing the key sk in the item")]
     assert len(table_items(dapi, "bad1_t")) == 9
     assert dapi.ok("DescribeTable", {"TableName": "bad1_t"})["Table"]["TableStatus"] == "ACTIVE"
     # An unparseable line abandons the rest of its object.
@@ -203,6 +228,9 @@ def test_bad_lines(dapi, data_server):
     put_object(data_server, "bad2/a.json", "\n".join(broken) + "\n")
     done = wait_import(dapi, import_table(dapi, "bad2_t", prefix="bad2/")["ImportArn"])
     assert (done["ProcessedItemCount"], done["ImportedItemCount"], done["ErrorCount"]) == (6, 5, 1)
+    [event] = error_log(data_server, done["ImportArn"])
+    assert event["itemS3Pointer"] == {"bucket": BUCKET, "key": "bad2/a.json", "itemIndex": 5}
+    assert event["importArn"] == done["ImportArn"] and event["errorMessages"][0]
 
 
 def test_a_missing_bucket_and_an_empty_prefix(dapi):
