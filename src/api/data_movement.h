@@ -75,6 +75,17 @@ void get_job_members(const rapidjson::Value& d, JobRecord* r);
 // the listings leave it out.
 inline constexpr double kRecordSeconds = 90 * 86400.0;
 bool record_expired(const JobRecord& r, double now);
+// The record under `key`, read by `decode` (JSON text → Record, a JobRecord); nullopt when
+// there is none or it expired.
+template <typename Decode>
+auto find_live_record(const engine::Engine& engine, const std::string& key, Decode decode)
+    -> std::optional<decltype(decode(std::string()))> {
+  std::optional<std::string> stored = get_record(engine, key);
+  if (!stored) return std::nullopt;
+  auto r = decode(*stored);
+  if (record_expired(r, engine.clock().now_ms())) return std::nullopt;
+  return r;
+}
 // Deletes the records under `prefix` that expired by `now`, with the ClientToken records
 // under `token_prefix` that name them. Returns how many records went.
 std::size_t expire_records(engine::Engine& engine, const std::string& prefix,

@@ -154,11 +154,7 @@ std::string token_key(std::string_view token) {
 
 // The export's record; nullopt when there is none or it expired.
 std::optional<ExportRecord> find_export(const engine::Engine& engine, std::string_view id) {
-  std::optional<std::string> stored = get_record(engine, record_key(id));
-  if (!stored) return std::nullopt;
-  ExportRecord r = decode(*stored);
-  if (record_expired(r, engine.clock().now_ms())) return std::nullopt;
-  return r;
+  return find_live_record(engine, record_key(id), decode);
 }
 
 void expire_exports(engine::Engine& engine) {

@@ -113,11 +113,7 @@ std::string import_token_key(std::string_view token) {
 
 // The import's record; nullopt when there is none or it expired.
 std::optional<ImportRecord> find_import(const engine::Engine& engine, std::string_view id) {
-  std::optional<std::string> stored = get_record(engine, import_key(id));
-  if (!stored) return std::nullopt;
-  ImportRecord r = decode_import(*stored);
-  if (record_expired(r, engine.clock().now_ms())) return std::nullopt;
-  return r;
+  return find_live_record(engine, import_key(id), decode_import);
 }
 
 void expire_imports(engine::Engine& engine) {
