@@ -9,7 +9,9 @@
 #   scripts/ceph-cluster.sh start-osd DIR ID    start it again
 #
 # Environment: CEPH_OSDS (default 3: pool size 3, min_size 2), CEPH_POOL (default kumo),
-# CEPH_PORT_BASE (default 40300: the monitor; daemons bind BASE+10 .. BASE+99),
+# CEPH_PORT_BASE (the monitor; daemons bind BASE+10 .. BASE+99; by default the first of
+# 10300, 11300, ... 19300 whose ports are all free: below the kernel's ephemeral range, where
+# no outgoing connection or server on port 0 can be holding one),
 # CEPH_OBJECTSTORE (memstore or bluestore, default memstore), CEPH_WAIT_SECS (default 180).
 # Needs Debian's ceph-mon ceph-osd ceph-mgr ceph-common uuid-runtime.
 set -euo pipefail
@@ -45,9 +47,34 @@ down() {
   rm -rf "$dir"
 }
 
+# True when 127.0.0.1:BASE and BASE+10 .. BASE+99 can all be bound.
+ports_free() { # base
+  python3 - "$1" <<'PY'
+import socket, sys
+base = int(sys.argv[1])
+socks = []
+try:
+    for port in [base] + list(range(base + 10, base + 100)):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        socks.append(s)
+        s.bind(("127.0.0.1", port))
+except OSError:
+    sys.exit(1)
+finally:
+    for s in socks:
+        s.close()
+PY
+}
+
 up() {
   local dir=${1:-$(mktemp -d /tmp/kumo-ceph.XXXXXX)}
-  local osds=${CEPH_OSDS:-3} pool=${CEPH_POOL:-kumo} port=${CEPH_PORT_BASE:-40300}
+  local osds=${CEPH_OSDS:-3} pool=${CEPH_POOL:-kumo} port=${CEPH_PORT_BASE:-}
+  if [ -z "$port" ]; then
+    for port in $(seq 10300 1000 19300) ""; do
+      [ -n "$port" ] && ports_free "$port" && break
+    done
+    [ -n "$port" ] || { echo "ceph-cluster: no free port range for the cluster" >&2; exit 1; }
+  fi
   local store=${CEPH_OBJECTSTORE:-memstore} wait=${CEPH_WAIT_SECS:-180}
   for b in ceph ceph-mon ceph-osd ceph-mgr monmaptool uuidgen; do
     command -v "$b" >/dev/null || {
@@ -130,15 +157,23 @@ osd recovery max active = 8
 admin socket = $dir/run/\$name.\$pid.asok
 EOF
   export CEPH_CONF=$conf
-  trap 'rc=$?; if [ $rc -ne 0 ]; then echo "ceph-cluster: start failed, logs in $dir/log" >&2; down "$dir" || true; fi' EXIT
+  starting=$dir
+  trap 'rc=$?; if [ $rc -ne 0 ]; then echo "ceph-cluster: start failed, logs in $starting/log" >&2; down "$starting" || true; fi' EXIT
 
   monmaptool --create --fsid "$fsid" --addv a "[v2:127.0.0.1:$port]" "$dir/monmap" >/dev/null
   ceph-mon -c "$conf" --mkfs -i a --monmap "$dir/monmap" >"$dir/log/mon.a.mkfs" 2>&1
   start_daemon "$dir" mon.a ceph-mon -c "$conf" -f -i a
+  local mon_up=0
   for _ in $(seq 1 60); do
-    ceph -c "$conf" --connect-timeout 5 mon stat >/dev/null 2>&1 && break
+    if ceph -c "$conf" --connect-timeout 5 mon stat >/dev/null 2>&1; then mon_up=1; break; fi
+    ours "$(cat "$dir/pids/mon.a.pid")" "$dir" || break  # it gave up (its port taken)
     sleep 0.5
   done
+  if [ "$mon_up" = 0 ]; then
+    echo "ceph-cluster: the monitor does not answer on 127.0.0.1:$port" >&2
+    tail -3 "$dir/log/mon.a.log" >&2 || true
+    exit 1
+  fi
   mkdir -p "$dir/mgr/mgr.x"
   start_daemon "$dir" mgr.x ceph-mgr -c "$conf" -f -i x
   local n uuid id

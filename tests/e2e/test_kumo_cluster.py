@@ -34,7 +34,7 @@ pytestmark = [
 
 
 def consecutive_free_ports(n):
-    """A first port P such that P .. P+n-1 are all free (below Ceph's 40300 and the
+    """A first port P such that P .. P+n-1 are all free (below the
     ephemeral range)."""
     for _ in range(200):
         base = random.randrange(20000, 32000)
