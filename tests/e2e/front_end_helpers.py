@@ -1,0 +1,132 @@
+"""What the tests of several front ends on one RADOS namespace share: starting them (with
+a fault point or a manual clock), calls through them, and waiting on what they leave in the
+pool."""
+
+import contextlib
+import os
+import threading
+import time
+
+import botocore.exceptions
+import pytest
+
+from kumo_testlib import KumoProcess
+from rados_helpers import rados
+
+@contextlib.contextmanager
+def started(kumo_bin, tmp_path, count=3, fault=None, **kwargs):
+    """`count` front ends on one namespace (the same data directory gives each server the
+    same RADOS namespaces), started, the first with KUMO_RADOS_FAULT=`fault` if given;
+    stopped at the end."""
+    servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=tmp_path / "shared", **kwargs)
+               for _ in range(count)]
+    try:
+        for n, server in enumerate(servers):
+            if n == 0 and fault:
+                start_with_fault(server, fault)
+            else:
+                server.start()
+        yield servers
+    finally:
+        for server in servers:
+            server.stop()
+
+
+@pytest.fixture
+def front_ends(kumo_bin, tmp_path):
+    with started(kumo_bin, tmp_path) as servers:
+        yield servers
+
+
+def create(client, name, **extra):
+    client.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}], **extra)
+
+
+def error_code(call):
+    with pytest.raises(botocore.exceptions.ClientError) as raised:
+        call()
+    return raised.value.response["Error"]["Code"]
+
+
+def all_pages(call, **request):
+    """The items of every page of a Scan or Query (`call`: the client's method)."""
+    items = []
+    while True:
+        page = call(**request)
+        items += page["Items"]
+        if "LastEvaluatedKey" not in page:
+            return items
+        request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def run_all(targets):
+    threads = [threading.Thread(target=t) for t in targets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+def start_with_fault(server, fault):
+    """Starts `server` with KUMO_RADOS_FAULT=`fault` (it inherits the environment)."""
+    os.environ["KUMO_RADOS_FAULT"] = fault
+    try:
+        server.start()
+    finally:
+        del os.environ["KUMO_RADOS_FAULT"]
+
+
+def held_by_a_pause(server, call):
+    """Runs `call(client)` against `server` on a thread of its own until the server stops
+    itself (a `...-pause` fault point, SIGSTOP) in that request; returns the thread and a
+    list that gets what the client saw: "ok" or the exception's type name."""
+    outcome = []
+
+    def run():
+        try:
+            call(server.client())
+            outcome.append("ok")
+        except Exception as e:  # noqa: BLE001 - what the client saw
+            outcome.append(type(e).__name__)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    wait_for(lambda: open(f"/proc/{server.proc.pid}/stat").read().split()[2] == "T", 10,
+             "the front end stopped")
+    return thread, outcome
+
+
+def lease_objects(prefix):
+    return sorted(oid for oid in rados("-N", prefix, "ls").decode().split()
+                  if oid.startswith("kumo.fe."))
+
+
+def wait_for(predicate, seconds, what):
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, f"{what} not within {seconds} s"
+        time.sleep(0.2)
+
+
+def gsi_keys(client, table, g):
+    return sorted(e["pk"]["S"] for e in all_pages(
+        client.query, TableName=table, IndexName="by-g", KeyConditionExpression="g = :g",
+        ExpressionAttributeValues={":g": {"S": g}}))
+
+
+def create_with_gsi(client, name):
+    client.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                              {"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexes=[{
+            "IndexName": "by-g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"}}])
+
+
+def log_of(server):
+    with open(server.log_path) as log:
+        return log.read()

@@ -1,0 +1,331 @@
+"""Leases, takeover and fencing of front ends that share a RADOS namespace (docs/scale-out.md,
+"Several front ends"): what a front end killed mid-write left (its outbox entries, its
+transaction records) is finished by another once its lease lapses; a write waits for the
+index entries of the write of the item before it; a front end paused past its lease writes
+nothing under it; the front end that takes over blocklists the paused one's client, so an op
+held between its lease check and its send is refused by the OSDs; a front end that did not
+acknowledge a catalog change is blocklisted before the change returns, and comes back on a
+new client that reloads the catalog.
+"""
+
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+
+import botocore.exceptions
+import pytest
+
+from front_end_helpers import (  # noqa: F401
+    create,
+    all_pages,
+    create_with_gsi,
+    gsi_keys,
+    held_by_a_pause,
+    lease_objects,
+    log_of,
+    start_with_fault,
+    started,
+    wait_for,
+)
+from kumo_testlib import KumoProcess, on_rados
+from rados_helpers import check_layout, deployment_prefix
+
+pytestmark = pytest.mark.skipif(not on_rados(), reason="several front ends share a RADOS pool")
+
+
+@pytest.mark.parametrize("fault", ["outbox", "transaction"])
+def test_what_a_killed_front_end_left_is_finished_by_the_others(kumo_bin, tmp_path, fault):
+    """A front end killed between a write's partition op and its GSI entry (`outbox`), or
+    between a transaction's record and its items (`transaction`), is not restarted: once
+    its lease (3 s) lapses, another front end takes its lease object, finishes its work and
+    removes the object."""
+    shared = tmp_path / "shared"
+    servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=shared) for _ in range(3)]
+    try:
+        start_with_fault(servers[0], fault)
+        for server in servers[1:]:
+            server.start()
+        prefix = deployment_prefix(servers[0])
+        assert len(lease_objects(prefix)) == 3
+        one = servers[1].client()
+        create_with_gsi(one, "left-work")
+        victim = servers[0].client()
+        with pytest.raises(Exception):
+            if fault == "outbox":
+                victim.put_item(TableName="left-work",
+                                Item={"pk": {"S": "a"}, "g": {"S": "x"}})
+            else:
+                victim.transact_write_items(TransactItems=[
+                    {"Put": {"TableName": "left-work",
+                             "Item": {"pk": {"S": f"t{i}"}, "g": {"S": "x"}}}}
+                    for i in range(6)])
+        servers[0].proc.wait(timeout=10)
+        expected = ["a"] if fault == "outbox" else [f"t{i}" for i in range(6)]
+        # Lease 3 s, and the others look for lapsed leases every 3 s.
+        wait_for(lambda: gsi_keys(one, "left-work", "x") == expected, 15,
+                 "the killed front end's work finished")
+        two = servers[2].client()
+        for key in expected:
+            assert two.get_item(TableName="left-work", Key={"pk": {"S": key}},
+                                ConsistentRead=True)["Item"] == {"pk": {"S": key},
+                                                                 "g": {"S": "x"}}
+        wait_for(lambda: len(lease_objects(prefix)) == 2, 10, "the dead lease removed")
+    finally:
+        for server in servers:
+            server.stop()
+
+
+@pytest.mark.parametrize("fault", ["outbox", "outbox-pause"])
+def test_a_write_waits_for_the_index_entries_of_the_write_before_it(kumo_bin, tmp_path, fault):
+    """A front end writes an item of a table with a GSI and stops between the write's
+    partition op and its GSI entry: killed (`outbox`), or stopped for a moment and resumed
+    (`outbox-pause`). Another front end's write of the same item meanwhile waits until that
+    entry is in place (put by the takeover of the killed front end's work, or by the resumed
+    one), and only then removes it for its own: an entry of the first write put after the
+    second write would stay in the index for a value the item no longer has."""
+    with started(kumo_bin, tmp_path, count=2, fault=fault) as servers:
+        prefix = deployment_prefix(servers[0])
+        other = servers[1].client()
+        create_with_gsi(other, "ordered")
+        first = {"TableName": "ordered", "Item": {"pk": {"S": "a"}, "g": {"S": "old"}}}
+        second = {"TableName": "ordered", "Item": {"pk": {"S": "a"}, "g": {"S": "new"}}}
+        if fault == "outbox":
+            with pytest.raises(Exception):
+                servers[0].client().put_item(**first)
+            servers[0].proc.wait(timeout=10)
+            # Waits (the item is held) until the killed front end's lease lapses and its
+            # outbox entry is applied by the other: InternalServerError meanwhile, which
+            # the SDK retries.
+            wait_for(lambda: put_or_none(other, second), 30, "the second write")
+            wait_for(lambda: len(lease_objects(prefix)) == 1, 10, "the dead lease removed")
+        else:
+            writer, outcome = held_by_a_pause(servers[0], lambda client: client.put_item(**first))
+            done = []
+            thread = threading.Thread(target=lambda: done.append(put_or_none(other, second)))
+            thread.start()
+            # The second write cannot finish while the first front end is stopped.
+            thread.join(timeout=0.5)
+            servers[0].proc.send_signal(signal.SIGCONT)
+            thread.join(timeout=60)
+            writer.join(timeout=60)
+            assert done == [True], done
+        assert gsi_keys(other, "ordered", "old") == []
+        assert gsi_keys(other, "ordered", "new") == ["a"]
+        assert other.get_item(TableName="ordered", Key={"pk": {"S": "a"}},
+                              ConsistentRead=True)["Item"] == second["Item"]
+        check_layout(prefix)
+
+
+def put_or_none(client, request):
+    """True once `client` put the item; None when the request failed (to be tried again)."""
+    try:
+        client.put_item(**request)
+        return True
+    except botocore.exceptions.ClientError:
+        return None
+
+
+def test_a_front_end_paused_past_its_lease_writes_nothing_under_it(kumo_bin, tmp_path):
+    """A front end stops itself (SIGSTOP) between a write's partition op and its GSI entry.
+    Once its lease lapses the others finish that write, and a newer write of the same
+    item moves its GSI entry; resumed (SIGCONT), the paused front end does not apply its
+    old GSI op (which would bring the old entry back): it finds its lease lapsed, fails
+    that request, and goes on under a new lease, serving as before."""
+    shared = tmp_path / "shared"
+    servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=shared) for _ in range(2)]
+    try:
+        start_with_fault(servers[0], "outbox-pause")
+        servers[1].start()
+        prefix = deployment_prefix(servers[0])
+        other = servers[1].client()
+        create_with_gsi(other, "paused")
+        writer, outcome = held_by_a_pause(servers[0], lambda client: client.put_item(
+            TableName="paused", Item={"pk": {"S": "a"}, "g": {"S": "old"}}))
+        wait_for(lambda: gsi_keys(other, "paused", "old") == ["a"], 15,
+                 "the paused front end's write finished by the other")
+        wait_for(lambda: len(lease_objects(prefix)) == 1, 10, "the lapsed lease taken over")
+        other.put_item(TableName="paused", Item={"pk": {"S": "a"}, "g": {"S": "new"}})
+        assert gsi_keys(other, "paused", "new") == ["a"]
+        servers[0].proc.send_signal(signal.SIGCONT)
+        writer.join(timeout=30)
+        assert outcome and outcome[0] != "ok", outcome
+        # Its old GSI op was not applied: the entry is the newer write's.
+        assert gsi_keys(other, "paused", "old") == []
+        assert gsi_keys(other, "paused", "new") == ["a"]
+        # It goes on under a new lease and serves writes again.
+        resumed = servers[0].client()
+        wait_for(lambda: len(lease_objects(prefix)) == 2, 10, "the new lease")
+        wait_for(lambda: put_or_none(resumed, {
+            "TableName": "paused", "Item": {"pk": {"S": "b"}, "g": {"S": "new"}}}), 20,
+            "a write through the resumed front end")
+        assert gsi_keys(other, "paused", "new") == ["a", "b"]
+        with open(servers[0].log_path) as log:
+            assert "lapsed; this process goes on as" in log.read()
+    finally:
+        for server in servers:
+            server.stop()
+
+
+CLIENT_ADDRESS = re.compile(r"(?:this front end is|goes on as) [0-9a-f]{16}, client (\S+)")
+
+
+def client_address(server):
+    """The address of the RADOS client a front end writes through now (from its log)."""
+    found = CLIENT_ADDRESS.findall(log_of(server))
+    assert found, "no client address logged"
+    return found[-1]
+
+
+def blocklisted():
+    """The client addresses the cluster's OSDs refuse (`ceph osd blocklist ls`)."""
+    out = subprocess.run(["ceph", "-c", os.environ["KUMO_CEPH_CONF"], "osd", "blocklist", "ls"],
+                         capture_output=True, timeout=60, check=True).stdout.decode()
+    return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+
+def outcome_of(server, call):
+    """Like held_by_a_pause, but the list gets "ok" or the error's code and HTTP status."""
+    outcome = []
+
+    def record(client):
+        try:
+            call(client)
+            outcome.append("ok")
+        except botocore.exceptions.ClientError as e:
+            outcome.append((e.response["Error"]["Code"],
+                            e.response["ResponseMetadata"]["HTTPStatusCode"]))
+
+    thread, _ = held_by_a_pause(server, record)
+    return thread, outcome
+
+
+def retried(call, what, seconds=30):
+    """Calls `call()` until it succeeds, for up to `seconds`; every failure before must be
+    a retryable InternalServerError (HTTP 500). Returns the result and the failures."""
+    failures = []
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return call(), failures
+        except botocore.exceptions.ClientError as e:
+            code = e.response["Error"]["Code"]
+            status = e.response["ResponseMetadata"]["HTTPStatusCode"]
+            assert (code, status) == ("InternalServerError", 500), (what, code, status)
+            failures.append(code)
+        assert time.monotonic() < deadline, f"{what} not within {seconds} s"
+        time.sleep(0.2)
+
+
+def index_matches_table(client, table):
+    """Every item of `table` with a `g` is in its GSI by-g, and nothing else is."""
+    items = sorted((i["pk"]["S"], i["g"]["S"]) for i in all_pages(client.scan, TableName=table)
+                   if "g" in i)
+    entries = sorted((i["pk"]["S"], i["g"]["S"])
+                     for i in all_pages(client.scan, TableName=table, IndexName="by-g"))
+    assert entries == items
+    return items
+
+
+def test_a_front_end_paused_between_its_lease_check_and_its_ops_is_blocklisted(kumo_bin,
+                                                                              tmp_path):
+    """A front end stops itself (SIGSTOP) right after the lease check before a write's GSI
+    op, the op not yet sent. Past its lease another front end takes its work over: it
+    blocklists the paused front end's client first (`ceph osd blocklist ls` lists it), then
+    puts the GSI entry, and a newer write of the item moves it. Resumed (SIGCONT), the
+    paused front end sends its old GSI op, which the OSDs refuse: the request fails with
+    InternalServerError and the index keeps the newer write's entry. The front end goes on
+    under a new instance and client and serves again."""
+    with started(kumo_bin, tmp_path, count=2, fault="maintenance-pause") as servers:
+        prefix = deployment_prefix(servers[0])
+        other = servers[1].client()
+        create_with_gsi(other, "fenced")
+        address = client_address(servers[0])
+        assert address not in blocklisted()
+        writer, outcome = outcome_of(servers[0], lambda client: client.put_item(
+            TableName="fenced", Item={"pk": {"S": "a"}, "g": {"S": "old"}}))
+        wait_for(lambda: gsi_keys(other, "fenced", "old") == ["a"], 15,
+                 "the paused front end's write finished by the other")
+        wait_for(lambda: len(lease_objects(prefix)) == 1, 10, "the lapsed lease taken over")
+        assert address in blocklisted()
+        assert f"(client {address}) is blocklisted" in log_of(servers[1])
+        other.put_item(TableName="fenced", Item={"pk": {"S": "a"}, "g": {"S": "new"}})
+        assert gsi_keys(other, "fenced", "new") == ["a"]
+        servers[0].proc.send_signal(signal.SIGCONT)
+        writer.join(timeout=30)
+        assert outcome == [("InternalServerError", 500)], outcome
+        # The old GSI op was refused: the entry is the newer write's.
+        assert gsi_keys(other, "fenced", "old") == []
+        assert gsi_keys(other, "fenced", "new") == ["a"]
+        assert index_matches_table(other, "fenced") == [("a", "new")]
+        # It goes on under a new instance and client, and serves again.
+        resumed = servers[0].client()
+        retried(lambda: resumed.put_item(
+            TableName="fenced", Item={"pk": {"S": "b"}, "g": {"S": "new"}}),
+            "a write through the resumed front end")
+        assert "lapsed; this process goes on as" in log_of(servers[0])
+        fresh = client_address(servers[0])
+        assert fresh != address and fresh not in blocklisted()
+        resumed.put_item(TableName="fenced", Item={"pk": {"S": "c"}, "g": {"S": "other"}})
+        for client in (resumed, other):
+            assert index_matches_table(client, "fenced") == [
+                ("a", "new"), ("b", "new"), ("c", "other")]
+            assert client.get_item(TableName="fenced", Key={"pk": {"S": "a"}},
+                                   ConsistentRead=True)["Item"]["g"] == {"S": "new"}
+        wait_for(lambda: len(lease_objects(prefix)) == 2, 10, "the new lease")
+        check_layout(prefix)
+
+
+def test_a_front_end_paused_during_a_catalog_change_is_fenced(kumo_bin, tmp_path):
+    """A front end is stopped (SIGSTOP, well within its 30 s lease) while a GSI is added
+    through another. It cannot acknowledge the change, so the other blocklists its client
+    before UpdateTable returns (before the backfill starts). Resumed (SIGCONT), the front
+    end's writes first fail with InternalServerError (its client refused), then it goes on
+    under a new client with the catalog loaded again: its writes make GSI entries, and
+    the index holds exactly the table's items."""
+    with started(kumo_bin, tmp_path, count=2,
+                 extra_args=["--rados-lease-seconds", "30"]) as servers:
+        prefix = deployment_prefix(servers[0])
+        paused, other = servers[0].client(), servers[1].client()
+        create(other, "late")
+        for i in range(20):
+            paused.put_item(TableName="late", Item={"pk": {"S": f"k{i}"}, "g": {"S": f"g{i % 3}"}})
+        address = client_address(servers[0])
+        servers[0].proc.send_signal(signal.SIGSTOP)
+        try:
+            other.update_table(
+                TableName="late",
+                AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
+                GlobalSecondaryIndexUpdates=[{"Create": {
+                    "IndexName": "by-g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "ALL"}}}])
+            # Fenced before the change returned.
+            assert address in blocklisted()
+            assert "did not acknowledge a catalog change" in log_of(servers[1])
+        finally:
+            servers[0].proc.send_signal(signal.SIGCONT)
+
+        def active():
+            described = other.describe_table(TableName="late")["Table"]
+            return described["GlobalSecondaryIndexes"][0]["IndexStatus"] == "ACTIVE"
+
+        wait_for(active, 60, "the index backfilled")
+        # Its first writes are refused (retryable), then it writes with the new index.
+        retried(lambda: paused.put_item(
+            TableName="late", Item={"pk": {"S": "k0"}, "g": {"S": "moved"}}),
+            "a write through the resumed front end")
+        assert "this process goes on as" in log_of(servers[0])
+        for i in range(20, 30):
+            paused.put_item(TableName="late", Item={"pk": {"S": f"k{i}"}, "g": {"S": "new"}})
+        paused.delete_item(TableName="late", Key={"pk": {"S": "k1"}})
+        assert client_address(servers[0]) != address
+        expected = sorted([("k0", "moved")] + [(f"k{i}", f"g{i % 3}") for i in range(2, 20)] +
+                          [(f"k{i}", "new") for i in range(20, 30)])
+        for client in (paused, other):
+            assert index_matches_table(client, "late") == expected
+            assert gsi_keys(client, "late", "new") == sorted(f"k{i}" for i in range(20, 30))
+        index = paused.describe_table(TableName="late")["Table"]["GlobalSecondaryIndexes"][0]
+        assert index["IndexName"] == "by-g"
+        check_layout(prefix)
