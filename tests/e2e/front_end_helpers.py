@@ -130,3 +130,20 @@ def create_with_gsi(client, name):
 def log_of(server):
     with open(server.log_path) as log:
         return log.read()
+
+
+def retried(call, what, seconds=30):
+    """Calls `call()` until it succeeds, for up to `seconds`; every failure before must be
+    a retryable InternalServerError (HTTP 500). Returns the result and the failures."""
+    failures = []
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return call(), failures
+        except botocore.exceptions.ClientError as e:
+            code = e.response["Error"]["Code"]
+            status = e.response["ResponseMetadata"]["HTTPStatusCode"]
+            assert (code, status) == ("InternalServerError", 500), (what, code, status)
+            failures.append(code)
+        assert time.monotonic() < deadline, f"{what} not within {seconds} s"
+        time.sleep(0.2)

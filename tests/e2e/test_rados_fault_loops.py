@@ -50,7 +50,7 @@ from kumo_testlib import KumoProcess, on_rados
 from rados_helpers import check_layout, deployment_prefix
 from test_crash_loops import report
 from test_rados_faults import CLUSTER, ceph, osd_up, wait_until
-from test_rados_front_ends import start_with_fault
+from front_end_helpers import start_with_fault
 
 pytestmark = pytest.mark.skipif(not on_rados(), reason="several front ends share a RADOS pool")
 

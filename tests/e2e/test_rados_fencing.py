@@ -26,6 +26,7 @@ from front_end_helpers import (  # noqa: F401
     held_by_a_pause,
     lease_objects,
     log_of,
+    retried,
     start_with_fault,
     started,
     wait_for,
@@ -200,23 +201,6 @@ def outcome_of(server, call):
 
     thread, _ = held_by_a_pause(server, record)
     return thread, outcome
-
-
-def retried(call, what, seconds=30):
-    """Calls `call()` until it succeeds, for up to `seconds`; every failure before must be
-    a retryable InternalServerError (HTTP 500). Returns the result and the failures."""
-    failures = []
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            return call(), failures
-        except botocore.exceptions.ClientError as e:
-            code = e.response["Error"]["Code"]
-            status = e.response["ResponseMetadata"]["HTTPStatusCode"]
-            assert (code, status) == ("InternalServerError", 500), (what, code, status)
-            failures.append(code)
-        assert time.monotonic() < deadline, f"{what} not within {seconds} s"
-        time.sleep(0.2)
 
 
 def index_matches_table(client, table):

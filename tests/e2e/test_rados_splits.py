@@ -20,7 +20,7 @@ import pytest
 
 from kumo_testlib import KumoProcess, N, S, create_table_args, on_rados, scan_all
 from rados_helpers import check_layout, deployment_prefix, omap, rados
-from test_rados_front_ends import lease_objects, wait_for
+from front_end_helpers import lease_objects, wait_for
 from stream_helpers import check_interleaving, read_all_shards, seq, streams_api_for
 
 pytestmark = pytest.mark.skipif(not (on_rados() and os.environ.get("KUMO_CEPH_CONF")),

@@ -25,7 +25,7 @@ import pytest
 
 from kumo_testlib import KumoProcess, on_rados
 from rados_helpers import deployment_prefix, omap, rados
-from test_rados_front_ends import create, held_by_a_pause, retried, run_all, started, wait_for
+from front_end_helpers import create, held_by_a_pause, retried, run_all, started, wait_for
 
 pytestmark = pytest.mark.skipif(not on_rados(), reason="several front ends share a RADOS pool")
 
