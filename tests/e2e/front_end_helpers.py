@@ -127,6 +127,16 @@ def create_with_gsi(client, name):
             "Projection": {"ProjectionType": "ALL"}}])
 
 
+def add_gsi(client, name):
+    """Adds the GSI by-g (hash key g, all attributes) to table `name`: UpdateTable's answer."""
+    return client.update_table(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
+        GlobalSecondaryIndexUpdates=[{"Create": {
+            "IndexName": "by-g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": "ALL"}}}])
+
+
 def log_of(server):
     with open(server.log_path) as log:
         return log.read()

@@ -19,6 +19,7 @@ import botocore.exceptions
 import pytest
 
 from front_end_helpers import (  # noqa: F401
+    add_gsi,
     create,
     all_pages,
     create_with_gsi,
@@ -279,12 +280,7 @@ def test_a_front_end_paused_during_a_catalog_change_is_fenced(kumo_bin, tmp_path
         address = client_address(servers[0])
         servers[0].proc.send_signal(signal.SIGSTOP)
         try:
-            other.update_table(
-                TableName="late",
-                AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
-                GlobalSecondaryIndexUpdates=[{"Create": {
-                    "IndexName": "by-g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
-                    "Projection": {"ProjectionType": "ALL"}}}])
+            add_gsi(other, "late")
             # Fenced before the change returned.
             assert address in blocklisted()
             assert "did not acknowledge a catalog change" in log_of(servers[1])

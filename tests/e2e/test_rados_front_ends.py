@@ -35,6 +35,7 @@ import pytest
 from kumo_testlib import KumoProcess, on_rados
 from rados_helpers import check_layout, deployment_prefix, omap, rados
 from front_end_helpers import (  # noqa: F401
+    add_gsi,
     all_pages,
     create,
     create_with_gsi,
@@ -62,12 +63,7 @@ def test_a_table_created_through_one_front_end_is_served_by_the_others(front_end
         assert client.list_tables()["TableNames"] == ["shared-table"]
         assert client.describe_table(TableName="shared-table")["Table"]["TableStatus"] == "ACTIVE"
 
-    three.update_table(
-        TableName="shared-table",
-        AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
-        GlobalSecondaryIndexUpdates=[{"Create": {
-            "IndexName": "by-g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
-            "Projection": {"ProjectionType": "ALL"}}}])
+    add_gsi(three, "shared-table")
     described = one.describe_table(TableName="shared-table")["Table"]
     assert [g["IndexName"] for g in described["GlobalSecondaryIndexes"]] == ["by-g"]
 
@@ -322,12 +318,7 @@ def test_a_backfill_whose_front_end_died_is_finished_by_another(kumo_bin, tmp_pa
         for at in range(0, len(keys), 25):
             two.batch_write_item(RequestItems={"backfilled": [
                 {"PutRequest": {"Item": items[k]}} for k in keys[at:at + 25]]})
-        one.update_table(
-            TableName="backfilled",
-            AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
-            GlobalSecondaryIndexUpdates=[{"Create": {
-                "IndexName": "by-g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
-                "Projection": {"ProjectionType": "ALL"}}}])
+        add_gsi(one, "backfilled")
         servers[0].kill()
         index = two.describe_table(TableName="backfilled")["Table"]["GlobalSecondaryIndexes"][0]
         assert index["IndexStatus"] == "CREATING"
