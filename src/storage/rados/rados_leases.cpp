@@ -151,6 +151,9 @@ void RadosStorage::start_leases() {
           return;
         }
       }
+      // (Not before the recovery at open has run: it finishes what lapsed front ends left
+      // before this one serves, and their locks must be its own to take.)
+      if (!opened_.load(std::memory_order_acquire)) continue;
       try {
         take_over();
       } catch (...) {

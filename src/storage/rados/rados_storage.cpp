@@ -116,6 +116,7 @@ RadosStorage::RadosStorage(const std::string& pool, const std::string& conf,
     stop_watch();
     throw;
   }
+  opened_.store(true, std::memory_order_release);
 }
 
 std::unique_ptr<RadosStorage::Connection> RadosStorage::connect() {

@@ -635,6 +635,12 @@ class RadosStorage : public Storage {
   std::mutex lease_mutex_;
   std::condition_variable lease_wake_;
   bool lease_stopping_ = false;  // (lease_mutex_)
+  // Set once the recovery at open has run: until then the takeover thread leaves the
+  // leases of other front ends alone. (Both would otherwise race for the lock of a front
+  // end that just lapsed: the thread taking it first makes the other's lock call answer
+  // that this process holds it already, and the open would serve before the work that
+  // front end left is finished.)
+  std::atomic<bool> opened_{false};
   // An op answered that a client is blocklisted: the lease is renewed at once (and fails
   // if this front end's client is the one).
   std::atomic<bool> renew_now_{false};
