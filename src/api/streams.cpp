@@ -380,7 +380,7 @@ std::string get_shard_iterator(const Context& ctx, const JsonObject& request) {
         fmt::format("A SequenceNumber is not allowed for ShardIteratorType {}", *type));
   }
   if (*type == "TRIM_HORIZON") {
-    position = std::max(shard->start, stream.trimmed_before);
+    position = stream.trim_horizon(*shard);
   } else if (*type == "LATEST") {
     // Just after the last record written: one still being written below it is read too.
     position = shard->end ? *shard->end + 1 : ctx.engine.streams().horizon(stream, *shard) + 1;
@@ -395,7 +395,7 @@ std::string get_shard_iterator(const Context& ctx, const JsonObject& request) {
       throw ApiError::validation(
           fmt::format("Invalid SequenceNumber {} for ShardId {}", *sequence, *shard_id));
     }
-    if (*number < stream.trimmed_before) throw ApiError::trimmed_data_access();
+    if (*number < stream.trim_horizon(*shard)) throw ApiError::trimmed_data_access();
     position = *type == "AT_SEQUENCE_NUMBER" ? *number : *number + 1;
   }
   JsonOut out;
@@ -422,7 +422,7 @@ std::string get_records(const Context& ctx, const JsonObject& request) {
   const engine::StreamInfo stream = find_stream(ctx, iterator->arn);
   const engine::StreamShard* shard = stream.find_shard(iterator->shard_id);
   if (!shard) throw ApiError::validation("Invalid ShardIterator");
-  if (iterator->position < stream.trimmed_before) throw ApiError::trimmed_data_access();
+  if (iterator->position < stream.trim_horizon(*shard)) throw ApiError::trimmed_data_access();
   engine::StreamPage page =
       ctx.engine.streams().read(stream, *shard, iterator->position,
                                 static_cast<std::size_t>(limit.value_or(1000)), kRecordsPageBytes);

@@ -145,6 +145,7 @@ AttributeValue shards_value(const std::vector<StreamShard>& shards) {
     m["start"] = unum(shard.start);
     if (shard.end) m["end"] = unum(*shard.end);
     m["created_ms"] = unum(static_cast<std::uint64_t>(epoch_milliseconds(shard.created)));
+    if (shard.trimmed_before != 0) m["trimmed_before"] = unum(shard.trimmed_before);
     list.push_back(AttributeValue::map(std::move(m)));
   }
   return AttributeValue::list(std::move(list));
@@ -164,6 +165,7 @@ std::vector<StreamShard> shards_from(const AttributeValue& value) {
     shard.start = get_u64(m, "start");
     if (m.count("end")) shard.end = get_u64(m, "end");
     shard.created = static_cast<double>(get_u64(m, "created_ms")) / 1000;
+    shard.trimmed_before = get_u64(m, "trimmed_before");
     out.push_back(shard);
   }
   return out;
@@ -656,20 +658,19 @@ StreamPage ChangeStreams::read(const StreamInfo& stream, const StreamShard& shar
   return page;
 }
 
-void ChangeStreams::trim(double now, double retention) {
-  const auto cutoff_ms = static_cast<std::int64_t>((now - retention) * 1000);
-  MutexLock lock(mutex_);
+std::map<std::uint32_t, std::uint64_t> ChangeStreams::trim_in_order(
+    const std::set<std::uint32_t>& tables, std::int64_t cutoff_ms) {
   std::map<std::uint32_t, std::uint64_t> trimmed_through;  // table id → last sequence deleted
   // Every record of a table below the trim horizon of its oldest stream is deleted: a pass
   // starts there, so it never steps over the deletions of the passes before it.
   std::map<std::uint32_t, std::uint64_t> first_kept;  // table id → lowest trimmed_before
   for (const auto& [key, stream] : streams_) {
+    if (!tables.count(stream.table_id)) continue;
     auto [it, inserted] = first_kept.emplace(stream.table_id, stream.trimmed_before);
     if (!inserted) it->second = std::min(it->second, stream.trimmed_before);
   }
   // The records to trim are a run of sequence numbers from the start of the table's record
-  // space: erased as ranges of up to 1,000 records (on RADOS, from every object that keeps
-  // the table's records: no record needs to be found where it lies).
+  // space: erased as ranges of up to 1,000 records.
   for (const auto& [table_id, from] : first_kept) {
     const std::string upper =
         codec::prefix_end(codec::space_prefix(table_id, codec::Space::kStream));
@@ -692,6 +693,67 @@ void ChangeStreams::trim(double now, double retention) {
       lower = end;
     }
   }
+  return trimmed_through;
+}
+
+std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint64_t> ChangeStreams::trim_by_partition(
+    const std::set<std::uint32_t>& tables, std::int64_t cutoff_ms) {
+  // A partition's records are numbered in the order they were made; another partition's
+  // numbers say nothing of their age. Each stream object (named by the first token of the
+  // partition that wrote it, as are the shards that read it) is trimmed from the lowest
+  // horizon of those shards, so a pass never steps over the deletions of the passes before.
+  using Object = std::pair<std::uint32_t, std::uint64_t>;  // table id, first token
+  std::map<Object, std::uint64_t> first_kept;
+  for (const auto& [key, stream] : streams_) {
+    if (!tables.count(stream.table_id) || !stream.numbered_by_storage) continue;
+    for (const StreamShard& shard : stream.shards) {
+      const std::uint64_t horizon = stream.trim_horizon(shard);
+      auto [it, inserted] = first_kept.emplace(Object{stream.table_id, shard.first_token}, horizon);
+      if (!inserted) it->second = std::min(it->second, horizon);
+    }
+  }
+  std::map<Object, std::uint64_t> trimmed_through;
+  for (const auto& [object, from] : first_kept) {
+    const std::uint32_t table_id = object.first;
+    const std::uint64_t first_token = object.second;
+    const std::string upper =
+        codec::prefix_end(codec::space_prefix(table_id, codec::Space::kStream));
+    std::string lower = record_key(table_id, from);
+    for (;;) {
+      std::optional<std::uint64_t> last;
+      {
+        auto it = storage_.stream_records(table_id, first_token, lower, upper);
+        std::size_t count = 0;
+        for (it->seek_to_first(); it->valid() && count < 1000; it->next(), ++count) {
+          StreamRecord r;
+          if (decode_record(it->value(), &r) && r.created_ms >= cutoff_ms) break;
+          last = key_sequence(it->key());
+        }
+      }
+      if (!last) break;
+      const std::string end = record_key(table_id, *last + 1);
+      storage_.erase_stream_records(table_id, first_token, lower, end);
+      trimmed_through[object] = *last;
+      lower = end;
+    }
+  }
+  return trimmed_through;
+}
+
+void ChangeStreams::trim(double now, double retention) {
+  const auto cutoff_ms = static_cast<std::int64_t>((now - retention) * 1000);
+  MutexLock lock(mutex_);
+  // A table with a stream numbered by partition is trimmed by partition (its streams from
+  // before, numbered by a front end, then keep their horizon); the others in number order.
+  std::set<std::uint32_t> by_partition, in_order;
+  for (const auto& [key, stream] : streams_) {
+    (storage_.shared() && stream.numbered_by_storage ? by_partition : in_order)
+        .insert(stream.table_id);
+  }
+  for (std::uint32_t table_id : by_partition) in_order.erase(table_id);
+  const std::map<std::uint32_t, std::uint64_t> trimmed_through = trim_in_order(in_order, cutoff_ms);
+  const std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint64_t> partition_through =
+      trim_by_partition(by_partition, cutoff_ms);
   std::vector<std::string> expired;
   for (const auto& [key, stream] : streams_) {
     if (!stream.open() && stream.closed_at < now - retention) expired.push_back(key);
@@ -714,6 +776,21 @@ void ChangeStreams::trim(double now, double retention) {
   for (const auto& [key, stream] : streams_) keys.push_back(key);
   for (const std::string& key : keys) {
     change(key, [&](StreamInfo& stream) {
+      if (by_partition.count(stream.table_id)) {
+        if (!stream.numbered_by_storage) return false;
+        // Each shard up to what was deleted of its partition's records, or past its end.
+        bool changed = false;
+        for (StreamShard& shard : stream.shards) {
+          auto through = partition_through.find({stream.table_id, shard.first_token});
+          if (through == partition_through.end()) continue;
+          std::uint64_t horizon = through->second + 1;
+          if (shard.end) horizon = std::min(horizon, *shard.end + 1);
+          if (horizon <= stream.trim_horizon(shard)) continue;
+          shard.trimmed_before = horizon;
+          changed = true;
+        }
+        return changed;
+      }
       auto through = trimmed_through.find(stream.table_id);
       if (through == trimmed_through.end() || through->second < stream.trimmed_before) {
         return false;

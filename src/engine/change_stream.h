@@ -33,6 +33,7 @@
 // open at the same time share the sequence numbers between them, each with its own).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -40,6 +41,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/attribute_value.h"
@@ -78,6 +80,11 @@ struct StreamShard {
   std::uint64_t start = 0;
   std::optional<std::uint64_t> end;
   double created = 0;  // epoch seconds
+  // Records of the shard below this number were trimmed (0: none yet). Kept per shard on
+  // shared storage, where each partition numbers its records and is trimmed on its own:
+  // a quiet partition's numbers stay low, and its recent records must not hold back the
+  // trim of a busy one's older ones.
+  std::uint64_t trimmed_before = 0;
 
   bool open() const { return !end.has_value(); }
   bool holds(std::uint64_t token) const {
@@ -108,6 +115,11 @@ struct StreamInfo {
   std::string shard_id(const StreamShard& shard) const;
   // The shard whose id is `id`, or null.
   const StreamShard* find_shard(std::string_view id) const;
+  // The first number of `shard` that may not have been trimmed: a TRIM_HORIZON iterator
+  // starts there, and a sequence number below it is TrimmedDataAccessException.
+  std::uint64_t trim_horizon(const StreamShard& shard) const {
+    return std::max({shard.start, shard.trimmed_before, trimmed_before});
+  }
 };
 
 // What a reader gets from one position of a stream's shard.
@@ -203,6 +215,8 @@ class ChangeStreams {
   StreamPage read(const StreamInfo& stream, const StreamShard& shard, std::uint64_t from,
                   std::size_t limit, std::size_t max_bytes) const;
   // Deletes records older than `retention` seconds and forgets streams closed longer ago.
+  // On shared storage each partition's records (each stream object's) are deleted up to its
+  // own first record within retention, and the shards reading them get their own horizon.
   void trim(double now, double retention);
   // Loads the streams again from the storage: another process sharing it changed them
   // (Storage::notify_catalog). Waits for this process's writes in progress.
@@ -227,6 +241,17 @@ class ChangeStreams {
   bool split_shard(StreamInfo& stream, std::uint64_t token, double now,
                    std::optional<std::uint64_t> last) KUMO_REQUIRES(mutex_);
   std::uint64_t horizon_locked() const KUMO_REQUIRES(mutex_);
+  // The trim of the tables whose records are numbered in one sequence (local back ends):
+  // a run of numbers from the start of each table's record space. Returns, by table, the
+  // last number deleted.
+  std::map<std::uint32_t, std::uint64_t> trim_in_order(const std::set<std::uint32_t>& tables,
+                                                       std::int64_t cutoff_ms)
+      KUMO_REQUIRES(mutex_);
+  // The trim of the tables whose records are numbered by partition (shared storage): each
+  // stream object on its own. Returns, by (table, first token of the partition), the last
+  // number deleted there.
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint64_t> trim_by_partition(
+      const std::set<std::uint32_t>& tables, std::int64_t cutoff_ms) KUMO_REQUIRES(mutex_);
   static std::string meta_key(const StreamInfo& stream);
 
   storage::Storage& storage_;

@@ -63,4 +63,11 @@ std::unique_ptr<Iterator> Storage::stream_records(std::uint32_t table, std::uint
   return iterator(std::move(lower), std::move(upper));
 }
 
+void Storage::erase_stream_records(std::uint32_t table, std::uint64_t first_token,
+                                   const std::string& lower, const std::string& upper) {
+  (void)table;
+  (void)first_token;
+  erase_range(lower, upper);
+}
+
 }  // namespace kumo::storage

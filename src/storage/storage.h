@@ -295,6 +295,11 @@ class Storage {
   // starts at `first_token` (they stay where they were written: a split moves none).
   virtual std::unique_ptr<Iterator> stream_records(std::uint32_t table, std::uint64_t first_token,
                                                    std::string lower, std::string upper);
+  // Erases the records of [lower, upper) written by the partition that starts at
+  // `first_token` (those stream_records() walks), and no other partition's: each
+  // partition's records are trimmed up to its own first record still within retention.
+  virtual void erase_stream_records(std::uint32_t table, std::uint64_t first_token,
+                                    const std::string& lower, const std::string& upper);
 
   // Several processes (front ends) may share one back end (RADOS). Each keeps the catalog
   // (the keys outside the tables' spaces) in memory, so a change is announced:

@@ -5,7 +5,9 @@ partition when it is written (docs/scale-out.md, "Stream records"): a table's re
 with its partitions, not in one object. A read merges the stream objects in sequence order.
 DeleteTable removes the partitions but keeps the stream objects and the partition map,
 marked dropped, while records are left; the 24-hour trim then erases the records and the
-last one takes the objects and the map with it. A stream laid out in one object `stream`
+last one takes the objects and the map with it. Each partition numbers its own records, so
+the trim goes through each stream object on its own, and each shard has its own trim
+horizon. A stream laid out in one object `stream`
 moves to the stream objects at the next start.
 """
 
@@ -14,9 +16,18 @@ import re
 
 import pytest
 
-from kumo_testlib import KumoServer, S, on_rados, wait_until
+from kumo_testlib import KumoServer, N, S, assert_error, on_rados, wait_until
 from rados_helpers import check_layout, deployment_prefix, omap, rados
-from stream_helpers import check_interleaving, create_stream_table, read_all_shards, streams_api_for
+from stream_helpers import (
+    TRIMMED,
+    TRIMMED_MESSAGE,
+    check_interleaving,
+    create_stream_table,
+    read_all_shards,
+    read_stream,
+    seq,
+    streams_api_for,
+)
 
 pytestmark = pytest.mark.skipif(not (on_rados() and os.environ.get("KUMO_CEPH_CONF")),
                                 reason="needs $KUMO_RADOS_POOL on the cluster of "
@@ -129,3 +140,84 @@ def test_a_stream_kept_in_one_object_moves_to_the_stream_objects(srv, tmp_path):
     check_layout(prefix)
     assert keys_by_shard(streams, arn) == before
     check_keys(streams, arn, [f"k{i:03}" for i in range(120)])
+
+
+def trimmed_reads(streams, arn, shard_id):
+    """The shard's records from TRIM_HORIZON, or None when a pass trimmed the record the
+    fresh iterator pointed at before GetRecords used it (TrimmedDataAccessException, as
+    DynamoDB answers)."""
+    try:
+        return read_stream(streams, arn, shard_id=shard_id)
+    except AssertionError as error:
+        if TRIMMED not in str(error):
+            raise
+        return None
+
+
+def check_trimmed(streams, arn, shard_id, number):
+    for kind in ("AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER"):
+        resp = streams("GetShardIterator", {"StreamArn": arn, "ShardId": shard_id,
+                                            "ShardIteratorType": kind, "SequenceNumber": number})
+        assert_error(resp, 400, TRIMMED, TRIMMED_MESSAGE)
+
+
+def test_a_quiet_partition_does_not_hold_back_the_trim_of_a_busy_one(srv):
+    """Each partition numbers its own records, so a quiet one's numbers stay low. DynamoDB
+    keeps a stream's records 24 hours: a busy partition's older records go after that,
+    although a quiet one has a recent record of a lower number; each shard's TRIM_HORIZON
+    and trimmed sequence numbers follow its own partition's trim."""
+    api, admin, streams = srv.api(), srv.admin, streams_api_for(srv)
+    prefix = deployment_prefix(srv)
+    table, arn = create_stream_table(api, srv.client(), "KEYS_ONLY")
+    for i in range(16):
+        api.ok("PutItem", {"TableName": table, "Item": {"pk": S(f"k{i:02}")}})
+    shards, by_shard = read_all_shards(streams, arn)
+    assert len(shards) == 4  # a new table's partitions
+    busy, quiet = [s["ShardId"] for s in shards if by_shard[s["ShardId"]]][:2]
+    busy_key = by_shard[busy][0]["dynamodb"]["Keys"]["pk"]["S"]
+    quiet_key = by_shard[quiet][0]["dynamodb"]["Keys"]["pk"]["S"]
+    for v in range(60):
+        api.ok("PutItem", {"TableName": table, "Item": {"pk": S(busy_key), "v": N(v)}})
+    old_busy = read_stream(streams, arn, shard_id=busy)
+    assert len(old_busy) == len(by_shard[busy]) + 60
+    old_quiet = by_shard[quiet]
+
+    # Half a day later the quiet partition gets one record, numbered below most of the
+    # busy partition's.
+    admin.advance(DAY / 2)
+    api.ok("PutItem", {"TableName": table, "Item": {"pk": S(quiet_key), "v": N(1)}})
+    recent = read_stream(streams, arn, shard_id=quiet)[len(old_quiet):]
+    assert len(recent) == 1 and recent[0]["eventName"] == "MODIFY"
+    assert int(seq(recent[0])) < int(seq(old_busy[-1]))
+
+    # A day after the first records: every record older than 24 hours is gone, the recent
+    # one stays.
+    admin.advance(DAY / 2 + 60)
+    wait_until(lambda: trimmed_reads(streams, arn, busy) == [], timeout=20,
+               what="the busy partition's records trimmed")
+    assert stored_records(prefix) == 1
+    assert read_stream(streams, arn, shard_id=quiet) == recent
+    for record in (old_busy[0], old_busy[30], old_busy[-1]):
+        check_trimmed(streams, arn, busy, seq(record))
+    check_trimmed(streams, arn, quiet, seq(old_quiet[0]))
+    sc = srv.client(service="dynamodbstreams")
+    with pytest.raises(sc.exceptions.TrimmedDataAccessException) as e:
+        sc.get_shard_iterator(StreamArn=arn, ShardId=busy, SequenceNumber=seq(old_busy[5]),
+                              ShardIteratorType="AT_SEQUENCE_NUMBER")
+    assert e.value.response["Error"]["Message"] == TRIMMED_MESSAGE
+    at_recent = streams.ok("GetShardIterator", {
+        "StreamArn": arn, "ShardId": quiet, "ShardIteratorType": "AT_SEQUENCE_NUMBER",
+        "SequenceNumber": seq(recent[0])})["ShardIterator"]
+    assert streams.ok("GetRecords", {"ShardIterator": at_recent})["Records"] == recent
+    # The busy shard goes on after its trim horizon.
+    api.ok("PutItem", {"TableName": table, "Item": {"pk": S(busy_key), "v": N(60)}})
+    new = read_stream(streams, arn, shard_id=busy)
+    assert len(new) == 1 and int(seq(new[0])) == int(seq(old_busy[-1])) + 1
+
+    # A day after the quiet partition's record, it is trimmed too.
+    admin.advance(DAY / 2)
+    wait_until(lambda: trimmed_reads(streams, arn, quiet) == [], timeout=20,
+               what="the quiet partition's record trimmed")
+    check_trimmed(streams, arn, quiet, seq(recent[0]))
+    assert read_stream(streams, arn, shard_id=busy) == new
+    assert stored_records(prefix) == 1

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <shared_mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,6 +46,27 @@ void RadosStorage::release_dropped(std::uint32_t table) {
   put_u32(&map_key, table);
   remove_keys({prefix_, kCatalogObject}, {map_key, dropped_key});
   forget_partitions(table);
+}
+
+void RadosStorage::erase_stream_records(std::uint32_t table, std::uint64_t first_token,
+                                        const std::string& lower, const std::string& upper) {
+  // From the one stream object: the records of other partitions in the range may still be
+  // within retention. (Not while a partition of the table is being split, as erase_range.)
+  std::unique_lock<std::shared_mutex> layout(layout_);
+  const ObjectRef object{table_namespace(table), "s" + hex16(first_token)};
+  bool erased = false;
+  for (bool more = true; more;) {
+    more = false;
+    std::set<std::string> keys;
+    for (auto& [k, v] : read_range(object, lower, upper, kPageKeys, &more, true)) {
+      keys.insert(std::move(k));
+    }
+    if (keys.empty()) break;
+    remove_keys(object, keys);
+    erased = true;
+  }
+  // A dropped table's last records trimmed: its stream objects and map go.
+  if (erased) release_dropped(table);
 }
 
 std::vector<ObjectRef> RadosStorage::scattered_objects(std::uint32_t table, char kind) {

@@ -298,6 +298,8 @@ class RadosStorage : public Storage {
   static std::string unnoted_key(std::uint32_t table, std::uint64_t token);
   std::unique_ptr<Iterator> stream_records(std::uint32_t table, std::uint64_t first_token,
                                            std::string lower, std::string upper) override;
+  void erase_stream_records(std::uint32_t table, std::uint64_t first_token,
+                            const std::string& lower, const std::string& upper) override;
   bool claim_job(const std::string& name) override;
   void release_job(const std::string& name) override;
   std::size_t processes() override;

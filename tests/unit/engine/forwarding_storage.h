@@ -47,6 +47,10 @@ class ForwardingStorage : public storage::Storage {
                                                     std::string lower, std::string upper) override {
     return inner_->stream_records(table, first_token, std::move(lower), std::move(upper));
   }
+  void erase_stream_records(std::uint32_t table, std::uint64_t first_token,
+                            const std::string& lower, const std::string& upper) override {
+    inner_->erase_stream_records(table, first_token, lower, upper);
+  }
 
  protected:
   storage::Storage& inner() { return *inner_; }
