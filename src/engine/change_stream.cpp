@@ -423,19 +423,53 @@ void ChangeStreams::close(const Guard& guard, std::uint32_t table_id, double now
   if (it == open_.end()) return;
   // On shared storage each open shard ends at its partition's last number: a record another
   // process numbers after that, not yet knowing of the close, is past the stream's end.
-  // (Read before the partitions: a split published after this read is after the close's,
-  // and its partitions' numbers are past the ends.)
+  // The unnoted splits are read before the partitions and again after them, until no split
+  // was published in between: the partition of such a split is among those read, with its
+  // records numbered since, but its shard would not be split, and they would be no shard's.
+  // (A split published after the second read is after the close's reads, and its
+  // partitions' numbers are past the ends.)
   std::vector<storage::Storage::UnnotedSplit> unnoted;
   std::map<std::uint64_t, std::uint64_t> last_numbers;  // first token → last number
   if (storage_.shared()) {
-    for (const auto& split : storage_.unnoted_splits()) {
-      if (split.table == table_id) unnoted.push_back(split);
-    }
-    std::sort(unnoted.begin(), unnoted.end(), [](const auto& a, const auto& b) {
-      return std::tie(a.last, a.token) < std::tie(b.last, b.token);
-    });
-    for (const auto& part : storage_.stream_partitions(table_id)) {
-      last_numbers[part.first_token] = part.last;
+    auto table_splits = [&] {
+      std::vector<storage::Storage::UnnotedSplit> out;
+      for (const auto& split : storage_.unnoted_splits()) {
+        if (split.table == table_id) out.push_back(split);
+      }
+      std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.last, a.token) < std::tie(b.last, b.token);
+      });
+      return out;
+    };
+    unnoted = table_splits();
+    for (int attempt = 0;; ++attempt) {
+      last_numbers.clear();
+      for (const auto& part : storage_.stream_partitions(table_id)) {
+        last_numbers[part.first_token] = part.last;
+      }
+      std::vector<storage::Storage::UnnotedSplit> after = table_splits();
+      // A split noted meanwhile is gone from the list; its shards are split in the stored
+      // stream, which change() loads when this copy is stale.
+      const bool published = std::any_of(after.begin(), after.end(), [&](const auto& split) {
+        return std::none_of(unnoted.begin(), unnoted.end(), [&](const auto& known) {
+          return known.token == split.token && known.last == split.last;
+        });
+      });
+      if (!published) break;
+      if (attempt + 1 >= kStreamChangeAttempts) {
+        throw storage::StorageError("the table's partitions keep splitting during the close");
+      }
+      // Kept with those noted meanwhile (split_shard() passes over a shard split already).
+      for (const auto& split : after) {
+        if (std::none_of(unnoted.begin(), unnoted.end(), [&](const auto& known) {
+              return known.token == split.token && known.last == split.last;
+            })) {
+          unnoted.push_back(split);
+        }
+      }
+      std::sort(unnoted.begin(), unnoted.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.last, a.token) < std::tie(b.last, b.token);
+      });
     }
   }
   change(it->second, [&](StreamInfo& stream) KUMO_REQUIRES(mutex_) {
@@ -448,7 +482,8 @@ void ChangeStreams::close(const Guard& guard, std::uint32_t table_id, double now
       for (StreamShard& shard : stream.shards) {
         if (!shard.open()) continue;
         auto last = last_numbers.find(shard.first_token);
-        shard.end = last == last_numbers.end() ? shard.start - 1 : last->second;
+        shard.end =
+            last == last_numbers.end() ? shard.start - 1 : std::max(last->second, shard.start - 1);
         end = std::max(end, *shard.end);
       }
       stream.end = end;

@@ -39,8 +39,12 @@ class SharedMemoryStorage : public ForwardingStorage {
 
   // Stream records are numbered here, as a shared storage does: one partition, whose
   // records are all written when their batch's write returns.
+  // (Or the partitions a test sets; `before_partitions`, set by a test, runs once first:
+  // what another front end does between a reader's earlier reads and this one.)
   std::vector<StreamPartition> stream_partitions(std::uint32_t) override {
+    if (before_partitions) std::exchange(before_partitions, nullptr)();
     std::lock_guard lock(mutex_);
+    if (partitions) return *partitions;
     return {{0, last_number_}};
   }
   std::uint64_t stream_horizon(std::uint32_t, std::uint64_t,
@@ -61,6 +65,8 @@ class SharedMemoryStorage : public ForwardingStorage {
   }
 
   std::vector<UnnotedSplit> unnoted;
+  std::optional<std::vector<StreamPartition>> partitions;
+  std::function<void()> before_partitions;
   std::function<void()> interleave;
   bool conflict_once = false;
   bool failing = false;

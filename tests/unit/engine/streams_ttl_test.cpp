@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <optional>
+#include <tuple>
+#include <vector>
+
 #include "engine/engine.h"
 #include "engine/forwarding_storage.h"
 #include "engine/shared_memory_storage.h"
@@ -289,6 +294,41 @@ TEST(SharedStreamsTest, ACloseSplitsTheShardsOfUnnotedSplitsFirst) {
       shard_ranges(streams, table),
       (std::vector<std::pair<std::uint64_t, bool>>{
           {0, false}, {0, false}, {1ull << 62, false}, {1ull << 62, false}, {3ull << 62, false}}));
+}
+
+// A split published while a close is being made, after its read of the unnoted splits and
+// before its read of the partitions' numbers: the new partition is among those read, with
+// the records it numbered since the split, so its shard is split too and ends at its number
+// (not left inside the parent's shard, which reads the parent partition's records only).
+TEST(SharedStreamsTest, ASplitPublishedDuringACloseGetsItsShard) {
+  SharedMemoryStorage storage;
+  SystemClock clock;
+  const TableDefinition table = shared_stream_table();
+  ChangeStreams streams(storage, clock);
+  {
+    ChangeStreams::Guard guard(streams);
+    streams.open(guard, table, 0);
+  }
+  // The partition split at 2^63 when its last number was 4; since then the lower half
+  // numbered up to 9 and the new one up to 7.
+  storage.before_partitions = [&] {
+    storage.unnoted = {{table.id, 1ull << 63, 4}};
+    storage.partitions = std::vector<storage::Storage::StreamPartition>{{0, 9}, {1ull << 63, 7}};
+  };
+  {
+    ChangeStreams::Guard guard(streams);
+    streams.close(guard, table.id, clock.now());
+  }
+  const std::optional<StreamInfo> stream = streams.find(table.name, table.latest_stream_label);
+  ASSERT_TRUE(stream.has_value());
+  std::vector<std::tuple<std::uint64_t, std::uint64_t, std::optional<std::uint64_t>>> shards;
+  for (const StreamShard& shard : stream->shards) {
+    shards.emplace_back(shard.first_token, shard.start, shard.end);
+  }
+  EXPECT_EQ(shards,
+            (std::vector<std::tuple<std::uint64_t, std::uint64_t, std::optional<std::uint64_t>>>{
+                {0, 1, 4}, {0, 5, 9}, {1ull << 63, 5, 7}}));
+  EXPECT_EQ(stream->end, 9u);
 }
 
 // Front ends forget a closed stream at their own trim passes; past the retention every one
