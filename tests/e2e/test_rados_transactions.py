@@ -13,6 +13,10 @@
   end's request fails when it resumes.
 - A front end killed between its prepare and its commit leaves a pending transaction,
   which another front end aborts.
+- TransactGetItems confirms its reads by the items' versions, not their values: a reader
+  stopped between its two reads and again between its two confirmations, while two
+  transactions change both items and the second changes one back to the value read, never
+  answers the pair that no moment had.
 """
 
 import random
@@ -377,3 +381,53 @@ def test_a_lock_whose_transaction_ended_is_removed_by_the_next_write(kumo_bin, t
                                ConsistentRead=True)["Item"]["v"] == {"S": "before"}
     finally:
         server.stop()
+
+
+def stopped(server):
+    return open(f"/proc/{server.proc.pid}/stat").read().split()[2] == "T"
+
+
+def test_a_transact_get_never_answers_a_pair_that_no_moment_had(kumo_bin, tmp_path):
+    # The reader's front end stops after its first item read, and again after it has
+    # confirmed the first of its two partitions (table "ys", made first: its namespace
+    # sorts first, and its partition is confirmed first).
+    with started(kumo_bin, tmp_path, 2, fault="item-read-pause,confirm-pause") as servers:
+        other = servers[1].client()
+        create(other, "ys")
+        create(other, "xs")
+
+        def both(x, y):
+            other.transact_write_items(TransactItems=[
+                {"Put": {"TableName": "xs", "Item": {"pk": {"S": "x"}, "v": {"S": x}}}},
+                {"Put": {"TableName": "ys", "Item": {"pk": {"S": "y"}, "v": {"S": y}}}}])
+
+        both("a", "b")
+        outcome = []
+
+        def read():
+            try:
+                out = servers[0].client().transact_get_items(TransactItems=[
+                    {"Get": {"TableName": "xs", "Key": {"pk": {"S": "x"}}}},
+                    {"Get": {"TableName": "ys", "Key": {"pk": {"S": "y"}}}}])
+                outcome.append([r["Item"]["v"]["S"] for r in out["Responses"]])
+            except botocore.exceptions.ClientError as e:
+                outcome.append((e.response["Error"]["Code"], cancellation_codes(e)))
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        # x read as "a"; then both change: y is read as "b2".
+        wait_for(lambda: stopped(servers[0]), 10, "the reader stopped after its first read")
+        both("a2", "b2")
+        servers[0].proc.send_signal(signal.SIGCONT)
+        # y confirmed as "b2"; then x goes back to "a" (y on to "b3"). x = "a" and
+        # y = "b2" were never at once: x was "a2" all the while y was "b2".
+        wait_for(lambda: stopped(servers[0]), 10, "the reader stopped between confirmations")
+        both("a", "b3")
+        servers[0].proc.send_signal(signal.SIGCONT)
+        reader.join(timeout=60)
+        assert outcome, "the reader never answered"
+        # Read again, as it is now (or cancelled, as DynamoDB may when its items keep
+        # changing): never ["a", "b2"].
+        assert outcome[0] in (["a", "b3"], ("TransactionCanceledException",
+                                            ["TransactionConflict", "TransactionConflict"])), \
+            outcome

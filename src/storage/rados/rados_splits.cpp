@@ -94,9 +94,15 @@ std::string RadosStorage::encode_map(const std::vector<std::uint64_t>& starts) {
 }
 
 void RadosStorage::fault_point(const char* step) {
-  if (split_fault_ == step) ::kill(::getpid(), SIGKILL);
-  if (split_fault_ == std::string(step) + "-pause" && !paused_.exchange(true)) {
-    // Once; SIGCONT resumes it here. (Sent to this thread, which stops before it goes on.)
+  for (const std::string& fault : faults_) {
+    if (fault == step) ::kill(::getpid(), SIGKILL);
+    if (fault != std::string(step) + "-pause") continue;
+    {
+      std::unique_lock lock(paused_mutex_);
+      if (!paused_.insert(fault).second) return;
+    }
+    // Once per step; SIGCONT resumes it here. (Sent to this thread, which stops before it
+    // goes on.)
     ::raise(SIGSTOP);
   }
 }

@@ -83,8 +83,14 @@ RadosStorage::RadosStorage(const std::string& pool, const std::string& conf,
       lease_seconds_(std::max(1u, settings.lease_seconds)),
       partition_keys_(settings.partition_keys) {
   // A test stops the process at one step of a split, as kill -9 would (see split()).
-  if (const char* fault = std::getenv("KUMO_RADOS_SPLIT_FAULT")) split_fault_ = fault;
-  if (const char* fault = std::getenv("KUMO_RADOS_FAULT")) split_fault_ = fault;
+  std::string faults;
+  if (const char* fault = std::getenv("KUMO_RADOS_SPLIT_FAULT")) faults = fault;
+  if (const char* fault = std::getenv("KUMO_RADOS_FAULT")) faults = fault;
+  for (std::size_t at = 0; !faults.empty() && at <= faults.size();) {
+    const std::size_t end = std::min(faults.find(',', at), faults.size());
+    faults_.push_back(faults.substr(at, end - at));
+    at = end + 1;
+  }
   {
     std::unique_ptr<Connection> first = connect();
     connection_.store(first.get(), std::memory_order_release);
@@ -250,6 +256,7 @@ std::optional<std::string> RadosStorage::read_item(std::string_view key, bool se
       if (found || again) break;
     }
     if (again || moved(place)) continue;
+    if (item && !settled) fault_point("item-read");
     return found;
   }
 }

@@ -665,8 +665,11 @@ class RadosStorage : public Storage {
   // Shared by each write, held exclusively by a split.
   std::shared_mutex layout_;
   const std::uint64_t partition_keys_;  // 0: no splits
-  std::string split_fault_;
-  std::atomic<bool> paused_{false};
+  // KUMO_RADOS_FAULT: the steps a test stops the process at, comma-separated (`<step>`:
+  // killed; `<step>-pause`: stopped, once per step).
+  std::vector<std::string> faults_;
+  std::mutex paused_mutex_;
+  std::set<std::string> paused_;              // (paused_mutex_)
   std::map<ObjectRef, std::int64_t> growth_;  // keys set since last counted (mutex_)
   std::set<ObjectRef> due_;                   // to be counted (mutex_)
   std::atomic<bool> split_due_{false};

@@ -514,6 +514,7 @@ bool RadosStorage::confirm_reads(const std::vector<Read>& reads) {
         same = false;
       }
     }
+    fault_point("confirm");  // (between two objects' confirmations)
   }
   if (!locked.empty()) held(locked);
   return same;
