@@ -588,7 +588,9 @@ std::vector<std::optional<Item>> Engine::transact_get(
       // off this process's transactions.)
       auto snapshot = storage_->snapshot();
       for (const std::string& key : keys) {
-        reads.emplace_back(key, storage_->get(key, snapshot.get()));
+        std::string version;
+        std::optional<std::string> value = storage_->get_versioned(key, snapshot.get(), &version);
+        reads.emplace_back(key, std::move(value), std::move(version));
       }
     }
     try {
@@ -617,9 +619,9 @@ std::vector<std::optional<Item>> Engine::transact_get(
   std::vector<std::optional<Item>> items;
   std::size_t total = 0;
   for (std::size_t i = 0; i < gets.size(); ++i) {
-    items.push_back(reads[i].second ? std::optional<Item>(
-                                          decode_stored(*gets[i].table, *reads[i].second, nullptr))
-                                    : std::nullopt);
+    items.push_back(reads[i].value ? std::optional<Item>(
+                                         decode_stored(*gets[i].table, *reads[i].value, nullptr))
+                                   : std::nullopt);
     const std::size_t size = items.back() ? item_size(*items.back()) : 0;
     charge_item_read(meter(*gets[i].table, 0, metering), *gets[i].table, keys[i], size, true,
                      metering);

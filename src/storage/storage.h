@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace kumo::storage {
@@ -206,12 +207,29 @@ class Storage {
   // default, never.
   virtual bool behind() { return false; }
   virtual std::unique_ptr<Snapshot> snapshot() = 0;
-  // Whether every key of `reads` still holds the value read (nullopt: absent), so that
-  // reads made one by one are a consistent snapshot even against other processes' writes;
-  // throws TransactionConflict when a transaction of another process holds one of them.
+  // Reads `key` as get() does, and sets *version to what tells this state of the key apart
+  // from every other state it had or will have (a storage shared by several processes
+  // writes a new one with each write of an item, its deletion included), for
+  // confirm_reads. By default (one process, whose snapshots are consistent) empty.
+  virtual std::optional<std::string> get_versioned(std::string_view key, const Snapshot* snapshot,
+                                                   std::string* version) {
+    version->clear();
+    return get(key, snapshot);
+  }
+  // Whether every key of `reads` is still as read, so that reads made one by one are a
+  // consistent snapshot even against other processes' writes: a read with a version
+  // (get_versioned) is compared by it, which no write leaves as it was, so that a value
+  // changed and changed back does not pass; one without by its value (nullopt: absent).
+  // Throws TransactionConflict when a transaction of another process holds one of them.
   // The local back ends belong to one process, whose snapshots already are consistent:
   // true.
-  using Read = std::pair<std::string, std::optional<std::string>>;
+  struct Read {
+    Read(std::string k, std::optional<std::string> v, std::optional<std::string> ver = {})
+        : key(std::move(k)), value(std::move(v)), version(std::move(ver)) {}
+    std::string key;
+    std::optional<std::string> value;
+    std::optional<std::string> version;  // nullopt: compared by value
+  };
   virtual bool confirm_reads(const std::vector<Read>& reads) {
     (void)reads;
     return true;

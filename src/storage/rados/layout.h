@@ -12,6 +12,25 @@
 namespace kumo::storage::rados {
 
 constexpr std::uint8_t kItemsSpace = 1, kIndexesSpace = 2, kStreamSpace = 3, kTtlSpace = 4;
+// Each item's version: [T][5][the item key after its [T][1]] -> [u64 instance][u64 n], set
+// by every write of the item (a deletion too: the key stays) in the op that writes the item,
+// to a value no write ever set before (the writing front end's instance and its count).
+// TransactGetItems compares versions, not values (RadosStorage::confirm_reads): an item
+// changed and changed back has another version. The key has its item's token where an
+// item key has it, so it lives in the item's partition and a split moves it with the item.
+// (The engine's own spaces end at 4: codec::Space.)
+constexpr std::uint8_t kVersionsSpace = 5;
+inline bool is_item_key(std::string_view key) {
+  return key.size() > 4 && key[0] == 0 && static_cast<std::uint8_t>(key[4]) == kItemsSpace;
+}
+inline bool is_version_key(std::string_view key) {
+  return key.size() > 4 && key[0] == 0 && static_cast<std::uint8_t>(key[4]) == kVersionsSpace;
+}
+inline std::string version_key(std::string_view item) {
+  std::string out(item);
+  out[4] = static_cast<char>(kVersionsSpace);
+  return out;
+}
 
 inline const std::string kCatalogObject = "kumo.catalog";
 // ClientRequestTokens (`meta/tokens/<token>`, engine/shared_transaction_tokens.h) are kept

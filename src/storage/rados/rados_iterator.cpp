@@ -14,6 +14,11 @@ bool RadosIterator::load_forward() {
   whole_ = false;
   while (!exhausted_) {
     resume_ = storage_.skip_empty(resume_, lower_, upper_);
+    if (is_version_key(resume_)) {
+      // The items' versions are this back end's own keys, which no walk returns.
+      resume_ = space_prefix(static_cast<std::uint32_t>(get_be(resume_, 4)), kVersionsSpace + 1);
+      continue;
+    }
     if (!upper_.empty() && !(resume_ < upper_)) break;
     const RadosStorage::Place place = storage_.locate(resume_);
     std::string to = place.end;

@@ -79,7 +79,7 @@ std::uint64_t RadosStorage::count_keys(const ObjectRef& object) {
     check(r, "read");
     for (const std::string& k : keys) {
       if (k.compare(0, kReserved.size(), kReserved) == 0) return n;
-      ++n;
+      if (!is_version_key(k)) ++n;  // (an item's version goes with its item)
     }
     if (keys.empty()) break;
     after = *keys.rbegin();

@@ -207,7 +207,13 @@ std::optional<std::string> RadosStorage::read_for_write(std::string_view key) {
   return read_item(key, true);
 }
 
-std::optional<std::string> RadosStorage::read_item(std::string_view key, bool settled) {
+std::optional<std::string> RadosStorage::get_versioned(std::string_view key, const Snapshot*,
+                                                       std::string* version) {
+  return read_item(key, false, version);
+}
+
+std::optional<std::string> RadosStorage::read_item(std::string_view key, bool settled,
+                                                   std::string* version) {
   std::string ended;  // the record of a lock found ended once
   for (;;) {
     const Place place = locate(key);
@@ -217,6 +223,9 @@ std::optional<std::string> RadosStorage::read_item(std::string_view key, bool se
                       static_cast<unsigned char>(key[0]) == 0;
     const std::string lock = item ? kLockPrefix + std::string(key) : std::string();
     std::optional<std::string> found;
+    // (Read with the item, in its op: the version of the value read.)
+    const std::string versioned = item && version ? version_key(key) : std::string();
+    if (version) version->clear();
     bool again = false;
     for (const ObjectRef& object : holders(place, key)) {
       std::map<std::string, librados::bufferlist> out;
@@ -228,6 +237,7 @@ std::optional<std::string> RadosStorage::read_item(std::string_view key, bool se
       std::set<std::string> keys{std::string(key)};
       if (!range.empty()) keys.insert(kRangeKey);
       if (item) keys.insert(lock);
+      if (!versioned.empty()) keys.insert(versioned);
       const std::string hold = item && settled ? kHoldPrefix + std::string(key) : std::string();
       if (!hold.empty()) keys.insert(hold);
       op.omap_get_vals_by_keys(keys, &out, &rv);
@@ -245,6 +255,9 @@ std::optional<std::string> RadosStorage::read_item(std::string_view key, bool se
       }
       auto it = out.find(std::string(key));
       if (r != -ENOENT && it != out.end()) found = it->second.to_str();
+      if (auto v = out.find(versioned); !versioned.empty() && r != -ENOENT && v != out.end()) {
+        *version = v->second.to_str();
+      }
       if (auto held = out.find(lock); item && held != out.end()) {
         // (kByRecord: `found` is now the transaction's.) Ended since the read: what it
         // left is read again, once. A lock whose record is still gone then was left
@@ -361,7 +374,7 @@ RadosStorage::Place RadosStorage::locate(std::string_view key) {
     const char kind = space == kStreamSpace ? 's' : 'p';
     return {{ns, kind + hex16(start)}, space_prefix(table, space + 1), false, table, splits, true};
   }
-  if (space == kItemsSpace || space == kIndexesSpace) {
+  if (space == kItemsSpace || space == kIndexesSpace || space == kVersionsSpace) {
     // Read before the map: a split published after it is seen by moved().
     const std::uint64_t splits = splits_published_.load(std::memory_order_acquire);
     std::string prefix = space_prefix(table, space);

@@ -192,11 +192,14 @@ class RadosStorage : public Storage {
 
   std::optional<std::string> get(std::string_view key, const Snapshot*) override;
   std::optional<std::string> read_for_write(std::string_view key) override;
+  // An item's version is its key of kVersionsSpace (layout.h).
+  std::optional<std::string> get_versioned(std::string_view key, const Snapshot*,
+                                           std::string* version) override;
   std::int64_t get_counter(std::string_view key) override;
   void write(const WriteBatch& batch) override;
   void write_resolved(const WriteBatch& batch);
   std::unique_ptr<Snapshot> snapshot() override;
-  // Reads each key again with its lock (rados_transactions.cpp).
+  // Reads each key's version again with its lock (rados_transactions.cpp).
   bool confirm_reads(const std::vector<Read>& reads) override;
   std::unique_ptr<Iterator> iterator(std::string lower, std::string upper,
                                      const Snapshot*) override;
@@ -229,7 +232,9 @@ class RadosStorage : public Storage {
   Place locate(std::string_view key);
   // get(), and read_for_write() when `settled`: then an item held (kHoldPrefix) is a
   // WriteConflict.
-  std::optional<std::string> read_item(std::string_view key, bool settled);
+  // (*version, when given: the item's version key's value, empty when it has none.)
+  std::optional<std::string> read_item(std::string_view key, bool settled,
+                                       std::string* version = nullptr);
 
   // Up to `max` entries of `object` in [from, to) (to empty: no end), in order; `more` says
   // whether entries remain past the last one returned.
@@ -647,6 +652,8 @@ class RadosStorage : public Storage {
   // if this front end's client is the one).
   std::atomic<bool> renew_now_{false};
   std::atomic<std::uint64_t> next_delta_{1};
+  // The number of the next item version this front end writes (after its instance).
+  std::atomic<std::uint64_t> next_version_{1};
   std::mutex mutex_;  // deltas_written_
   std::map<ObjectRef, int> deltas_written_;
   std::shared_mutex maps_mutex_;

@@ -18,8 +18,8 @@
 // A single-item write compares the item's lock absent, so it never overwrites an item a
 // transaction holds: it gets TransactionConflict, as DynamoDB's writes do. Reads do not
 // look at locks: a transaction changes nothing before its commit point, and its items are
-// applied before it is acknowledged. TransactGetItems reads its items, then confirms each
-// unchanged and unlocked (confirm_reads).
+// applied before it is acknowledged. TransactGetItems reads its items with their versions,
+// then confirms each version unchanged and each item unlocked (confirm_reads).
 #include <cerrno>
 #include <chrono>
 #include <list>
@@ -485,15 +485,26 @@ RadosStorage::Decided RadosStorage::decided(const std::string& record, std::stri
 }
 
 bool RadosStorage::confirm_reads(const std::vector<Read>& reads) {
+  // A read with a version is compared by it: every write of an item sets a version no
+  // write set before, so an item found with the version it was read with was not written
+  // in between, even if it was changed and changed back (which a comparison of values
+  // would let pass as one moment that never was).
+  auto compared = [](const Read& read) {
+    return read.version && is_item_key(read.key) ? version_key(read.key) : read.key;
+  };
+  auto expected = [](const Read& read) {
+    if (!read.version || !is_item_key(read.key)) return read.value;
+    return read.version->empty() ? std::nullopt : std::optional<std::string>(*read.version);
+  };
   std::map<ObjectRef, std::vector<const Read*>> by_object;
-  for (const Read& read : reads) by_object[locate(read.first).object].push_back(&read);
+  for (const Read& read : reads) by_object[locate(read.key).object].push_back(&read);
   std::vector<std::string> locked;
   bool same = true;
   for (const auto& [object, object_reads] : by_object) {
     std::set<std::string> wanted;
     for (const Read* read : object_reads) {
-      wanted.insert(read->first);
-      wanted.insert(kLockPrefix + read->first);
+      wanted.insert(compared(*read));
+      wanted.insert(kLockPrefix + read->key);
     }
     const std::string range = expected_range(object);
     if (!range.empty()) wanted.insert(kRangeKey);
@@ -507,12 +518,11 @@ bool RadosStorage::confirm_reads(const std::vector<Read>& reads) {
       }
     }
     for (const Read* read : object_reads) {
-      if (found.count(kLockPrefix + read->first)) locked.push_back(read->first);
-      auto it = found.find(read->first);
+      if (found.count(kLockPrefix + read->key)) locked.push_back(read->key);
+      auto it = found.find(compared(*read));
+      const std::optional<std::string> was = expected(*read);
       const bool present = it != found.end();
-      if (present != read->second.has_value() || (present && it->second != *read->second)) {
-        same = false;
-      }
+      if (present != was.has_value() || (present && it->second != *was)) same = false;
     }
     fault_point("confirm");  // (between two objects' confirmations)
   }

@@ -201,6 +201,13 @@ std::vector<Resolved> RadosStorage::resolve(const WriteBatch& batch,
       continue;
     }
     if (!place.counters && op.type != WriteBatch::OpType::kAddCounter) {
+      if (!op.maintenance && is_item_key(op.key)) {
+        // A new version of the item, in the op that writes it (a deletion's stays).
+        std::string version;
+        put_u64(&version, instance_);
+        put_u64(&version, next_version_.fetch_add(1, std::memory_order_relaxed));
+        out.push_back({place.object, false, false, version_key(op.key), std::move(version)});
+      }
       out.push_back({std::move(place.object), op.maintenance,
                      op.type == WriteBatch::OpType::kDelete, op.key, op.value});
       continue;
@@ -368,7 +375,7 @@ bool RadosStorage::add_ops(librados::ObjectWriteOperation* op,
       set[r->key].clear();
       set[r->key].append(r->value);
       if (r->key.compare(0, kCounterPrefix.size(), kCounterPrefix) == 0) ++*deltas;
-      if (r->key.compare(0, kReserved.size(), kReserved) != 0) ++*sets;
+      if (r->key.compare(0, kReserved.size(), kReserved) != 0 && !is_version_key(r->key)) ++*sets;
     }
   }
   flush();
