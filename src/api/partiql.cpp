@@ -392,31 +392,46 @@ std::string transaction_response(std::string_view mode,
 }
 
 std::string apply_transact_writes(const Context& ctx, std::vector<TransactMember>& members,
-                                  std::string_view mode, std::string* replay) {
+                                  std::string_view mode, std::string* replay,
+                                  const TokenSeal& seal) {
   std::vector<ItemWrite*> writes;
   for (TransactMember& m : members) writes.push_back(&*m.write);
+  // Its repeat reads the items.
+  auto replay_of = [&](const std::vector<engine::WriteResult>& results) {
+    std::vector<ConsumedCapacity> units;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const std::size_t size = std::max(results[i].old_size, results[i].new_size);
+      add_capacity(units, {members[i].write->table_name,
+                           2 * read_capacity_units(size, true),
+                           {},
+                           ConsumedCapacity::Rated::kRead});
+    }
+    return transaction_response(mode, units, nullptr);
+  };
+  engine::TransactionSeal sealed;
+  if (seal) {
+    sealed = [&](const std::vector<engine::WriteResult>& results, storage::WriteBatch* batch) {
+      seal(replay_of(results), batch);
+    };
+  }
   // The table's units are doubled, each index's not.
   const std::vector<engine::WriteResult> results =
       apply_item_writes(ctx, writes,
                         {.op = capacity::Operation::kExecuteTransaction,
                          .factor = 2,
                          .insights = false,
-                         .index_factor = 1});
-  // A transaction costs twice the table's units of the same writes, and once each index's;
-  // its repeat reads the items.
-  std::vector<ConsumedCapacity> capacity, replay_capacity;
+                         .index_factor = 1},
+                        sealed);
+  // A transaction costs twice the table's units of the same writes, and once each index's.
+  std::vector<ConsumedCapacity> capacity;
   for (std::size_t i = 0; i < members.size(); ++i) {
     const ItemWrite& w = *members[i].write;
     ConsumedCapacity units = write_capacity(w.table_name, results[i]);
     units.table *= 2;
     units.rated = ConsumedCapacity::Rated::kWrite;
     add_capacity(capacity, units);
-    const std::size_t size = std::max(results[i].old_size, results[i].new_size);
-    add_capacity(
-        replay_capacity,
-        {w.table_name, 2 * read_capacity_units(size, true), {}, ConsumedCapacity::Rated::kRead});
   }
-  *replay = transaction_response(mode, replay_capacity, nullptr);
+  *replay = replay_of(results);
   return transaction_response(mode, capacity, nullptr);
 }
 
@@ -506,9 +521,10 @@ std::string execute_transaction(const Context& ctx, const JsonObject& request) {
   }
   bind_transact_members(ctx, members);
   if (reads) return apply_transact_reads(ctx, members, mode);
-  return idempotent_transaction(ctx, request, token, [&](std::string* replay) {
-    return apply_transact_writes(ctx, members, mode, replay);
-  });
+  return idempotent_transaction(ctx, request, token,
+                                [&](std::string* replay, const TokenSeal& seal) {
+                                  return apply_transact_writes(ctx, members, mode, replay, seal);
+                                });
 }
 
 }  // namespace kumo::api

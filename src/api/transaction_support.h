@@ -42,9 +42,11 @@ CancellationReason cancellation_reason(const std::exception_ptr& failure);
 // its current state (Engine::transact_write). Returns the results in order; when any write
 // fails, throws TransactionCanceledException with one reason per write. The writes' keys
 // are read before anything runs.
+// `seal`: Engine::transact_write's.
 std::vector<engine::WriteResult> apply_item_writes(const Context& ctx,
                                                    const std::vector<ItemWrite*>& writes,
-                                                   const engine::Metering& metering);
+                                                   const engine::Metering& metering,
+                                                   const engine::TransactionSeal& seal = {});
 
 // Reads the items of a transaction (Engine::transact_get) within kMaxTransactionBytes; when
 // a throttle refuses any read, nothing is read and the transaction is cancelled with one
@@ -53,13 +55,19 @@ std::vector<std::optional<Item>> transact_read(const Context& ctx,
                                                const std::vector<engine::TransactGet>& reads,
                                                const engine::Metering& metering);
 
+// What a transaction under a ClientRequestToken writes with its own batch: given the replay
+// (what a repeat answers), the token's completed entry (TransactionTokens::seal). Empty when
+// the tokens keep nothing with the transaction.
+using TokenSeal = std::function<void(std::string replay, storage::WriteBatch* batch)>;
+
 // Runs a transaction once per ClientRequestToken: `apply` returns the response and sets
-// *replay to what a repeat of the request answers. Without a token it just runs. A repeat of
-// a completed request (same canonical JSON) gets the replay; the same token with another
-// request is IdempotentParameterMismatchException, and while the first is still running,
-// TransactionInProgressException.
-std::string idempotent_transaction(const Context& ctx, const JsonObject& request,
-                                   std::optional<std::string_view> token,
-                                   const std::function<std::string(std::string* replay)>& apply);
+// *replay to what a repeat of the request answers; it hands `seal` (when not empty) the
+// replay as known before the commit, from the engine's TransactionSeal. Without a token it
+// just runs. A repeat of a completed request (same canonical JSON) gets the replay; the same
+// token with another request is IdempotentParameterMismatchException, and while the first
+// is still running, TransactionInProgressException.
+std::string idempotent_transaction(
+    const Context& ctx, const JsonObject& request, std::optional<std::string_view> token,
+    const std::function<std::string(std::string* replay, const TokenSeal& seal)>& apply);
 
 }  // namespace kumo::api

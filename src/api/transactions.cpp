@@ -169,8 +169,10 @@ void validate_transact_write(const Context& ctx, TransactWriteRequest& r,
 
 // Applies every action or none. Returns the response, and in *replay the response a repeat
 // of the request under its ClientRequestToken gets: it writes nothing, and reports the
-// (transactional) read units of the items instead of the write units.
-std::string apply_transact_write(const Context& ctx, TransactWriteRequest& r, std::string* replay) {
+// (transactional) read units of the items instead of the write units. `seal` gets the replay
+// as known before the commit (without the item collections, which are counted after it).
+std::string apply_transact_write(const Context& ctx, TransactWriteRequest& r, std::string* replay,
+                                 const TokenSeal& seal) {
   // Before the writes: the item collections are counted from the request's item.
   std::vector<Item> keys;
   std::vector<ItemWrite*> writes;
@@ -178,20 +180,7 @@ std::string apply_transact_write(const Context& ctx, TransactWriteRequest& r, st
     keys.push_back(w.key());
     writes.push_back(&w);
   }
-  const std::vector<engine::WriteResult> results =
-      apply_item_writes(ctx, writes, {.op = capacity::Operation::kTransactWriteItems, .factor = 2});
-  // A transaction costs twice the units of the same writes.
-  std::vector<ConsumedCapacity> capacity, replay_capacity;
   std::vector<ItemCollection> collections;
-  for (std::size_t i = 0; i < r.writes.size(); ++i) {
-    const ItemWrite& w = r.writes[i];
-    add_capacity(capacity, write_capacity(w.table_name, results[i], 2));
-    const std::size_t size = std::max(results[i].old_size, results[i].new_size);
-    add_capacity(replay_capacity, {w.table_name, 2 * read_capacity_units(size, true), {}});
-    if (r.collection_metrics && w.kind != WriteKind::kConditionCheck) {
-      add_item_collection(collections, w.table_name, *w.table, keys[i]);
-    }
-  }
   auto response = [&](const std::vector<ConsumedCapacity>& units) {
     JsonOut out;
     JsonWriter writer(out);
@@ -201,7 +190,32 @@ std::string apply_transact_write(const Context& ctx, TransactWriteRequest& r, st
     writer.EndObject();
     return json_text(out);
   };
-  *replay = response(replay_capacity);
+  auto replay_capacity = [&](const std::vector<engine::WriteResult>& results) {
+    std::vector<ConsumedCapacity> units;
+    for (std::size_t i = 0; i < r.writes.size(); ++i) {
+      const std::size_t size = std::max(results[i].old_size, results[i].new_size);
+      add_capacity(units, {r.writes[i].table_name, 2 * read_capacity_units(size, true), {}});
+    }
+    return units;
+  };
+  engine::TransactionSeal sealed;
+  if (seal) {
+    sealed = [&](const std::vector<engine::WriteResult>& results, storage::WriteBatch* batch) {
+      seal(response(replay_capacity(results)), batch);
+    };
+  }
+  const std::vector<engine::WriteResult> results = apply_item_writes(
+      ctx, writes, {.op = capacity::Operation::kTransactWriteItems, .factor = 2}, sealed);
+  // A transaction costs twice the units of the same writes.
+  std::vector<ConsumedCapacity> capacity;
+  for (std::size_t i = 0; i < r.writes.size(); ++i) {
+    const ItemWrite& w = r.writes[i];
+    add_capacity(capacity, write_capacity(w.table_name, results[i], 2));
+    if (r.collection_metrics && w.kind != WriteKind::kConditionCheck) {
+      add_item_collection(collections, w.table_name, *w.table, keys[i]);
+    }
+  }
+  *replay = response(replay_capacity(results));
   return response(capacity);
 }
 
@@ -260,7 +274,8 @@ std::vector<std::optional<Item>> transact_read(const Context& ctx,
 
 std::vector<engine::WriteResult> apply_item_writes(const Context& ctx,
                                                    const std::vector<ItemWrite*>& writes,
-                                                   const engine::Metering& metering) {
+                                                   const engine::Metering& metering,
+                                                   const engine::TransactionSeal& seal) {
   std::vector<engine::TransactWrite> actions;
   for (ItemWrite* w : writes) {
     engine::TransactWrite action;
@@ -277,7 +292,7 @@ std::vector<engine::WriteResult> apply_item_writes(const Context& ctx,
   }
   std::vector<engine::WriteResult> results;
   std::vector<std::exception_ptr> failures;
-  if (ctx.engine.transact_write(actions, &results, &failures, metering)) return results;
+  if (ctx.engine.transact_write(actions, &results, &failures, metering, seal)) return results;
   // Why each action failed, in request order.
   std::vector<CancellationReason> reasons;
   for (const std::exception_ptr& failure : failures)
@@ -291,12 +306,12 @@ ApiError validation_cancellation(std::size_t actions, std::size_t failed, std::s
   return ApiError::transaction_canceled(std::move(reasons));
 }
 
-std::string idempotent_transaction(const Context& ctx, const JsonObject& request,
-                                   std::optional<std::string_view> token,
-                                   const std::function<std::string(std::string* replay)>& apply) {
+std::string idempotent_transaction(
+    const Context& ctx, const JsonObject& request, std::optional<std::string_view> token,
+    const std::function<std::string(std::string* replay, const TokenSeal& seal)>& apply) {
   if (!token) {
     std::string replay;
-    return apply(&replay);
+    return apply(&replay, {});
   }
   // A repeat of a completed request with the same token answers as the first did.
   engine::TransactionTokens& tokens = ctx.engine.transaction_tokens();
@@ -316,8 +331,14 @@ std::string idempotent_transaction(const Context& ctx, const JsonObject& request
       throw ApiError::idempotent_parameter_mismatch();
   }
   std::string replay, response;
+  TokenSeal seal;
+  if (tokens.seals()) {
+    seal = [&tokens, &key](std::string sealed, storage::WriteBatch* batch) {
+      tokens.seal(key, std::move(sealed), batch);
+    };
+  }
   try {
-    response = apply(&replay);
+    response = apply(&replay, seal);
   } catch (const storage::StorageError&) {
     tokens.fail(key);
     throw;
@@ -333,9 +354,10 @@ std::string transact_write_items(const Context& ctx, const JsonObject& request) 
   Validation validation;
   TransactWriteRequest r = decode_transact_write(request, validation);
   validate_transact_write(ctx, r, validation);
-  return idempotent_transaction(ctx, request, r.token, [&](std::string* replay) {
-    return apply_transact_write(ctx, r, replay);
-  });
+  return idempotent_transaction(ctx, request, r.token,
+                                [&](std::string* replay, const TokenSeal& seal) {
+                                  return apply_transact_write(ctx, r, replay, seal);
+                                });
 }
 
 namespace {

@@ -446,7 +446,8 @@ WriteResult Engine::write_item(const TableDefinition& table, const std::string& 
 
 bool Engine::transact_write(const std::vector<TransactWrite>& writes,
                             std::vector<WriteResult>* results,
-                            std::vector<std::exception_ptr>* failures, const Metering& metering) {
+                            std::vector<std::exception_ptr>* failures, const Metering& metering,
+                            const TransactionSeal& seal) {
   results->assign(writes.size(), WriteResult{});
   failures->assign(writes.size(), nullptr);
   bool ok = true;
@@ -509,6 +510,7 @@ bool Engine::transact_write(const std::vector<TransactWrite>& writes,
       }
     }
     if (!ok) return false;
+    if (seal) seal(*results, &batch);
     try {
       if (!batch.empty()) {
         commit(batch, changes);

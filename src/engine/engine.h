@@ -163,6 +163,13 @@ struct Page {
 void lower_job_priority();
 
 // One item of a multi-item write (TransactWriteItems).
+// What a transaction's own batch carries besides its writes: called with the results (each
+// write's item before and after) once they are known, before the batch is written, it adds
+// expectations and writes of its own, which hold exactly when the transaction does (a
+// ClientRequestToken's outcome: TransactionTokens::seal).
+using TransactionSeal =
+    std::function<void(const std::vector<WriteResult>& results, storage::WriteBatch* batch)>;
+
 struct TransactWrite {
   const TableDefinition* table = nullptr;
   std::string storage_key;  // Engine::item_key of the item
@@ -400,9 +407,11 @@ class Engine {
   // and mutation on the current items, and commits all changes in one batch when none
   // threw. Otherwise writes nothing and returns false with `failures[i]` holding what
   // write i threw (null for those that passed). Results are in request order.
-  // A throttle refusing an action is that action's failure.
+  // A throttle refusing an action is that action's failure. `seal`, when given, adds to the
+  // batch (a batch of checks only is then written too, its items expected as read).
   bool transact_write(const std::vector<TransactWrite>& writes, std::vector<WriteResult>* results,
-                      std::vector<std::exception_ptr>* failures, const Metering& metering = {});
+                      std::vector<std::exception_ptr>* failures, const Metering& metering = {},
+                      const TransactionSeal& seal = {});
   // The items with these keys, read from one snapshot (nullopt where absent). Reading stops
   // at the item that takes their total size (item_size) past `max_bytes`: that item is the
   // last one returned.

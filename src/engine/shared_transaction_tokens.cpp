@@ -103,15 +103,26 @@ TransactionTokens::State SharedTransactionTokens::begin(const std::string& token
     storage::WriteBatch batch;
     batch.expect(key, expected);
     batch.put(key, value);
+    bool held = false;
     try {
       storage_.write(batch);
       MutexLock lock(mutex_);
       running_[token] = std::move(value);
       return State::kNew;
+    } catch (const storage::TransactionConflict&) {
+      // The transaction that completes the entry holds it: it is in progress (committed,
+      // or about to be, and not applied yet), however old the running entry.
+      held = true;
+      if (attempt >= kBeginAttempts) throw;
     } catch (const storage::WriteConflict&) {
       if (attempt >= kBeginAttempts) throw;
     }
     expected = storage_.get(key);
+    if (held && expected) {
+      const std::optional<Entry> stored = decode(*expected);
+      if (stored && stored->digest != mine.digest) return State::kMismatch;
+      if (stored) return State::kInProgress;
+    }
     if (!expected) continue;
     const std::optional<Entry> stored = decode(*expected);
     // An entry that expired, or whose front end died, is replaced.
@@ -132,16 +143,58 @@ std::optional<std::string> SharedTransactionTokens::take_running(const std::stri
   return running;
 }
 
-void SharedTransactionTokens::complete(const std::string& token, std::string response) {
-  std::optional<std::string> taken = take_running(token);
-  if (!taken) return;
-  std::string running = std::move(*taken);
+void SharedTransactionTokens::seal(const std::string& token, std::string response,
+                                   storage::WriteBatch* batch) {
+  std::string running;
+  {
+    MutexLock lock(mutex_);
+    auto it = running_.find(token);
+    if (it == running_.end()) return;
+    running = it->second;
+  }
   std::optional<Entry> entry = decode(running);
   if (!entry) return;
   entry->completed = true;
   entry->at_ms = now_ms();
   entry->response = std::move(response);
+  std::string value = encode(*entry);
   const std::string key = token_key(token);
+  batch->expect(key, running);
+  batch->put(key, value);
+  MutexLock lock(mutex_);
+  sealed_[token] = std::move(value);
+}
+
+void SharedTransactionTokens::complete(const std::string& token, std::string response) {
+  std::optional<std::string> taken = take_running(token);
+  if (!taken) return;
+  std::string running = std::move(*taken);
+  std::optional<std::string> sealed;
+  {
+    MutexLock lock(mutex_);
+    if (auto it = sealed_.find(token); it != sealed_.end()) {
+      sealed = std::move(it->second);
+      sealed_.erase(it);
+    }
+  }
+  const std::string key = token_key(token);
+  if (sealed) {
+    // Completed with the transaction: only a response that differs is stored again.
+    std::optional<Entry> entry = decode(*sealed);
+    if (!entry) return;
+    if (entry->response == response) {
+      MutexLock lock(mutex_);
+      if (!completions_.empty()) entry->at_ms = std::max(entry->at_ms, completions_.back().at_ms);
+      completions_.push_back({entry->at_ms, key, std::move(*sealed)});
+      return;
+    }
+    running = std::move(*sealed);
+  }
+  std::optional<Entry> entry = decode(running);
+  if (!entry) return;
+  entry->completed = true;
+  entry->at_ms = now_ms();
+  entry->response = std::move(response);
   std::string value = encode(*entry);
   storage::WriteBatch batch;
   batch.expect(key, running);
@@ -166,9 +219,14 @@ void SharedTransactionTokens::complete(const std::string& token, std::string res
 
 void SharedTransactionTokens::abandon(const std::string& token) {
   std::optional<std::string> taken = take_running(token);
+  {
+    MutexLock lock(mutex_);
+    sealed_.erase(token);
+  }
   if (!taken) return;
   const std::string running = std::move(*taken);
   try {
+    // (A transaction that sealed the entry and then failed wrote nothing: it is running.)
     remove(token_key(token), running);
   } catch (const std::exception& e) {
     spdlog::warn("forgetting ClientRequestToken {} failed: {}", token, e.what());
@@ -177,6 +235,8 @@ void SharedTransactionTokens::abandon(const std::string& token) {
 
 void SharedTransactionTokens::fail(const std::string& token) {
   take_running(token);
+  MutexLock lock(mutex_);
+  sealed_.erase(token);
 }
 
 bool SharedTransactionTokens::remove(const std::string& key, const std::string& value) {

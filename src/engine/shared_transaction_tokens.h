@@ -10,10 +10,15 @@
 // storage::WriteConflict, reads the entry again and decides again.
 //
 // begin: absent, expired (completed more than 10 minutes ago) or stale (running for more
-// than a minute: its front end died) → stored as running, kNew; another fingerprint →
-// kMismatch; running → kInProgress; completed → kCompleted with its response. complete
-// stores the entry completed, abandon removes it, both only while it is still the one this
-// front end stored. Each front end removes the entries it completed once they expired
+// than a minute: its front end died before its transaction's commit point) → stored as
+// running, kNew; another fingerprint → kMismatch; running, or held by the transaction that
+// completes it → kInProgress; completed → kCompleted with its response. The transaction
+// completes the entry itself (seal: the entry is one of its writes, expected running as
+// stored), so a transaction committed by a front end that then died is completed by the
+// front end that takes its work over, however long after, and a repeat of the token never
+// applies it again. complete stores the final response (when the sealed one lacks part of
+// it), abandon removes the entry, both only while it is still the one this front end
+// stored. Each front end removes the entries it completed once they expired
 // (sweep(), off the requests' path), and now and then walks every entry for expired ones
 // that a front end which stopped left.
 #pragma once
@@ -39,9 +44,10 @@ class SharedTransactionTokens final : public TransactionTokens {
   // How long a completed request's token is remembered, in ms of the engine's clock.
   static constexpr std::int64_t kLifetimeMs =
       std::chrono::duration_cast<std::chrono::milliseconds>(kLifetime).count();
-  // A running entry older than this (ms) is taken as abandoned: its front end died, and
-  // the token is not blocked for ever. (A request whose transaction ran longer than that
-  // could be applied twice; transactions take milliseconds.)
+  // A running entry older than this (ms) is taken as abandoned: its front end died before
+  // its transaction's commit point, and the token is not blocked for ever. (A transaction
+  // past its prepare holds the entry, which is then in progress however old; one not yet
+  // prepared fails its guard on the entry once another request replaced it.)
   static constexpr std::int64_t kRunningLimitMs = 60'000;
   // How often (ms of the engine's clock) sweep() walks every entry.
   static constexpr std::int64_t kWalkEveryMs = 3'600'000;
@@ -53,8 +59,12 @@ class SharedTransactionTokens final : public TransactionTokens {
               std::string* response) override;
   void complete(const std::string& token, std::string response) override;
   void abandon(const std::string& token) override;
-  // Leaves the stored entry running (see TransactionTokens::fail); forgets it here.
+  // Leaves the stored entry as it is (see TransactionTokens::fail): running, or completed by
+  // the transaction it sealed, whoever applies that; forgets it here.
   void fail(const std::string& token) override;
+  bool seals() const override { return true; }
+  // The entry completed, expected running as this front end stored it.
+  void seal(const std::string& token, std::string response, storage::WriteBatch* batch) override;
   // Removes the entries this front end completed that expired (each only while it holds
   // what this front end stored), and, every kWalkEveryMs, every expired or stale entry.
   void sweep() override;
@@ -87,6 +97,8 @@ class SharedTransactionTokens final : public TransactionTokens {
   Mutex mutex_;
   // The tokens this front end runs now: the value it stored for each.
   std::unordered_map<std::string, std::string> running_ KUMO_GUARDED_BY(mutex_);
+  // The completed entries it added to its tokens' transactions (seal), by token.
+  std::unordered_map<std::string, std::string> sealed_ KUMO_GUARDED_BY(mutex_);
   // The entries it completed, in completion order, until they are removed.
   struct Completion {
     std::int64_t at_ms = 0;

@@ -19,6 +19,10 @@
 
 #include "model/mutex.h"
 
+namespace kumo::storage {
+class WriteBatch;
+}
+
 namespace kumo::engine {
 
 class TransactionTokens {
@@ -47,6 +51,19 @@ class TransactionTokens {
   // entry is taken as abandoned) rather than let a repeat apply it twice. By default (one
   // process, whose failed batch wrote nothing), abandon().
   virtual void fail(const std::string& token) { abandon(token); }
+  // Whether seal() keeps the outcome with the transaction (tokens kept in a storage that
+  // several processes share). By default no: one process, whose failed batch wrote nothing.
+  virtual bool seals() const { return false; }
+  // Adds to the batch of the transaction that runs under `token` (begin() said kNew) the
+  // writes that complete its entry with `response`: the token is completed exactly when the
+  // transaction commits, by whichever process applies it (another one, when this one dies
+  // past the commit point), so a repeat never applies it again. complete() then only
+  // replaces the response if it differs. Called again when the transaction is retried.
+  virtual void seal(const std::string& token, std::string response, storage::WriteBatch* batch) {
+    (void)token;
+    (void)response;
+    (void)batch;
+  }
   // Removes what expired where that takes work of its own (the engine's maintenance thread
   // calls it now and then); nothing by default.
   virtual void sweep() {}

@@ -17,12 +17,18 @@
   stopped between its two reads and again between its two confirmations, while two
   transactions change both items and the second changes one back to the value read, never
   answers the pair that no moment had.
+- A ClientRequestToken's outcome is kept with its transaction: a front end killed right
+  after its transaction's commit point leaves it to another, which completes the token as
+  it applies the transaction; a repeat of the token 61 s later, or just under ten minutes
+  later (the front ends' manual clocks), answers success with read units and applies
+  nothing again. A transaction killed before its commit point runs when repeated.
 """
 
 import random
 import signal
 import threading
 import time
+import uuid
 
 import botocore.exceptions
 import pytest
@@ -389,17 +395,17 @@ def stopped(server):
 
 def test_a_transact_get_never_answers_a_pair_that_no_moment_had(kumo_bin, tmp_path):
     # The reader's front end stops after its first item read, and again after it has
-    # confirmed the first of its two partitions (table "ys", made first: its namespace
+    # confirmed the first of its two partitions (table "ytab", made first: its namespace
     # sorts first, and its partition is confirmed first).
     with started(kumo_bin, tmp_path, 2, fault="item-read-pause,confirm-pause") as servers:
         other = servers[1].client()
-        create(other, "ys")
-        create(other, "xs")
+        create(other, "ytab")
+        create(other, "xtab")
 
         def both(x, y):
             other.transact_write_items(TransactItems=[
-                {"Put": {"TableName": "xs", "Item": {"pk": {"S": "x"}, "v": {"S": x}}}},
-                {"Put": {"TableName": "ys", "Item": {"pk": {"S": "y"}, "v": {"S": y}}}}])
+                {"Put": {"TableName": "xtab", "Item": {"pk": {"S": "x"}, "v": {"S": x}}}},
+                {"Put": {"TableName": "ytab", "Item": {"pk": {"S": "y"}, "v": {"S": y}}}}])
 
         both("a", "b")
         outcome = []
@@ -407,8 +413,8 @@ def test_a_transact_get_never_answers_a_pair_that_no_moment_had(kumo_bin, tmp_pa
         def read():
             try:
                 out = servers[0].client().transact_get_items(TransactItems=[
-                    {"Get": {"TableName": "xs", "Key": {"pk": {"S": "x"}}}},
-                    {"Get": {"TableName": "ys", "Key": {"pk": {"S": "y"}}}}])
+                    {"Get": {"TableName": "xtab", "Key": {"pk": {"S": "x"}}}},
+                    {"Get": {"TableName": "ytab", "Key": {"pk": {"S": "y"}}}}])
                 outcome.append([r["Item"]["v"]["S"] for r in out["Responses"]])
             except botocore.exceptions.ClientError as e:
                 outcome.append((e.response["Error"]["Code"], cancellation_codes(e)))
@@ -431,3 +437,109 @@ def test_a_transact_get_never_answers_a_pair_that_no_moment_had(kumo_bin, tmp_pa
         assert outcome[0] in (["a", "b3"], ("TransactionCanceledException",
                                             ["TransactionConflict", "TransactionConflict"])), \
             outcome
+
+
+def clocked(kumo_bin, tmp_path, fault):
+    """Two front ends on manual clocks that start at one time, the first with `fault`."""
+    return started(kumo_bin, tmp_path, 2, fault=fault, admin_port=0,
+                   flags={"clock": "manual", "clock-start": int(time.time())})
+
+
+def counted_transaction(client, token):
+    """An ADD of 1 to item "counter" and a 3000-byte item, under `token`: 8 write units
+    (twice 1 + 3), and 4 read units (twice 1 + 1) for a repeat."""
+    return client.transact_write_items(
+        ClientRequestToken=token, ReturnConsumedCapacity="TOTAL",
+        TransactItems=[
+            {"Update": {"TableName": "idem", "Key": {"pk": {"S": "counter"}},
+                        "UpdateExpression": "ADD n :one",
+                        "ExpressionAttributeValues": {":one": {"N": "1"}}}},
+            {"Put": {"TableName": "idem", "Item": {"pk": {"S": "big"},
+                                                   "pad": {"S": "x" * 3000}}}}])
+
+
+def counter(client):
+    item = client.get_item(TableName="idem", Key={"pk": {"S": "counter"}},
+                           ConsistentRead=True).get("Item")
+    return item and item["n"]["N"]
+
+
+def once_not_in_progress(call, seconds=30):
+    """Calls `call()` until it answers other than TransactionInProgressException (which a
+    repeat gets until the killed front end's transaction is taken over: its lease, 3 s of
+    real time); returns the answer, or the error's code."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return call()
+        except botocore.exceptions.ClientError as e:
+            code = e.response["Error"]["Code"]
+            if code != "TransactionInProgressException":
+                return code
+            assert e.response["Error"]["Message"] == \
+                "Transaction from previous request is still in progress", e.response
+            assert time.monotonic() < deadline, "still in progress"
+            time.sleep(0.2)
+
+
+def test_a_token_committed_by_a_killed_front_end_is_never_applied_again(kumo_bin, tmp_path):
+    # The first front end is killed right after its transaction's commit point, before it
+    # applies any of it or answers.
+    with clocked(kumo_bin, tmp_path, "transaction") as servers:
+        other = servers[1].client()
+        create(other, "idem")
+        token = str(uuid.uuid4())
+        with pytest.raises(Exception):
+            counted_transaction(servers[0].client(), token)
+        servers[0].proc.wait(timeout=10)
+        # 61 s later: the first call's outcome, once the other front end has applied it.
+        servers[1].admin.advance(61)
+        out = once_not_in_progress(lambda: counted_transaction(other, token))
+        assert out != "TransactionInProgressException" and not isinstance(out, str), out
+        assert out["ConsumedCapacity"] == [{"TableName": "idem", "CapacityUnits": 4.0}]
+        assert counter(other) == "1"
+        # Just under ten minutes after the first call: the same.
+        servers[1].admin.advance(598 - 61)
+        out = counted_transaction(other, token)
+        assert out["ConsumedCapacity"] == [{"TableName": "idem", "CapacityUnits": 4.0}]
+        assert counter(other) == "1"
+        # The token with other parameters: a mismatch.
+        with pytest.raises(botocore.exceptions.ClientError) as raised:
+            other.transact_write_items(ClientRequestToken=token, TransactItems=[
+                {"Put": {"TableName": "idem", "Item": {"pk": {"S": "other"}}}}])
+        assert raised.value.response["Error"]["Code"] == "IdempotentParameterMismatchException"
+        # Past ten minutes the token is forgotten: the request runs again.
+        servers[1].admin.advance(3)
+        out = counted_transaction(other, token)
+        assert out["ConsumedCapacity"] == [{"TableName": "idem", "CapacityUnits": 8.0}]
+        assert counter(other) == "2"
+
+
+def test_a_token_whose_transaction_never_committed_runs_when_repeated(kumo_bin, tmp_path):
+    # The first front end is killed between its prepare and its commit point.
+    with clocked(kumo_bin, tmp_path, "prepared") as servers:
+        other = servers[1].client()
+        create(other, "idem")
+        token = str(uuid.uuid4())
+        with pytest.raises(Exception):
+            counted_transaction(servers[0].client(), token)
+        servers[0].proc.wait(timeout=10)
+        # Within the minute the token is in progress (its front end may yet commit it).
+        assert error_code_of(lambda: counted_transaction(other, token)) == \
+            "TransactionInProgressException"
+        # Past it, and once the other front end has aborted it, the request runs.
+        servers[1].admin.advance(61)
+        out = once_not_in_progress(lambda: counted_transaction(other, token))
+        assert not isinstance(out, str), out
+        assert out["ConsumedCapacity"] == [{"TableName": "idem", "CapacityUnits": 8.0}]
+        assert counter(other) == "1"
+        out = counted_transaction(other, token)
+        assert out["ConsumedCapacity"] == [{"TableName": "idem", "CapacityUnits": 4.0}]
+        assert counter(other) == "1"
+
+
+def error_code_of(call):
+    with pytest.raises(botocore.exceptions.ClientError) as raised:
+        call()
+    return raised.value.response["Error"]["Code"]
+
