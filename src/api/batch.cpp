@@ -166,8 +166,11 @@ std::string batch_write_item(const Context& ctx, const JsonObject& request) {
   const bool metrics = request.string("ReturnItemCollectionMetrics") == "SIZE";
   std::vector<ItemCollection> collections;
   std::vector<ConsumedCapacity> capacity;
-  // Requests a throttle refused, returned in UnprocessedItems as they were sent.
+  // Requests a throttle refused, or whose item a transaction of another front end holds
+  // (after the wait a single write makes), returned in UnprocessedItems as they were sent:
+  // a batch is independent puts and deletes, the others written.
   std::vector<const ItemWrite*> refused;
+  std::size_t throttled = 0;
   std::exception_ptr first_refusal;
   for (auto& w : writes) {
     // Before the write: the item collections are counted from the request's item.
@@ -181,14 +184,18 @@ std::string batch_write_item(const Context& ctx, const JsonObject& request) {
       // Each request is charged on its own, rounded separately.
       add_capacity(capacity, write_capacity(w.table_name, result));
     } catch (const ApiError& e) {
-      if (!e.throttle()) throw;
-      if (!first_refusal) first_refusal = std::current_exception();
+      const bool held = e.code() == ApiError::Code::kTransactionConflict;
+      if (!e.throttle() && !held) throw;
+      if (!held) {
+        if (!first_refusal) first_refusal = std::current_exception();
+        ++throttled;
+      }
       refused.push_back(&w);
       collections.resize(collections_before);
     }
   }
-  // When every request was refused, the call fails with the first refusal.
-  if (!refused.empty() && refused.size() == writes.size()) std::rethrow_exception(first_refusal);
+  // When a throttle refused every request, the call fails with the first refusal.
+  if (throttled > 0 && throttled == writes.size()) std::rethrow_exception(first_refusal);
   JsonOut out;
   JsonWriter writer(out);
   writer.StartObject();

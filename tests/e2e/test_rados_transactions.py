@@ -22,6 +22,9 @@
   it applies the transaction; a repeat of the token 61 s later, or just under ten minutes
   later (the front ends' manual clocks), answers success with read units and applies
   nothing again. A transaction killed before its commit point runs when repeated.
+- BatchWriteItem writes the items no transaction holds and returns the held one in
+  UnprocessedItems, as the request wrote it; resent once the transaction ended, it is
+  written.
 """
 
 import random
@@ -543,3 +546,35 @@ def error_code_of(call):
         call()
     return raised.value.response["Error"]["Code"]
 
+
+def test_a_batch_write_returns_the_item_a_transaction_holds_unprocessed(kumo_bin, tmp_path):
+    # The first front end stops itself once its transaction (k1 to k5, over several
+    # partitions) holds its items.
+    with started(kumo_bin, tmp_path, 2, fault="prepared-pause") as servers:
+        other, keys = held_table(servers)
+        other.put_item(TableName="held", Item={"pk": {"S": "d0"}, "v": {"S": "before"}})
+        writer, outcome = held_by_a_pause(servers[0], lambda client: client.transact_write_items(
+            TransactItems=put_request(keys[1:])))
+        requests = [{"PutRequest": {"Item": {"pk": {"S": k}, "v": {"S": "batch"}}}}
+                    for k in ("b1", "k1", "b2")]
+        requests.append({"DeleteRequest": {"Key": {"pk": {"S": "d0"}}}})
+        out = other.batch_write_item(RequestItems={"held": requests},
+                                     ReturnConsumedCapacity="TOTAL")
+        # The held item comes back as sent; the others are written, and only they counted.
+        assert out["UnprocessedItems"] == {"held": [requests[1]]}
+        assert out["ConsumedCapacity"] == [{"TableName": "held", "CapacityUnits": 3.0}]
+        assert held_items(other) == {"k0": "before", "b1": "batch", "b2": "batch"}
+        # The transaction ends (committed by its front end, or aborted by the other one if
+        # its lease lapsed first); then the unprocessed request is written.
+        servers[0].proc.send_signal(signal.SIGCONT)
+        writer.join(timeout=30)
+        assert outcome, "the transaction never ended"
+        again = other.batch_write_item(RequestItems=out["UnprocessedItems"],
+                                       ReturnConsumedCapacity="TOTAL")
+        assert again["UnprocessedItems"] == {}
+        assert again["ConsumedCapacity"] == [{"TableName": "held", "CapacityUnits": 1.0}]
+        expected = {"k0": "before", "b1": "batch", "b2": "batch"}
+        if outcome[0] == "ok":
+            expected.update({k: "txn" for k in keys[2:]})
+        expected["k1"] = "batch"
+        assert held_items(other) == expected
