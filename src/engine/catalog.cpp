@@ -18,6 +18,33 @@ namespace {
 // This thread's Deferrals alive, and whether a change stored under one is not announced yet.
 thread_local int deferring = 0;
 thread_local bool deferred = false;
+// The definition versions this thread's last change raised (table id, version, dropped),
+// set in the table's partitions before the change is announced.
+struct Raised {
+  std::uint32_t table;
+  std::uint64_t version;
+  bool dropped;
+};
+thread_local std::vector<Raised> raised;
+
+// What a write of the table does besides its item: its indexes, its TTL attribute, its
+// stream's view, point-in-time recovery. A change of any of these raises the table's
+// definition version.
+std::string write_shape(const TableDefinition& t) {
+  std::string out;
+  for (const auto* indexes : {&t.local_indexes, &t.global_indexes}) {
+    for (const IndexDefinition& index : *indexes) {
+      out += std::to_string(index.id) + ":" + index.name + ";";
+    }
+    out += "|";
+  }
+  if (t.ttl_enabled) out += "ttl:" + t.ttl_attribute;
+  out += "|";
+  if (t.stream && t.stream->enabled) out += "stream:" + t.stream->view_type;
+  out += "|";
+  if (t.pitr) out += "pitr";
+  return out;
+}
 
 // Catalog records: meta/table/<name> → the definition as a binary attribute map;
 // meta/next_table_id → the next id to hand out (ids are never reused, so data of a deleted
@@ -302,6 +329,9 @@ Item to_record(const TableDefinition& t) {
   r["next_index_id"] = num(static_cast<std::int64_t>(t.next_index_id));
   r["capacity"] = capacity_value(t.capacity);
   r["next_partition_id"] = num(static_cast<std::int64_t>(t.next_partition_id));
+  if (t.definition_version != 0) {
+    r["definition_version"] = num(static_cast<std::int64_t>(t.definition_version));
+  }
   if (t.restore) {
     r["restore"] =
         AttributeValue::map({{"backup_id", str(t.restore->backup_id)},
@@ -382,6 +412,8 @@ TableDefinition from_record(const Item& r) {
   t.capacity = capacity_from(r);
   t.next_partition_id =
       static_cast<std::uint32_t>(std::max<std::int64_t>(1, get_int(r, "next_partition_id")));
+  t.definition_version =
+      static_cast<std::uint64_t>(std::max<std::int64_t>(0, get_int(r, "definition_version")));
   if (const AttributeValue* restore = field(r, "restore");
       restore && restore->type() == AttrType::M) {
     const Item& m = restore->as_map();
@@ -501,7 +533,15 @@ template <typename Attempt>
 auto Catalog::change(const Attempt& attempt) -> decltype(attempt()) {
   for (int i = 0;; ++i) {
     try {
+      raised.clear();
       auto result = attempt();
+      // Every partition of a table whose definition changed what its writes do holds the
+      // new version before any other front end is told: from then on, a write made with the
+      // old definition (a request that took it just before its front end reloaded) is
+      // refused and made again, and the change's next step (a GSI's backfill) never meets
+      // one.
+      for (const Raised& r : raised) storage_.set_definition(r.table, r.version, r.dropped);
+      raised.clear();
       // The other front ends sharing the storage reload it before this change returns
       // (or before announce_deferred() does).
       if (result) {
@@ -631,6 +671,11 @@ TablePtr Catalog::update(std::string_view name,
     TableDefinition copy = *it->second.table;
     change_definition(copy);
     verify(it->second.table.get(), copy);
+    copy.definition_version = it->second.table->definition_version;
+    if (write_shape(copy) != write_shape(*it->second.table)) {
+      ++copy.definition_version;
+      raised.push_back({copy.id, copy.definition_version, false});
+    }
     storage::WriteBatch batch;
     std::string stored = store(copy, &batch);
     guard(&batch);
@@ -665,6 +710,8 @@ TablePtr Catalog::remove(std::string_view name) {
     auto it = tables_.find(name);
     if (it == tables_.end()) return TablePtr();
     TablePtr table = it->second.table;
+    // No write of the table is made any more, by any front end.
+    raised.push_back({table->id, UINT64_MAX, true});
     storage::WriteBatch batch;
     batch.del(std::string(kTablePrefix) + table->name);
     batch.put(std::string(kDropPrefix) + std::to_string(table->id), table->name);

@@ -254,6 +254,9 @@ Engine::Change Engine::add_write(const TableDefinition& table, const std::string
   }
   TablePtr latest = current(table);
   const TableDefinition& now = latest ? *latest : table;
+  // A storage shared with other front ends refuses the write if the table's definition
+  // changed since (storage::DefinitionChanged): what follows is made with this one.
+  batch->definition(now.definition_version);
   update_indexes(now, result, batch);
   if (!now.local_indexes.empty()) add_collection_size(now, result, batch);
   std::string ttl_entry = update_ttl_schedule(now, storage_key, result, batch);
@@ -373,6 +376,20 @@ constexpr int kTransactionConflictAttempts = 4;
 constexpr int kTransactionAttempts = 16;
 }  // namespace
 
+void Engine::redo_with_new_definition(const TableDefinition& table,
+                                      const storage::DefinitionChanged& stale, int attempt) {
+  // The catalog is stored before the partitions get the new version: loaded now, it has
+  // the new definition (or no table).
+  spdlog::info("a write of table {} was made with an old definition; made again ({})", table.name,
+               stale.what());
+  reload_catalog();
+  if (!current(table)) throw ApiError::resource_not_found();
+  // A write that keeps meeting newer definitions (a table changed again and again) ends.
+  if (attempt + 1 >= 64) {
+    throw ApiError::internal("The table's definition keeps changing; retry the request");
+  }
+}
+
 void Engine::conflict_backoff(int attempt) {
   // Several front ends writing one hot item meet each other's writes; each retry reads the
   // item anew. A bounded number of attempts, each after a random wait of up to 1, 2, 4 ...
@@ -421,6 +438,12 @@ WriteResult Engine::write_item(const TableDefinition& table, const std::string& 
       // Another front end dropped the table, and this one missed the announcement.
       reload_catalog();
       throw ApiError::resource_not_found();
+    } catch (const storage::DefinitionChanged& stale) {
+      // Another front end changed the table's definition after this write took it: the
+      // write is made again with the new one.
+      changes.clear();
+      result = WriteResult{};
+      redo_with_new_definition(table, stale, attempt);
     } catch (const storage::TransactionConflict&) {
       // A transaction of another front end holds the item. DynamoDB refuses such a write
       // (TransactionConflictException); a transaction holds its items for milliseconds, so
@@ -523,6 +546,15 @@ bool Engine::transact_write(const std::vector<TransactWrite>& writes,
     } catch (const storage::TableGone&) {
       reload_catalog();
       throw ApiError::resource_not_found();
+    } catch (const storage::DefinitionChanged& stale) {
+      // A table's definition changed after the transaction took it: made again with the
+      // new one.
+      *results = std::vector<WriteResult>(writes.size());
+      redo_with_new_definition(*writes.front().table, stale, attempt);
+      for (const TransactWrite& w : writes) {
+        if (!current(*w.table)) throw ApiError::resource_not_found();
+      }
+      continue;
     } catch (const storage::TransactionConflict& conflict) {
       // Another front end's transaction holds some of the items: DynamoDB cancels the
       // transaction, with the reason TransactionConflict on each of them. A transaction

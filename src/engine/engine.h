@@ -685,6 +685,10 @@ class Engine {
   // added or dropped since `table` was read), else `table` itself. Called under the item's
   // lock, so a write and a backfill never miss each other.
   TablePtr current(const TableDefinition& table) const;
+  // Before a write refused for its table's old definition is made again: loads the
+  // catalog (the write then takes the table's new definition, or finds it dropped).
+  void redo_with_new_definition(const TableDefinition& table,
+                                const storage::DefinitionChanged& stale, int attempt);
   // A write of one item, waiting in a batch for commit().
   struct Change {
     TablePtr table;  // the table's definition when the write was prepared; null if deleted

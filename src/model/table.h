@@ -169,6 +169,10 @@ struct TableDefinition {
   std::optional<RestoreSource> restore;
   // Set while point-in-time recovery is enabled.
   std::optional<PitrSettings> pitr;
+  // Raised by every change of what a write of the table must do besides the item (its
+  // indexes, TTL, the stream, point-in-time recovery): a storage shared by several
+  // processes refuses a write made with an older one (storage::WriteBatch::definition).
+  std::uint64_t definition_version = 0;
   // The live capacity meters (not stored): shared by every version of the definition, so
   // a change of the table keeps its consumption; null when capacity is off.
   std::shared_ptr<capacity::TableMeters> meters;

@@ -40,6 +40,10 @@ void throw_table_gone(const char* message) {
   throw TableGone(message);
 }
 
+void throw_definition_changed(const char* message) {
+  throw DefinitionChanged(message);
+}
+
 void* load_module_symbol(const char* file, const char* symbol, const char* what) {
   std::error_code error;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", error);

@@ -20,5 +20,7 @@ void* load_module_symbol(const char* file, const char* symbol, const char* what)
 [[noreturn]] void throw_transaction_conflict(const char* keys);
 // Throws TableGone(message), likewise.
 [[noreturn]] void throw_table_gone(const char* message);
+// Throws DefinitionChanged(message), likewise.
+[[noreturn]] void throw_definition_changed(const char* message);
 
 }  // namespace kumo::storage

@@ -23,7 +23,8 @@ std::unique_ptr<Storage> open_rados(const std::string& pool, const std::string& 
   const KumoRadosSettings settings{partition_keys, lease_seconds};
   return std::unique_ptr<Storage>(open(pool.c_str(), ceph_conf.c_str(), prefix.c_str(), &settings,
                                        throw_storage_error, throw_write_conflict, throw_table_gone,
-                                       throw_transaction_conflict, log_info));
+                                       throw_transaction_conflict, throw_definition_changed,
+                                       log_info));
 }
 
 }  // namespace kumo::storage

@@ -42,6 +42,18 @@ class TransactionConflict : public WriteConflict {
   std::vector<std::string> keys;
 };
 
+// Thrown by Storage::write when a partition group carries a definition version of its
+// table (WriteBatch::definition) older than the one set in its partition since
+// (Storage::set_definition): another process changed what a write of the table must do (an
+// index added or removed, TTL, the stream, the table dropped) after the caller took the
+// definition it wrote with. Nothing of the batch was applied; the caller reloads its
+// catalog and makes the write again with the new definition. (A kind of WriteConflict: a
+// caller that only retries later may retry it too.)
+class DefinitionChanged : public WriteConflict {
+ public:
+  using WriteConflict::WriteConflict;
+};
+
 // Thrown by Storage::write when the batch writes to a table that another process sharing
 // the storage dropped: nothing was written, and the caller's catalog is stale.
 class TableGone : public StorageError {
@@ -78,6 +90,15 @@ class WriteBatch {
   void partition(std::string item_key) {
     group_ = static_cast<std::uint32_t>(groups_.size());
     groups_.push_back(std::move(item_key));
+    definitions_.emplace_back();
+  }
+  // The version of its table's definition that the current partition group was made with
+  // (what it writes besides the item: index entries, the TTL entry, the stream record): a
+  // back end shared by several processes applies the group only while its partition holds
+  // no newer version (Storage::set_definition), and throws DefinitionChanged otherwise.
+  // A group given none is not compared.
+  void definition(std::uint64_t version) {
+    if (group_ != kNoGroup) definitions_[group_] = version;
   }
   void put(std::string key, std::string value) {
     ops_.push_back({OpType::kPut, false, group_, std::move(key), std::move(value), 0});
@@ -118,12 +139,15 @@ class WriteBatch {
   const std::vector<Op>& ops() const { return ops_; }
   // The item key of each partition group.
   const std::vector<std::string>& groups() const { return groups_; }
+  // The definition version of each partition group, if it was given one.
+  const std::vector<std::optional<std::uint64_t>>& definitions() const { return definitions_; }
   bool empty() const { return ops_.empty(); }
 
  private:
   std::vector<Op> ops_;
   std::vector<Expectation> expectations_;
   std::vector<std::string> groups_;
+  std::vector<std::optional<std::uint64_t>> definitions_;
   std::uint32_t group_ = kNoGroup;
 };
 
@@ -334,6 +358,19 @@ class Storage {
   virtual void set_catalog_listener(CatalogListener listener) { (void)listener; }
   virtual void notify_catalog() {}
   virtual void announce_catalog() {}
+  // Sets table `table`'s definition version in each of its partitions (only ever raising
+  // it): once it returns, every write of a partition group made with an older version
+  // (WriteBatch::definition) is refused with DefinitionChanged, whichever process makes it.
+  // A catalog change that changes what a write of the table must do calls it after the
+  // change is stored and before it is announced (and before a GSI's backfill starts), so no
+  // process writes the table with the old definition once the change's next step begins;
+  // `dropped`: the table was removed (its partitions are not made if it has none). The local
+  // back ends belong to one process, whose catalog is the only one: they do nothing.
+  virtual void set_definition(std::uint32_t table, std::uint64_t version, bool dropped) {
+    (void)table;
+    (void)version;
+    (void)dropped;
+  }
   // Whether other processes may share this storage (RADOS): what one process keeps only in
   // its memory (ClientRequestTokens) is then kept in the storage too. Such a back end
   // checks every expectation of a batch (WriteBatch::expect).

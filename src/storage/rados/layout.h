@@ -88,6 +88,16 @@ inline const std::string kFrontEndPrefix =
 inline const std::string kRangeKey =
     "\xff"
     "r";
+// The version of its table's definition that a partition's writes must have been made with
+// at least ([u64], absent: 0): set by a catalog change that changes what a write of the
+// table must do, before the change is announced (Storage::set_definition), only ever
+// raised. A partition group that carries a version (WriteBatch::definition) compares it
+// lower than its own plus one (omap_cmp LT on the big-endian bytes), in the same op as the
+// range key, so a front end that wrote with a definition it took before the change writes
+// nothing: it reloads its catalog and writes again. A split copies it to the new partition.
+inline const std::string kDefinitionKey =
+    "\xff"
+    "v";
 // A partition being split keeps this key, whose value is the token its new partition
 // starts at and the splitting front end's instance ([u64 token][u64 instance]), from
 // before the copy until its moved keys are removed.

@@ -30,11 +30,11 @@ struct KumoRadosSettings {
 // `conflict` reports a write whose expectation failed (storage::WriteConflict); `gone`, a
 // write to a table that another front end dropped (storage::TableGone); `held`, a write or
 // a read that met items a transaction in progress holds (storage::TransactionConflict; the
-// message is each item's key in hexadecimal, separated by spaces).
-kumo::storage::Storage* kumo_open_rados(const char* pool, const char* ceph_conf, const char* prefix,
-                                        const KumoRadosSettings* settings,
-                                        kumo_rados_fail_function fail,
-                                        kumo_rados_fail_function conflict,
-                                        kumo_rados_fail_function gone,
-                                        kumo_rados_fail_function held, kumo_rados_log_function log);
+// message is each item's key in hexadecimal, separated by spaces); `stale`, a write made
+// with an older definition of its table than its partition holds
+// (storage::DefinitionChanged).
+kumo::storage::Storage* kumo_open_rados(
+    const char* pool, const char* ceph_conf, const char* prefix, const KumoRadosSettings* settings,
+    kumo_rados_fail_function fail, kumo_rados_fail_function conflict, kumo_rados_fail_function gone,
+    kumo_rados_fail_function held, kumo_rados_fail_function stale, kumo_rados_log_function log);
 }

@@ -279,6 +279,12 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
   put_u64(&last_value, last_record);
   if (last_record > 0) chunk[kStreamCounterKey].append(last_value);
   chunk[kBornKey].append(last_value);
+  // The parent's definition version goes with its keys (and is copied again once the
+  // split is published: a catalog change may set it in the parent meanwhile, having read
+  // the map without the new partition).
+  if (std::string definition; read_key(object, kDefinitionKey, &definition)) {
+    chunk[kDefinitionKey].append(definition);
+  }
   std::size_t chunk_bytes = 0;
   auto copy = [&] {
     if (chunk.empty()) return;
@@ -341,6 +347,7 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
     log("the split of " + object.oid + " was finished by another front end");
     return true;
   }
+  raise_definition(object, added);
   layout.unlock();
   if (split_listener_) split_listener_(table, *middle, last_record);
   const auto paused = std::chrono::steady_clock::now() - began;

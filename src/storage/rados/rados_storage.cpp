@@ -21,6 +21,7 @@ kumo_rados_fail_function fail_with = nullptr;
 kumo_rados_fail_function conflict_with = nullptr;
 kumo_rados_fail_function gone_with = nullptr;
 kumo_rados_fail_function held_with = nullptr;
+kumo_rados_fail_function stale_with = nullptr;
 kumo_rados_log_function log_with = nullptr;
 
 // Partitions a table starts with; their objects spread over the pool's placement groups.
@@ -75,6 +76,11 @@ void check(int r, const std::string& what) {
   std::abort();  // gone_with throws; never reached
 }
 
+[[noreturn]] void stale(const std::string& message) {
+  stale_with(message.c_str());
+  std::abort();  // stale_with throws; never reached
+}
+
 RadosStorage::RadosStorage(const std::string& pool, const std::string& conf,
                            const std::string& prefix, const KumoRadosSettings& settings)
     : prefix_(prefix),
@@ -91,6 +97,9 @@ RadosStorage::RadosStorage(const std::string& pool, const std::string& conf,
     faults_.push_back(faults.substr(at, end - at));
     at = end + 1;
   }
+  if (const char* hold = std::getenv("KUMO_RADOS_HOLD_FILE")) hold_file_ = hold;
+  definition_guard_ =
+      std::find(faults_.begin(), faults_.end(), "no-definition-guard") == faults_.end();
   {
     std::unique_ptr<Connection> first = connect();
     connection_.store(first.get(), std::memory_order_release);
@@ -664,8 +673,9 @@ void RadosStorage::log(const std::string& message) {
 extern "C" kumo::storage::Storage* kumo_open_rados(
     const char* pool, const char* ceph_conf, const char* prefix, const KumoRadosSettings* settings,
     kumo_rados_fail_function fail, kumo_rados_fail_function conflict, kumo_rados_fail_function gone,
-    kumo_rados_fail_function held, kumo_rados_log_function log) {
+    kumo_rados_fail_function held, kumo_rados_fail_function stale, kumo_rados_log_function log) {
   kumo::storage::rados::fail_with = fail;
+  kumo::storage::rados::stale_with = stale;
   kumo::storage::rados::conflict_with = conflict;
   kumo::storage::rados::gone_with = gone;
   kumo::storage::rados::held_with = held;

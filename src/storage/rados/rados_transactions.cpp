@@ -37,6 +37,12 @@ bool is_lock(const std::string& key) {
   return key.compare(0, kLockPrefix.size(), kLockPrefix) == 0;
 }
 
+// Whether a guard's key is one the transaction locks: not a lock itself, nor the
+// partition's definition version (compared, never held).
+bool locked_by_guard(const std::string& key) {
+  return !is_lock(key) && key != kDefinitionKey;
+}
+
 // Sends `op` to its object without waiting for it; *done is null when it could not be sent
 // (the result says why).
 int send(librados::IoCtx& io, const std::string& oid, librados::ObjectWriteOperation* op,
@@ -79,7 +85,7 @@ void RadosStorage::write_transaction(const std::vector<Resolved>& ops,
   std::vector<Resolved> locks;
   for (const auto& [object, keys] : guards) {
     for (const auto& [k, g] : keys) {
-      if (!is_lock(k)) locks.push_back({object, false, true, kLockPrefix + k, {}});
+      if (locked_by_guard(k)) locks.push_back({object, false, true, kLockPrefix + k, {}});
     }
   }
   std::vector<const Resolved*> all = pointers(ops);
@@ -366,7 +372,7 @@ void RadosStorage::prepare(const std::string& record, const std::map<ObjectRef, 
     p.op.omap_cmp(all, &p.cmp);
     std::map<std::string, librados::bufferlist> set;
     for (const auto& [k, g] : keys) {
-      if (!is_lock(k)) set[kLockPrefix + k].append(record);
+      if (locked_by_guard(k)) set[kLockPrefix + k].append(record);
     }
     p.op.omap_set(set);
     p.result = send(io(object.ns), object.oid, &p.op, &p.done);

@@ -2,6 +2,8 @@
 // as one guarded op when it lies in one object, else its partition's op with an outbox
 // entry and then its maintenance (or, across partitions, as a transaction:
 // rados_transactions.cpp); expectations checked, and what failed them told apart.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <list>
@@ -17,6 +19,14 @@
 namespace kumo::storage::rados {
 
 void RadosStorage::write(const WriteBatch& batch) {
+  if (!hold_file_.empty() && ::access(hold_file_.c_str(), F_OK) == 0 &&
+      std::any_of(batch.definitions().begin(), batch.definitions().end(),
+                  [](const std::optional<std::uint64_t>& v) { return v.has_value(); })) {
+    log("a write is held before its partition op");
+    while (::access(hold_file_.c_str(), F_OK) == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
   await_client();
   for (int attempt = 0;; ++attempt) {
     check_lease();
@@ -296,6 +306,21 @@ void RadosStorage::apply(const ObjectRef& object, const std::vector<const Resolv
 
 std::map<ObjectRef, Guards> RadosStorage::expectations(const WriteBatch& batch) {
   std::map<ObjectRef, Guards> out;
+  // Each partition group made with a definition version applies only while its partition
+  // holds no newer one: stored < version + 1 (absent reads as empty, lower than any).
+  for (std::size_t g = 0; definition_guard_ && g < batch.groups().size(); ++g) {
+    const std::optional<std::uint64_t> version = batch.definitions()[g];
+    if (!version || *version == UINT64_MAX) continue;
+    std::string bound;
+    put_u64(&bound, *version + 1);
+    auto& guard = out[locate(batch.groups()[g]).object][kDefinitionKey];
+    // (Two groups of one table in one partition: the lower version bounds both.)
+    if (guard.first.length() == 0 || bound < guard.first.to_str()) {
+      guard.first.clear();
+      guard.first.append(bound);
+    }
+    guard.second = LIBRADOS_CMPXATTR_OP_LT;
+  }
   for (const WriteBatch::Expectation& e : batch.expectations()) {
     // (Located by its own key: an expectation need not be of its partition group's item.)
     const ObjectRef object = locate(e.key).object;
@@ -323,6 +348,16 @@ void RadosStorage::verify(const std::map<ObjectRef, Guards>& guards) {
       if (k == kStreamCounterKey) continue;  // (check_numbers)
       auto it = found.find(k);
       const std::string expected = g.first.to_str();
+      if (k == kDefinitionKey) {
+        // The table's definition changed since the write was made: it is made again with
+        // the new one, whatever else failed.
+        if (it != found.end() && !(it->second < expected)) {
+          stale("table " + std::to_string(table_of(object)) + " has definition version " +
+                std::to_string(get_be(it->second, 8)) + " since the write was made with " +
+                std::to_string(get_be(expected, 8) - 1));
+        }
+        continue;
+      }
       if (expected.empty() ? it == found.end() : it != found.end() && it->second == expected) {
         continue;
       }
@@ -483,6 +518,74 @@ void RadosStorage::apply_all(const std::vector<const Resolved*>& ops) {
     check(failed, "write");
     if (frozen) std::this_thread::sleep_for(std::chrono::milliseconds(std::min(attempt + 1, 50)));
   }
+}
+
+void RadosStorage::set_definition(std::uint32_t table, std::uint64_t version, bool dropped) {
+  std::string value;
+  put_u64(&value, version);
+  librados::bufferlist bl, bound;
+  bl.append(value);
+  // Raised only: a later change's version, set first, stays.
+  bound.append(value);
+  std::set<std::uint64_t> done;
+  for (int round = 0;; ++round) {
+    // The stored map: partitions another front end split off are set too. A table that has
+    // no partitions yet gets them now (with the version), as its first write would: a write
+    // made with the old definition must not make them without it. A dropped table's are not
+    // made again.
+    forget_partitions(table);
+    const Starts starts = partition_starts(table, !dropped);
+    struct Pending {
+      librados::ObjectWriteOperation op;
+      librados::AioCompletion* done = nullptr;
+      int cmp = 0;
+    };
+    std::vector<std::uint64_t> todo;
+    for (std::uint64_t start : *starts) {
+      if (!done.count(start)) todo.push_back(start);
+    }
+    // A split publishes its map and then copies the parent's version again: a partition
+    // added to the map after this read got the version from its parent.
+    if (todo.empty() || round > 100) break;
+    std::vector<Pending> pending(todo.size());
+    for (std::size_t i = 0; i < todo.size(); ++i) {
+      Pending& p = pending[i];
+      p.op.omap_cmp({{kDefinitionKey, {bound, LIBRADOS_CMPXATTR_OP_LT}}}, &p.cmp);
+      p.op.omap_set({{kDefinitionKey, bl}});
+      p.done = librados::Rados::aio_create_completion();
+      const ObjectRef object{table_namespace(table), "p" + hex16(todo[i])};
+      const int r = io(object.ns).aio_operate(object.oid, p.done, &p.op);
+      if (r < 0) {
+        p.done->release();
+        p.done = nullptr;
+      }
+    }
+    int failed = 0;
+    for (Pending& p : pending) {
+      if (!p.done) continue;
+      p.done->wait_for_complete();
+      const int r = p.done->get_return_value();
+      p.done->release();
+      // ECANCELED: a version as new is there; ENOENT: the partition is gone (dropped, or
+      // never made for a dropped table).
+      if (r < 0 && r != -ECANCELED && r != -ENOENT && failed == 0) failed = r;
+    }
+    check(failed, "cannot set the definition version of table " + std::to_string(table));
+    done.insert(todo.begin(), todo.end());
+  }
+}
+
+void RadosStorage::raise_definition(const ObjectRef& from, const ObjectRef& to) {
+  std::string value;
+  if (!read_key(from, kDefinitionKey, &value)) return;
+  librados::ObjectWriteOperation op;
+  librados::bufferlist bl;
+  bl.append(value);
+  int cmp = 0;
+  op.omap_cmp({{kDefinitionKey, {bl, LIBRADOS_CMPXATTR_OP_LT}}}, &cmp);
+  op.omap_set({{kDefinitionKey, bl}});
+  const int r = io(to.ns).operate(to.oid, &op);
+  if (r != -ECANCELED && r != -ENOENT) check(r, "cannot copy the definition version");
 }
 
 void RadosStorage::remove_entry_later(const ObjectRef& home, const std::set<std::string>& keys,

@@ -31,6 +31,9 @@ class ForwardingStorage : public storage::Storage {
     inner_->erase_range(lower, upper);
   }
   bool shared() const override { return inner_->shared(); }
+  void set_definition(std::uint32_t table, std::uint64_t version, bool dropped) override {
+    inner_->set_definition(table, version, dropped);
+  }
   std::vector<StreamPartition> stream_partitions(std::uint32_t table) override {
     return inner_->stream_partitions(table);
   }

@@ -1,8 +1,10 @@
 // A test double for a storage that several front ends share (RADOS).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -16,7 +18,9 @@
 namespace kumo::engine {
 
 // The memory store shared as a RADOS pool is: every expectation of a batch is checked
-// with its write, atomically (WriteConflict when one fails). A test may have another front
+// with its write, atomically (WriteConflict when one fails), and so is each partition
+// group's definition version against the table's last set_definition (DefinitionChanged
+// when older; `definition_refusals` counts them). A test may have another front
 // end write just before the next write is checked (`interleave`), have the next write
 // fail with WriteConflict once although nothing changed (`conflict_once`), or have writes
 // fail (`failing`).
@@ -30,12 +34,29 @@ class SharedMemoryStorage : public ForwardingStorage {
     std::lock_guard lock(mutex_);
     ++writes;
     if (std::exchange(conflict_once, false)) throw storage::WriteConflict("conflict");
+    for (std::size_t g = 0; g < batch.groups().size(); ++g) {
+      const std::optional<std::uint64_t> version = batch.definitions()[g];
+      const std::string& item = batch.groups()[g];
+      if (!version || item.size() < 4) continue;
+      std::uint32_t table = 0;
+      for (int i = 0; i < 4; ++i) table = (table << 8) | static_cast<unsigned char>(item[i]);
+      auto it = definitions_.find(table);
+      if (it != definitions_.end() && it->second > *version) {
+        ++definition_refusals;
+        throw storage::DefinitionChanged("the table's definition changed");
+      }
+    }
     for (const auto& e : batch.expectations()) {
       if (inner().get(e.key) != e.value) throw storage::WriteConflict("the key changed");
     }
     inner().write(numbered(batch));
   }
   bool shared() const override { return true; }
+  void set_definition(std::uint32_t table, std::uint64_t version, bool) override {
+    std::lock_guard lock(mutex_);
+    std::uint64_t& set = definitions_[table];
+    set = std::max(set, version);
+  }
 
   // Stream records are numbered here, as a shared storage does: one partition, whose
   // records are all written when their batch's write returns.
@@ -71,6 +92,7 @@ class SharedMemoryStorage : public ForwardingStorage {
   bool conflict_once = false;
   bool failing = false;
   int writes = 0;
+  int definition_refusals = 0;
 
  private:
   // `batch` with its unnumbered stream records ([table][3][u64 0][u64 token]) numbered.
@@ -102,6 +124,7 @@ class SharedMemoryStorage : public ForwardingStorage {
 
   std::mutex mutex_;
   std::uint64_t last_number_ = 0;
+  std::map<std::uint32_t, std::uint64_t> definitions_;
 };
 
 }  // namespace kumo::engine
