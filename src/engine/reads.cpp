@@ -1,5 +1,8 @@
 // Query and Scan pages over the item space (docs/storage.md: items are ordered by
 // partition token, then partition key, then sort key).
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <thread>
@@ -328,53 +331,90 @@ bool Engine::backfill(const std::string& table_name, std::uint32_t index_id) {
   const std::size_t workers = storage_->shared() ? kSharedBackfillWorkers : 1;
   return walk_items(
       table_name, table->id,
-      [&](const TableDefinition& t, const std::string& key, const Item& item) {
+      [&](const TableDefinition& t, const std::string& key, const Item& walked) {
         const IndexDefinition* index = nullptr;
         for (const auto& i : t.global_indexes) {
           if (i.id == index_id) index = &i;
         }
         if (!index) return false;  // dropped meanwhile
-        std::optional<std::string> entry = index_entry_key(t, *index, item);
-        if (!entry || storage_->get(*entry)) return true;  // not indexed, or a write put it
-        // Another process sharing the storage may write the item meanwhile
-        // (its write then maintains the entry): the entry is written only
-        // while the item is as read. The item is stored again in other bytes
-        // (restamped): a write of it in another process that read it before,
-        // and saw no entry to remove, then fails its guard and reads again;
-        // one that reads it after waits until the entry is in place (the
-        // storage holds the item meanwhile). So the entry never outlives the
-        // value it was made from.
-        storage::WriteBatch batch;
-        batch.partition(key);
-        if (storage_->shared()) {
-          std::optional<std::string> stored = storage_->get(key);
-          Item current;
-          const auto form = stored ? codec::split_stored_item(*stored) : std::nullopt;
-          if (!form || !codec::decode_item(form->item, &current) || current != item) {
-            return true;
+        Item item = walked;
+        for (int attempt = 0;; ++attempt) {
+          std::optional<std::string> entry = index_entry_key(t, *index, item);
+          if (!entry) return true;  // not indexed
+          Item projected = project_entry(*index, item);
+          const std::size_t size = item_size(projected);
+          std::string entry_value = codec::encode_stored_item(projected, size);
+          const std::optional<std::string> there = storage_->get(*entry);
+          if (there && (!storage_->shared() || *there == entry_value))
+            return true;  // a write put it
+          // Another process sharing the storage may write the item meanwhile
+          // (its write then maintains the entry): the entry is written only
+          // while the item is as read. The item is stored again in other bytes
+          // (restamped): a write of it in another process that read it before,
+          // and saw no entry to remove, then fails its guard and reads again;
+          // one that reads it after waits until the entry is in place (the
+          // storage holds the item meanwhile). So the entry never outlives the
+          // value it was made from.
+          storage::WriteBatch batch;
+          batch.partition(key);
+          if (storage_->shared()) {
+            std::optional<std::string> stored = storage_->get(key);
+            Item current;
+            const auto form = stored ? codec::split_stored_item(*stored) : std::nullopt;
+            if (!form || !codec::decode_item(form->item, &current)) return true;  // deleted
+            if (current != item) {
+              // Written since the walk read it: decided again from what is stored.
+              item = std::move(current);
+              continue;
+            }
+            std::optional<std::string> restamped = codec::restamp_stored_item(*stored);
+            batch.put(key, restamped ? std::move(*restamped)
+                                     : codec::encode_stored_item(item, item_size(item)));
+            batch.expect(key, std::move(stored));
           }
-          std::optional<std::string> restamped = codec::restamp_stored_item(*stored);
-          batch.put(key, restamped ? std::move(*restamped)
-                                   : codec::encode_stored_item(item, item_size(item)));
-          batch.expect(key, std::move(stored));
+          // An entry there with other attributes (written by a front end that loaded the
+          // index just before a write with the old definition, which did not know it,
+          // changed the item) is replaced.
+          std::int64_t replaced = 0;
+          if (there) {
+            Item old_entry;
+            const auto form = codec::split_stored_item(*there);
+            if (form && codec::decode_item(form->item, &old_entry)) {
+              replaced = static_cast<std::int64_t>(item_size(old_entry));
+            }
+          } else {
+            batch.add_counter(index_counter_key(t, index->id, "count"), 1);
+          }
+          batch.add_counter(index_counter_key(t, index->id, "bytes"),
+                            static_cast<std::int64_t>(size) - replaced);
+          batch.maintain_put(*entry, std::move(entry_value));
+          try {
+            storage_->write(batch);
+          } catch (const storage::WriteConflict&) {
+            // Written meanwhile, or held: by a write of the index's definition (which
+            // maintains the entry), or by one made with the definition before it (a
+            // transaction prepared before the change, a write whose other entries are
+            // still being applied), which does not. Looked at again once it is done.
+            if (attempt >= 1000) {
+              spdlog::warn("the backfill of an index of table {} left an item that stays held",
+                           t.name);
+              return true;
+            }
+            conflict_backoff(std::min(attempt, 6));
+            std::optional<std::string> stored = storage_->get(key);
+            const auto form = stored ? codec::split_stored_item(*stored) : std::nullopt;
+            Item current;
+            if (!form || !codec::decode_item(form->item, &current)) return true;  // deleted
+            item = std::move(current);
+            continue;
+          }
+          // The backfill charges nothing, but fills the index's partitions.
+          WriteResult added;
+          added.index_units.push_back(
+              index_write(*index, 0, std::nullopt, 0, std::move(*entry), size));
+          charge_write(t, {}, added, Metering{});
+          return true;
         }
-        Item projected = project_entry(*index, item);
-        batch.add_counter(index_counter_key(t, index->id, "count"), 1);
-        const std::size_t size = item_size(projected);
-        batch.add_counter(index_counter_key(t, index->id, "bytes"),
-                          static_cast<std::int64_t>(size));
-        batch.maintain_put(*entry, codec::encode_stored_item(projected, size));
-        try {
-          storage_->write(batch);
-        } catch (const storage::WriteConflict&) {
-          return true;  // written meanwhile, with its entry
-        }
-        // The backfill charges nothing, but fills the index's partitions.
-        WriteResult added;
-        added.index_units.push_back(
-            index_write(*index, 0, std::nullopt, 0, std::move(*entry), size));
-        charge_write(t, {}, added, Metering{});
-        return true;
       },
       workers);
 }
