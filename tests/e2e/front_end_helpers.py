@@ -14,16 +14,16 @@ from kumo_testlib import KumoProcess
 from rados_helpers import rados
 
 @contextlib.contextmanager
-def started(kumo_bin, tmp_path, count=3, fault=None, **kwargs):
+def started(kumo_bin, tmp_path, count=3, fault=None, env=None, **kwargs):
     """`count` front ends on one namespace (the same data directory gives each server the
-    same RADOS namespaces), started, the first with KUMO_RADOS_FAULT=`fault` if given;
-    stopped at the end."""
+    same RADOS namespaces), started, the first with KUMO_RADOS_FAULT=`fault` and the
+    variables of `env` if given; stopped at the end."""
     servers = [KumoProcess(kumo_bin, str(tmp_path), data_dir=tmp_path / "shared", **kwargs)
                for _ in range(count)]
     try:
         for n, server in enumerate(servers):
-            if n == 0 and fault:
-                start_with_fault(server, fault)
+            if n == 0 and (fault or env):
+                start_with_fault(server, fault, env)
             else:
                 server.start()
         yield servers
@@ -69,13 +69,18 @@ def run_all(targets):
     for t in threads:
         t.join()
 
-def start_with_fault(server, fault):
-    """Starts `server` with KUMO_RADOS_FAULT=`fault` (it inherits the environment)."""
-    os.environ["KUMO_RADOS_FAULT"] = fault
+def start_with_fault(server, fault, env=None):
+    """Starts `server` with KUMO_RADOS_FAULT=`fault` (if given) and the variables of `env`
+    (it inherits the environment)."""
+    added = dict(env or {})
+    if fault:
+        added["KUMO_RADOS_FAULT"] = fault
+    os.environ.update(added)
     try:
         server.start()
     finally:
-        del os.environ["KUMO_RADOS_FAULT"]
+        for name in added:
+            del os.environ[name]
 
 
 def held_by_a_pause(server, call):
