@@ -10,8 +10,9 @@
 # Starts its own loopback cluster (scripts/ceph-cluster.sh), or uses the one whose
 # ceph.conf $CEPH_CONF names. FRONT_ENDS (default "1 2 3"), CONNECTIONS (total, default 12),
 # DURATION (seconds, default 6) and WORKLOADS (default "getitem putitem putitem-stream":
-# PutItem to a table whose stream is enabled, whose records each partition numbers) change
-# the runs.
+# PutItem to a table whose stream is enabled, whose records each partition numbers;
+# "putitem-unguarded": front ends whose writes do not compare their table's definition
+# version, to measure what that compare costs) change the runs.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build}
@@ -48,8 +49,11 @@ field() {  # field NAME FILE: a number of kumo-bench's JSON line
 printf '%-14s %3s %11s %8s %s\n' workload fes 'ops/s' scaling 'server CPU µs/op, each front end'
 for name in ${WORKLOADS:-getitem putitem putitem-stream}; do
   workload=${name%-stream}
+  workload=${workload%-unguarded}
   stream=()
   [[ $name == *-stream ]] && stream=(--stream NEW_AND_OLD_IMAGES)
+  fault=()
+  [[ $name == *-unguarded ]] && fault=(KUMO_RADOS_FAULT=no-definition-guard)
   single=""
   for n in $front_ends; do
     namespace="bench-fe-$$-$name-$n-"
@@ -57,7 +61,7 @@ for name in ${WORKLOADS:-getitem putitem putitem-stream}; do
     [[ $per -ge 1 ]] || per=1
     for i in $(seq 1 "$n"); do
       port=$((base + i))
-      "$kumo" serve --port "$port" --threads "$per" --rados kumo --ceph-conf "$CEPH_CONF" \
+      env "${fault[@]}" "$kumo" serve --port "$port" --threads "$per" --rados kumo --ceph-conf "$CEPH_CONF" \
         --rados-namespace "$namespace" >"$data/server-$i.log" 2>&1 &
       servers+=($!)
       for _ in $(seq 1 100); do
