@@ -533,7 +533,7 @@ void RadosStorage::set_definition(std::uint32_t table, std::uint64_t version, bo
     // no partitions yet gets them now (with the version), as its first write would: a write
     // made with the old definition must not make them without it. A dropped table's are not
     // made again.
-    forget_partitions(table);
+    refresh_map(table);
     const Starts starts = partition_starts(table, !dropped);
     struct Pending {
       librados::ObjectWriteOperation op;
