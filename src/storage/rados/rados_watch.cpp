@@ -11,6 +11,7 @@
 // its lease, and the front end that takes its work over blocklists it.
 #include <pthread.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -136,7 +137,8 @@ void RadosStorage::watch_loop() {
     bool loaded = true;
     if (notice.lost || notice.reload || notice.payload != self) {
       // A test makes this front end slow to reload (past the notifier's 3 s).
-      if (!notice.lost && !notice.reload && split_fault_ == "reload-slow") {
+      if (!notice.lost && !notice.reload &&
+          std::find(faults_.begin(), faults_.end(), "reload-slow") != faults_.end()) {
         std::this_thread::sleep_for(std::chrono::seconds(5));
       }
       std::unique_lock lock(listener_mutex_);
