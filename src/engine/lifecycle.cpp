@@ -165,10 +165,25 @@ TablePtr Engine::create_table(TableDefinition definition) {
       definition.latest_stream_label =
           streams_.free_label(guard, definition.name, definition.latest_stream_label);
     }
-    table = catalog_.create(std::move(definition), [this](TableDefinition& t) {
-      fit_partitions(t, false);
-      attach_meters(t);
-    });
+    // A catalog change that meets another's is made again from the start: each attempt's
+    // meters are given back before the next attempt attaches its own, and the last's when
+    // the change fails, so that only the stored table's meters stay registered.
+    std::shared_ptr<capacity::TableMeters> attempt;
+    auto detach_attempt = [this, &attempt] {
+      if (attempt && capacity()) capacity()->detach(*attempt);
+      attempt.reset();
+    };
+    try {
+      table = catalog_.create(std::move(definition), [&](TableDefinition& t) {
+        fit_partitions(t, false);
+        detach_attempt();
+        attach_meters(t);
+        attempt = t.meters;
+      });
+    } catch (...) {
+      detach_attempt();
+      throw;
+    }
     if (table->stream && table->stream->enabled) {
       streams_.open(guard, *table, table->creation_date_time);
       start_maintenance();

@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <memory>
+#include <sstream>
 #include <string>
 
 #include "capacity/manager.h"
 #include "engine/engine.h"
+#include "engine/shared_memory_storage.h"
 #include "model/api_error.h"
 #include "model/capacity.h"
 #include "model/clock.h"
@@ -199,6 +202,46 @@ TEST_F(MeteringTest, ARefusedTransactGetReadsNothing) {
   EXPECT_TRUE(engine_.transact_get(gets, 4 << 20, m, &failures).empty());
   ASSERT_TRUE(failures[0]);
   EXPECT_DOUBLE_EQ(consumed("read"), 4);
+}
+
+// The lines of one metric of table `name` in the manager's metrics: one per registration
+// of the table's meters.
+int partitions_lines(const capacity::CapacityManager& manager, const std::string& name) {
+  std::istringstream text(manager.metrics_text());
+  int lines = 0;
+  for (std::string line; std::getline(text, line);) {
+    if (line.starts_with("kumo_partitions{") &&
+        line.find("table_name=\"" + name + "\"") != std::string::npos) {
+      ++lines;
+    }
+  }
+  return lines;
+}
+
+TEST(MeteringAttach, ACreateThatMeetsAnotherCatalogChangeKeepsOneRegistration) {
+  // Another front end changed the catalog first: the create is made again, and only the
+  // stored table's meters stay registered.
+  ManualClock clock(1'767'225'600'000'000'000);
+  capacity::CapacityManager manager(enforce(), clock);
+  EngineOptions options;
+  options.background_maintenance = false;
+  options.clock = &clock;
+  options.manual_clock = &clock;
+  options.capacity = &manager;
+  auto owned = std::make_unique<SharedMemoryStorage>();
+  SharedMemoryStorage* storage = owned.get();
+  Engine engine(std::move(owned), options);
+  TableDefinition def;
+  def.name = "t";
+  def.attribute_definitions = {{"pk", ScalarType::S}};
+  def.key = {{"pk", ScalarType::S}, std::nullopt};
+  def.billing_mode = BillingMode::PROVISIONED;
+  def.throughput = {5, 5};
+  const int writes = storage->writes;
+  storage->conflict_once = true;
+  TablePtr table = engine.create_table(def);
+  EXPECT_GE(storage->writes - writes, 2);  // the attempt that met the change, and the next
+  EXPECT_EQ(partitions_lines(manager, "t"), 1);
 }
 
 }  // namespace
