@@ -17,15 +17,28 @@ constexpr int kFoldEvery = 256;
 
 std::int64_t RadosStorage::get_counter(std::string_view key) {
   const std::string prefix = counter_prefix(key);
-  std::int64_t sum = 0;
-  for (const ObjectRef& object : counter_objects(key)) {
-    for (const auto& [k, v] : read_prefix(object, prefix)) {
-      std::int64_t delta = 0;
-      if (!decode_counter(v, &delta)) fail("counter value is not 8 bytes");
-      sum += delta;
+  auto sum_of = [&](const std::vector<ObjectRef>& objects) {
+    std::int64_t sum = 0;
+    for (const ObjectRef& object : objects) {
+      for (const auto& [k, v] : read_prefix(object, prefix)) {
+        std::int64_t delta = 0;
+        if (!decode_counter(v, &delta)) fail("counter value is not 8 bytes");
+        sum += delta;
+      }
     }
+    return sum;
+  };
+  const Place place = locate(key);
+  if (!place.counters) return sum_of({place.object});
+  // A table's counter is the sum over every partition, those another front end made by a
+  // split since this one's map was loaded included: the map summed over is checked against
+  // the stored one afterwards, and the sum taken again over a newer one.
+  const auto table = static_cast<std::uint32_t>(get_be(key, 4));
+  for (int attempt = 0;; ++attempt) {
+    const Starts map = partition_starts(table);
+    const std::int64_t sum = sum_of(partitions(table, *map));
+    if (map_current(table, map) || attempt >= 8) return sum;
   }
-  return sum;
 }
 
 std::vector<ObjectRef> RadosStorage::counter_objects(std::string_view key) {

@@ -507,8 +507,8 @@ std::string RadosStorage::skip_empty(const std::string& at, const std::string& l
       check(r, "read");
       if (!page.empty() && (!first || page.begin()->first < *first)) first = page.begin()->first;
     }
-    // A split moved keys meanwhile: look again.
-    if (*partition_starts(table) != *map) return skip_empty(at, lower, upper);
+    // A split (of this front end or another) moved keys meanwhile: look again.
+    if (!map_current(table, map)) return skip_empty(at, lower, upper);
     if (!first) return space_prefix(table, kStreamSpace);
     return first->substr(0, 9);
   }
@@ -601,6 +601,17 @@ RadosStorage::Starts RadosStorage::partition_starts(std::uint32_t table, bool cr
   Starts shared = std::make_shared<const std::vector<std::uint64_t>>(std::move(starts));
   maps_[table] = shared;
   return shared;
+}
+
+bool RadosStorage::map_current(std::uint32_t table, const Starts& used) {
+  std::string key = kMapPrefix;
+  put_u32(&key, table);
+  std::string stored;
+  // A table without a stored map has the initial partitions, which the cache holds then.
+  if (!read_key({prefix_, kCatalogObject}, key, &stored)) return true;
+  if (stored == encode_map(*used)) return true;
+  refresh_map(table);
+  return false;
 }
 
 void RadosStorage::forget_partitions(std::uint32_t table) {

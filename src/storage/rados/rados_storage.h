@@ -332,6 +332,11 @@ class RadosStorage : public Storage {
   // Raises `to`'s definition version to `from`'s (a split's new partition, to its parent's
   // as it is once the split is published).
   void raise_definition(const ObjectRef& from, const ObjectRef& to);
+  // Whether `used` (a map taken from the cache) is still the table's stored map: a walk of
+  // every partition (a counter's sum, the first index entry) that another front end's split
+  // may have outdated checks it once done. When it is not, the cache is refreshed and the
+  // walk is done again with the stored map.
+  bool map_current(std::uint32_t table, const Starts& used);
   std::vector<ObjectRef> partitions(std::uint32_t table);
   std::vector<ObjectRef> partitions(std::uint32_t table, const std::vector<std::uint64_t>& starts);
 
