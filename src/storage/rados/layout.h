@@ -53,6 +53,8 @@ inline std::string token_object(std::string_view key) {
 inline const std::string kTxnPrefix = "kumo.txn.";  // <hex instance>.<hex sequence>
 // A front end's lease object (rados_leases.cpp): kumo.fe.<hex instance>.
 inline const std::string kLeasePrefix = "kumo.fe.";
+// The lease object's count of its renewals: omap key -> u64, rewritten after each one.
+inline const std::string kRenewalsKey = "renewals";
 // A transaction record (kumo.txn.*) holds its resolved ops as its data, and two omap keys:
 // its state (P pending, C committed, A aborted) and the locks it takes (encoded as the ops
 // that remove them). A record without a state was written before transactions took locks:

@@ -93,6 +93,8 @@ void RadosStorage::take_lease() {
       librados::ObjectWriteOperation op;
       op.omap_set({{key, address}});
       check(catalog_io().operate(kCatalogObject, &op), "cannot list this front end");
+      renewals_.store(0, std::memory_order_release);
+      note_renewal();
       return;
     }
     // (An instance is random: one taken already is drawn again.)
@@ -230,6 +232,7 @@ void RadosStorage::lease_loop() {
         lease_until_.store(sent + lease_seconds_ * 2'000'000'000LL / 3, std::memory_order_release);
         renewed_.store(sent, std::memory_order_release);
         renew_sent_.store(0, std::memory_order_release);
+        note_renewal();
       } else {
         renew_sent_.store(0, std::memory_order_release);
         renew_instance();
@@ -309,6 +312,26 @@ void RadosStorage::fence(std::uint64_t instance, const std::string& address) {
   log("front end " + hex16(instance) + " (client " + address + ") is blocklisted");
 }
 
+void RadosStorage::note_renewal() {
+  std::string value;
+  put_u64(&value, renewals_.fetch_add(1, std::memory_order_acq_rel) + 1);
+  librados::bufferlist count;
+  count.append(value);
+  librados::ObjectWriteOperation op;
+  op.assert_exists();
+  op.omap_set({{kRenewalsKey, count}});
+  const int r = catalog_io().operate(lease_object(instance_), &op);
+  if (r != -ENOENT) check(r, "cannot count this front end's renewals");
+}
+
+std::optional<std::uint64_t> RadosStorage::renewals_of(std::uint64_t instance) {
+  std::string value;
+  if (!read_key({prefix_, lease_object(instance)}, kRenewalsKey, &value) || value.size() != 8) {
+    return std::nullopt;
+  }
+  return get_be(value, 8);
+}
+
 bool RadosStorage::owner_gone(std::uint64_t owner, std::map<std::uint64_t, bool>* known,
                               bool wait) {
   if (owner == instance_) return false;
@@ -317,8 +340,13 @@ bool RadosStorage::owner_gone(std::uint64_t owner, std::map<std::uint64_t, bool>
   // Holding its lock is proof it is gone (RADOS grants it only once its lease lapsed), and
   // makes this front end the one that finishes its work. With `wait`, for up to a lease's
   // length: a front end that left work behind and renews its lease no longer is alive.
+  // One seen renewing it (its count of renewals moves: a renewal is sent every quarter of
+  // the lease) is alive, and finishes its own work: it is not waited for longer.
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(lease_seconds_ * 1000 + 500);
+  const std::optional<std::uint64_t> first = wait ? renewals_of(owner) : std::nullopt;
+  const bool counted = first.has_value();
+  const std::uint64_t renewals = first.value_or(0);
   for (;;) {
     const int r = lock_lease(owner, instance_, 0);
     if (r != 0 && r != -EBUSY && r != -EEXIST) check(r, "cannot look at a front end's lease");
@@ -330,6 +358,10 @@ bool RadosStorage::owner_gone(std::uint64_t owner, std::map<std::uint64_t, bool>
       return known->emplace(owner, r == 0).first->second;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    if (counted && renewals_of(owner).value_or(renewals) != renewals) {
+      log("front end " + hex16(owner) + " renews its lease: what it left is its own to finish");
+      return known->emplace(owner, false).first->second;
+    }
   }
 }
 

@@ -105,6 +105,12 @@ void RadosStorage::fault_point(const char* step) {
     // goes on.)
     ::raise(SIGSTOP);
   }
+  if (split_fault_ == std::string(step) + "-hold" && !paused_.exchange(true)) {
+    // Once: this thread waits (what it left in the pool stays in flight) while the
+    // process goes on and renews its lease, until it stops or for a minute.
+    std::unique_lock lock(lease_mutex_);
+    lease_wake_.wait_for(lock, std::chrono::seconds(60), [&] { return lease_stopping_; });
+  }
 }
 
 void RadosStorage::set_split_listener(SplitListener listener) {

@@ -533,7 +533,8 @@ class RadosStorage : public Storage {
   // between its lease check and its ops ("maintenance"), of a transaction after its
   // record and before its ops ("transaction"), of a dropped table's removal after its
   // first partition object went ("drop"); for the fault tests. The step followed by
-  // "-pause" stops it with SIGSTOP instead, once.
+  // "-pause" stops it with SIGSTOP instead, once; followed by "-hold", it holds the thread
+  // there, once, while the process goes on.
   void fault_point(const char* step);
 
   void log(const std::string& message);
@@ -600,6 +601,13 @@ class RadosStorage : public Storage {
   // its lock. Remembered in `known`.
   // With `wait`, waits up to a lease's length for it to lapse.
   bool owner_gone(std::uint64_t owner, std::map<std::uint64_t, bool>* known, bool wait);
+  // Each renewal of this front end's lease is followed by a count of them kept in its lease
+  // object (kRenewalsKey): another front end that sees the count move knows it alive
+  // without waiting for its lease to lapse. Nothing when the lease object is gone (taken
+  // over: the count would bring it back).
+  void note_renewal();
+  // Front end `instance`'s count of renewals; nullopt when it keeps none.
+  std::optional<std::uint64_t> renewals_of(std::uint64_t instance);
   // Finds the front ends whose leases lapsed and finishes their work.
   void take_over();
 
@@ -651,6 +659,15 @@ class RadosStorage : public Storage {
   std::atomic<std::int64_t> renew_sent_{0}, last_tick_{0}, stall_seen_{0};
   // When the last renewal that succeeded was sent.
   std::atomic<std::int64_t> renewed_{0};
+  std::atomic<std::uint64_t> renewals_{0};  // this lease's renewals, as note_renewal keeps them
+  // The other front ends' renewal counts as live_processes last read them, and when each
+  // was first read with that value (steady clock, ns).
+  struct Renewals {
+    std::optional<std::uint64_t> count;
+    std::int64_t since = 0;
+  };
+  std::mutex renewals_mutex_;
+  std::map<std::uint64_t, Renewals> seen_renewals_;  // (renewals_mutex_)
   std::thread lease_thread_, takeover_thread_, tick_thread_;
   std::mutex lease_mutex_;
   std::condition_variable lease_wake_;
