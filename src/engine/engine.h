@@ -486,11 +486,18 @@ class Engine {
   // process stopped midway (on a shared storage, once its lease lapsed).
   void resume_drops();
   // On a shared storage, each table's TTL reaping is a job ("ttl/<table id>") that one
-  // process holds: gives back the claims of tables dropped or without TTL, keeps this
-  // process at its share of the tables with TTL (their number over the processes', rounded
-  // up: claims above it are given back for the others, tables no process holds are
-  // claimed up to it), and claims again those a process that stopped held.
+  // process holds: gives back the claims of tables dropped or without TTL, and spreads the
+  // tables with TTL over the live processes by weight (ttl_weight): every process computes
+  // the same spread (tables heaviest first, each to the process with the least weight so
+  // far, ties to the lowest id), claims the tables the spread gives it that no live process
+  // holds (or that are handed to it), and hands those the spread gives another process
+  // over to it (this one reaps them until the other holds them: a table always has a
+  // reaper).
   void balance_ttl_jobs() KUMO_EXCLUDES(ttl_jobs_mutex_);
+  // A table's weight in the spread of TTL jobs: its item count, one more so that an empty
+  // table counts, kept to its three highest bits so that the counts of a table under write
+  // load, read at other moments by each process, give every process the same weight.
+  std::int64_t ttl_weight(const TableDefinition& table) const;
   // Whether this process reaps the table: on a local back end always, on a shared one when
   // it holds the table's TTL job.
   bool reaps(std::uint32_t table_id) KUMO_EXCLUDES(ttl_jobs_mutex_);
@@ -819,6 +826,7 @@ class Engine {
   // The tables whose TTL job this process holds (a shared storage only).
   Mutex ttl_jobs_mutex_;
   std::set<std::uint32_t> ttl_jobs_ KUMO_GUARDED_BY(ttl_jobs_mutex_);
+  std::string ttl_share_ KUMO_GUARDED_BY(ttl_jobs_mutex_);  // as last logged
   Mutex workers_mutex_;
   std::list<Worker> workers_ KUMO_GUARDED_BY(workers_mutex_);
   // Wakes the maintenance thread early when the engine stops or the manual clock moves.

@@ -5,10 +5,14 @@
 // entry per item whose TTL attribute is a number, written in the item's own batch. The
 // reaper reads the schedule up to now instead of scanning the table.
 #include <fmt/format.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
+#include <map>
 #include <random>
 #include <set>
 #include <utility>
@@ -424,46 +428,101 @@ void Engine::release_ttl_job(std::uint32_t table_id) {
   }
 }
 
+std::int64_t Engine::ttl_weight(const TableDefinition& table) const {
+  const auto weight = static_cast<std::uint64_t>(std::max<std::int64_t>(item_count(table), 0)) + 1;
+  const int low = std::bit_width(weight) - 3;
+  return static_cast<std::int64_t>(low > 0 ? (weight >> low) << low : weight);
+}
+
 void Engine::balance_ttl_jobs() {
-  std::vector<TablePtr> tables;
+  struct Job {
+    std::uint32_t id = 0;
+    std::string name;
+    std::int64_t weight = 0;
+  };
+  std::vector<Job> jobs;
   std::set<std::uint32_t> enabled;
   bool more = false;
   for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
     TablePtr table = catalog_.find(name);
     if (!table || !table->ttl_enabled) continue;
-    tables.push_back(table);
+    jobs.push_back({table->id, table->name, ttl_weight(*table)});
     enabled.insert(table->id);
   }
-  MutexLock lock(ttl_jobs_mutex_);
-  auto give_back = [&](std::uint32_t id, const char* why) KUMO_REQUIRES(ttl_jobs_mutex_) {
-    ttl_jobs_.erase(id);
-    storage_->release_job(ttl_job(id));
-    spdlog::info("gave back the Time to Live job of table {} ({})", id, why);
+  const std::uint64_t self = storage_->process_id();
+  std::vector<std::uint64_t> live = storage_->live_processes();
+  if (std::find(live.begin(), live.end(), self) == live.end()) live.push_back(self);
+  std::sort(live.begin(), live.end());
+  std::map<std::string, storage::Storage::JobClaim> claims;
+  for (auto& [name, claim] : storage_->job_claims("ttl/")) claims[name] = claim;
+  // The spread every process computes alike from the same tables, weights and processes.
+  std::sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
+    return a.weight != b.weight ? a.weight > b.weight : a.id < b.id;
+  });
+  std::map<std::uint64_t, std::int64_t> load;
+  for (std::uint64_t process : live) load[process] = 0;
+  std::map<std::uint32_t, std::uint64_t> target;
+  for (const Job& job : jobs) {
+    auto least = load.begin();
+    for (auto it = load.begin(); it != load.end(); ++it) {
+      if (it->second < least->second) least = it;
+    }
+    target[job.id] = least->first;
+    least->second += job.weight;
+  }
+  const auto alive = [&live](std::uint64_t process) {
+    return std::binary_search(live.begin(), live.end(), process);
   };
+  MutexLock lock(ttl_jobs_mutex_);
   // Tables dropped, or whose TTL was disabled, through another process.
   for (std::uint32_t id : std::vector<std::uint32_t>(ttl_jobs_.begin(), ttl_jobs_.end())) {
-    if (!enabled.count(id)) give_back(id, "no Time to Live any more");
+    if (enabled.count(id)) continue;
+    ttl_jobs_.erase(id);
+    storage_->release_job(ttl_job(id));
+    spdlog::info("gave back the Time to Live job of table {} (no Time to Live any more)", id);
   }
-  // A claim held still answers true; one another process took over (this process's lease
-  // lapsed) answers false and is forgotten.
-  for (std::uint32_t id : std::vector<std::uint32_t>(ttl_jobs_.begin(), ttl_jobs_.end())) {
-    if (!storage_->claim_job(ttl_job(id))) {
-      ttl_jobs_.erase(id);
-      spdlog::info("the Time to Live job of table {} is held by another front end", id);
+  std::int64_t weight_here = 0;
+  for (const Job& job : jobs) {
+    const std::string name = ttl_job(job.id);
+    const storage::Storage::JobClaim claim =
+        claims.count(name) ? claims[name] : storage::Storage::JobClaim{};
+    const std::uint64_t to = target[job.id];
+    bool held = claim.holder == self;
+    if (!held && claim.taker == self) {
+      held = storage_->claim_job(name);  // handed to this process
+    } else if (!held && to == self && claim.holder == 0) {
+      held = storage_->claim_job(name);
+    } else if (!held && to == self && !alive(claim.holder)) {
+      // Its holder stopped: reaped here from now on, before its lease lapses.
+      held = storage_->take_job(name, claim.holder);
+    }
+    if (held && to != self && claim.taker != to) {
+      // Handed over to the process the spread gives it; reaped here until that one holds it.
+      held = storage_->hand_over_job(name, to);
+      if (held)
+        spdlog::info("handing the Time to Live job of table {} ({}) over to front end {:016x}",
+                     job.name, job.id, to);
+    } else if (held && to == self && claim.holder == self && claim.taker != 0) {
+      held = storage_->hand_over_job(name, 0);  // the spread changed back: kept here
+    }
+    if (!held) {
+      if (ttl_jobs_.erase(job.id) > 0) {
+        spdlog::info("the Time to Live job of table {} is held by another front end", job.id);
+      }
+      continue;
+    }
+    weight_here += job.weight;
+    if (ttl_jobs_.insert(job.id).second) {
+      spdlog::info("claimed the Time to Live job of table {} ({})", job.name, job.id);
     }
   }
-  const std::size_t processes = std::max<std::size_t>(storage_->processes(), 1);
-  const std::size_t share = (tables.size() + processes - 1) / processes;
-  // Processes that joined since the claims were taken get those above the share.
-  while (ttl_jobs_.size() > share) give_back(*ttl_jobs_.rbegin(), "above this front end's share");
-  // From a random table on, so that processes claiming at once meet less often.
-  thread_local std::mt19937 random{std::random_device{}()};
-  std::shuffle(tables.begin(), tables.end(), random);
-  for (const TablePtr& table : tables) {
-    if (ttl_jobs_.size() >= share) break;
-    if (ttl_jobs_.count(table->id) || !storage_->claim_job(ttl_job(table->id))) continue;
-    ttl_jobs_.insert(table->id);
-    spdlog::info("claimed the Time to Live job of table {} ({})", table->name, table->id);
+  std::int64_t total = 0;
+  for (const Job& job : jobs) total += job.weight;
+  const std::string share = fmt::format("{} tables of weight {} of {}, over {} front ends",
+                                        ttl_jobs_.size(), weight_here, total, live.size());
+  if (share != ttl_share_) {
+    ttl_share_ = share;
+    spdlog::info("Time to Live jobs held by front end {:016x}: {}", self, share);
   }
 }
 

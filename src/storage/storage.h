@@ -387,10 +387,45 @@ class Storage {
     return true;
   }
   virtual void release_job(const std::string& name) { (void)name; }
-  // How many processes share the storage now, this one included (on RADOS: the front ends
-  // listed, those whose lease lapsed until another takes their work over): what a process
-  // divides jobs of one kind by to claim its share. 1 for a local back end.
-  virtual std::size_t processes() { return 1; }
+  // This process's id among those sharing the storage (what claims name). 0 for a local
+  // back end.
+  virtual std::uint64_t process_id() { return 0; }
+  // The processes sharing the storage that are alive, this one included (on RADOS: the
+  // front ends listed whose lease renewals this process sees go on; one that stopped
+  // renewing is left out before its lease lapses and its work is taken over): those a
+  // process spreads jobs of one kind over. A process seen for the first time counts as
+  // alive until it has had the time to renew.
+  virtual std::vector<std::uint64_t> live_processes() { return {process_id()}; }
+  // A job's claim: the process holding it and, while it is being handed over, the process
+  // it goes to (0: none).
+  struct JobClaim {
+    std::uint64_t holder = 0;
+    std::uint64_t taker = 0;
+  };
+  // The claims of the jobs whose names start with `prefix`, by name.
+  virtual std::vector<std::pair<std::string, JobClaim>> job_claims(const std::string& prefix) {
+    (void)prefix;
+    return {};
+  }
+  // Names process `taker` in the claim this process holds: this process still holds it
+  // (claim_job stays true here) until the taker claims it (claim_job there takes it), so that
+  // the job always has a holder. `taker` 0 takes a handover back. False when this process
+  // no longer holds the job.
+  virtual bool hand_over_job(const std::string& name, std::uint64_t taker) {
+    (void)name;
+    (void)taker;
+    return true;
+  }
+  // Claims a job held by process `holder` that is no longer alive (live_processes), as
+  // claim_job does once its work has been taken over: false when another process claimed
+  // it meanwhile. For jobs that two processes may do at once without harm (a table's TTL
+  // reaping: each deletion is guarded on the item read), should the holder be alive after
+  // all.
+  virtual bool take_job(const std::string& name, std::uint64_t holder) {
+    (void)name;
+    (void)holder;
+    return true;
+  }
 };
 
 // Opens (creating if needed) a RocksDB database at options.path.

@@ -107,9 +107,10 @@ inline const std::string kSplitKey =
     "\xff"
     "s";
 // A background job (Storage::claim_job) claimed by a front end: catalog: [name] -> [u64
-// instance]. Another front end claims it once that instance is no longer listed
-// (kFrontEndPrefix), which happens when its work has been taken over; that takeover also
-// removes the claims naming it.
+// instance], followed while the holder hands it over (Storage::hand_over_job) by the
+// [u64 instance] of the front end it goes to. Another front end claims it once that
+// instance is no longer listed (kFrontEndPrefix), which happens when its work has been
+// taken over; that takeover also removes the claims naming it as holder.
 inline const std::string kJobPrefix =
     "\xff"
     "j";

@@ -59,7 +59,8 @@ void RadosStorage::forget_front_end(std::uint64_t instance) {
   std::string holder;
   put_u64(&holder, instance);
   for (const auto& [job, owner] : read_prefix({prefix_, kCatalogObject}, kJobPrefix)) {
-    if (owner != holder) continue;
+    // (Held by it, or being handed over by it: the front end it went to claims it anew.)
+    if (owner.compare(0, holder.size(), holder) != 0) continue;
     librados::ObjectWriteOperation op;
     librados::bufferlist expected;
     expected.append(owner);
@@ -387,13 +388,17 @@ bool RadosStorage::claim_job(const std::string& name) {
     std::string owner;
     const bool claimed = read_key(catalog, key, &owner);
     const std::uint64_t self = instance_.load();
-    if (claimed && owner.size() == 8) {
+    if (claimed && (owner.size() == 8 || owner.size() == 16)) {
       const std::uint64_t holder = get_be(owner, 8);
+      // (Held here, being handed over or not: the holder keeps the job until the taker
+      // holds it.)
       if (holder == self) return true;
-      // Listed: alive, or gone and not yet taken over (then it is soon).
+      const bool taker = owner.size() == 16 && get_be(std::string_view(owner).substr(8), 8) == self;
+      // Listed: alive, or gone and not yet taken over (then it is soon). Unless it hands
+      // the job to this front end.
       std::string listed = kFrontEndPrefix, ignored;
       put_u64(&listed, holder);
-      if (read_key(catalog, listed, &ignored)) return false;
+      if (!taker && read_key(catalog, listed, &ignored)) return false;
     }
     librados::ObjectWriteOperation op;
     librados::bufferlist expected, mine;
@@ -412,20 +417,107 @@ bool RadosStorage::claim_job(const std::string& name) {
   return false;
 }
 
-std::size_t RadosStorage::processes() {
-  std::size_t listed = 0;
+std::vector<std::uint64_t> RadosStorage::live_processes() {
+  const std::uint64_t self = instance_.load();
+  std::vector<std::uint64_t> listed;
   for (const auto& [k, v] : read_prefix({prefix_, kCatalogObject}, kFrontEndPrefix)) {
-    if (k.size() == kFrontEndPrefix.size() + 8) ++listed;
+    if (k.size() == kFrontEndPrefix.size() + 8) listed.push_back(get_be(k.substr(2), 8));
   }
-  return std::max<std::size_t>(listed, 1);
+  std::map<std::uint64_t, std::optional<std::uint64_t>> counts;
+  for (std::uint64_t instance : listed) {
+    if (instance != self) counts[instance] = renewals_of(instance);
+  }
+  // A live front end renews every quarter of its lease: one whose count stayed the same
+  // for half of it has stopped (killed, paused or cut off), and its lease lapses soon.
+  const std::int64_t now = steady_ns();
+  const std::int64_t stopped_after = std::int64_t{lease_seconds_} * 1'000'000'000LL / 2;
+  std::vector<std::uint64_t> live{self};
+  std::unique_lock lock(renewals_mutex_);
+  std::map<std::uint64_t, Renewals> seen;
+  for (const auto& [instance, count] : counts) {
+    Renewals renewals{count, now};
+    auto it = seen_renewals_.find(instance);
+    if (it != seen_renewals_.end() && it->second.count == count) renewals = it->second;
+    if (now - renewals.since < stopped_after) live.push_back(instance);
+    seen.emplace(instance, renewals);
+  }
+  seen_renewals_.swap(seen);
+  return live;
 }
 
-void RadosStorage::release_job(const std::string& name) {
+std::vector<std::pair<std::string, Storage::JobClaim>> RadosStorage::job_claims(
+    const std::string& prefix) {
+  std::vector<std::pair<std::string, JobClaim>> out;
+  for (const auto& [key, value] : read_prefix({prefix_, kCatalogObject}, kJobPrefix + prefix)) {
+    if (value.size() != 8 && value.size() != 16) continue;
+    JobClaim claim;
+    claim.holder = get_be(value, 8);
+    if (value.size() == 16) claim.taker = get_be(std::string_view(value).substr(8), 8);
+    out.emplace_back(key.substr(kJobPrefix.size()), claim);
+  }
+  return out;
+}
+
+bool RadosStorage::hand_over_job(const std::string& name, std::uint64_t taker) {
+  const std::string key = kJobPrefix + name;
+  const std::uint64_t self = instance_.load();
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    std::string owner;
+    if (!read_key({prefix_, kCatalogObject}, key, &owner) || owner.size() < 8 ||
+        get_be(owner, 8) != self) {
+      return false;
+    }
+    std::string value;
+    put_u64(&value, self);
+    if (taker != 0) put_u64(&value, taker);
+    if (value == owner) return true;
+    librados::ObjectWriteOperation op;
+    librados::bufferlist expected, next;
+    expected.append(owner);
+    next.append(value);
+    int cmp = 0;
+    op.omap_cmp({{key, {expected, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
+    op.omap_set({{key, next}});
+    const int r = catalog_io().operate(kCatalogObject, &op);
+    if (r == -ECANCELED) continue;  // taken meanwhile: looked at again
+    check(r, "cannot hand over job " + name);
+    return true;
+  }
+  return false;
+}
+
+bool RadosStorage::take_job(const std::string& name, std::uint64_t holder) {
+  const std::string key = kJobPrefix + name;
+  std::string owner;
+  if (!read_key({prefix_, kCatalogObject}, key, &owner) || owner.size() < 8 ||
+      get_be(owner, 8) != holder) {
+    return claim_job(name);
+  }
   librados::ObjectWriteOperation op;
-  librados::bufferlist mine;
+  librados::bufferlist expected, mine;
+  expected.append(owner);
   std::string value;
   put_u64(&value, instance_.load());
   mine.append(value);
+  int cmp = 0;
+  op.omap_cmp({{key, {expected, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
+  op.omap_set({{key, mine}});
+  const int r = catalog_io().operate(kCatalogObject, &op);
+  if (r == -ECANCELED) return false;  // claimed or handed over meanwhile
+  check(r, "cannot take job " + name);
+  return true;
+}
+
+void RadosStorage::release_job(const std::string& name) {
+  // Held here, being handed over or not.
+  std::string held;
+  if (!read_key({prefix_, kCatalogObject}, kJobPrefix + name, &held) || held.size() < 8 ||
+      get_be(held, 8) != instance_.load()) {
+    return;
+  }
+  librados::ObjectWriteOperation op;
+  librados::bufferlist mine;
+  mine.append(held);
   int cmp = 0;
   op.omap_cmp({{kJobPrefix + name, {mine, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
   op.omap_rm_keys({kJobPrefix + name});

@@ -312,7 +312,11 @@ class RadosStorage : public Storage {
   void release_job(const std::string& name) override;
   // Sets kDefinitionKey in every partition of the table (rados_writes.cpp).
   void set_definition(std::uint32_t table, std::uint64_t version, bool dropped) override;
-  std::size_t processes() override;
+  std::uint64_t process_id() override { return instance_.load(); }
+  std::vector<std::uint64_t> live_processes() override;
+  std::vector<std::pair<std::string, JobClaim>> job_claims(const std::string& prefix) override;
+  bool hand_over_job(const std::string& name, std::uint64_t taker) override;
+  bool take_job(const std::string& name, std::uint64_t holder) override;
 
  private:
   // Watches the catalog object, and starts the thread that handles its notifies: each is
