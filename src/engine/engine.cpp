@@ -65,6 +65,7 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
   catalog_.set_prepare_loaded(prepare);
   // (A catalog change retried may hold the streams' lock: the streams are not loaded then.)
   catalog_.set_reload([this] { reload_catalog(false); });
+  if (const char* fault = std::getenv("KUMO_TTL_SCAN_FAULT")) scan_fault_ = fault;
   bool more = false, ttl = false, pitr = false;
   for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
     TablePtr table = catalog_.find(name);

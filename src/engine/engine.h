@@ -663,14 +663,26 @@ class Engine {
   // order): `visit` must be safe to call from several threads.
   using ItemVisitor =
       std::function<bool(const TableDefinition& table, const std::string& key, const Item& item)>;
+  // `from`: the walk starts at that key (a walk cut short resumes there); `page_done` is
+  // called after each page with the key the walk goes on from.
   bool walk_items(const std::string& table_name, std::uint32_t table_id, const ItemVisitor& visit,
-                  std::size_t workers = 1);
+                  std::size_t workers = 1, std::string from = {},
+                  const std::function<void(const std::string& next)>& page_done = {});
   // walk_items' visit of one page of item keys; false when `visit` returned false.
   bool visit_page(const TableDefinition& table, const std::vector<std::string>& keys,
                   const ItemVisitor& visit, std::size_t workers);
   // Adds to the TTL schedule every item written before TTL was enabled, then marks the
-  // table's schedule complete.
-  void start_ttl_scheduling(const std::string& table_name);
+  // table's schedule complete. A job ("ttl-scan/<table id>") that one process runs (others
+  // sharing the storage do nothing), recording how far it went after each page: a scan
+  // whose process stopped midway is resumed from there by the process that claims it next
+  // (resume_ttl_scans). `again`: TTL was enabled anew, and the scan starts from the first
+  // item.
+  void start_ttl_scheduling(const std::string& table_name, bool again = false);
+  // Starts the scans of tables whose schedule is not complete that no process runs.
+  void resume_ttl_scans();
+  // Removes a table's scan progress and gives back its scan job (TTL disabled, or enabled
+  // anew, the table dropped, or its scan done).
+  void forget_ttl_scan(std::uint32_t table_id);
   // Deletes the item under `key` if it is still expired at `now`; removes the schedule
   // entry `entry` when it no longer matches the item.
   bool expire_item(const TableDefinition& table, const Item& key, const std::string& entry,
@@ -789,6 +801,8 @@ class Engine {
   // disabled and enabled again, ends without marking the table scheduled.
   std::unordered_map<std::uint32_t, std::uint64_t> ttl_scans_ KUMO_GUARDED_BY(ttl_mutex_);
   std::uint64_t next_ttl_scan_ KUMO_GUARDED_BY(ttl_mutex_) = 0;
+  // The tables whose scan runs in this process.
+  std::set<std::uint32_t> ttl_scans_running_ KUMO_GUARDED_BY(ttl_mutex_);
   Catalog catalog_;
   ItemLocks locks_;
   std::unique_ptr<TransactionTokens> tokens_;
@@ -811,6 +825,9 @@ class Engine {
   Mutex backups_mutex_;
   // KUMO_BACKUP_FAULT, read at construction.
   std::string backup_fault_;
+  // KUMO_TTL_SCAN_FAULT=page: the process is killed (as kill -9 would) once a TTL scan
+  // recorded its first page; for the tests of a scan taken over.
+  std::string scan_fault_;
   // The copy and restore jobs this process runs ("backup/<id>", "restore/<table id>").
   Mutex data_job_hook_mutex_;
   std::function<void()> data_job_hook_ KUMO_GUARDED_BY(data_job_hook_mutex_);

@@ -247,10 +247,11 @@ TablePtr Engine::update_table(std::string_view name,
   if (after->ttl_enabled || (after->stream && after->stream->enabled)) start_maintenance();
   const bool ttl_was = before && before->ttl_enabled;
   if (after->ttl_enabled && !ttl_was) {
-    start_ttl_scheduling(after->name);
+    start_ttl_scheduling(after->name, true);
   } else if (!after->ttl_enabled && ttl_was) {
     const std::string prefix = codec::space_prefix(after->id, codec::Space::kTtl);
     storage_->erase_range(prefix, codec::prefix_end(prefix));
+    forget_ttl_scan(after->id);
     release_ttl_job(after->id);
     reset_ttl_progress(after->id);
   }
@@ -292,50 +293,126 @@ TablePtr Engine::delete_table(std::string_view name) {
   if (capacity() && table->meters) capacity()->detach(*table->meters);
   release_ttl_job(table->id);
   reset_ttl_progress(table->id);
+  forget_ttl_scan(table->id);
   if (claimed || claim_drop(table->id)) run_drop(table->id, table->name);
   return table;
 }
 
-void Engine::start_ttl_scheduling(const std::string& table_name) {
+namespace {
+std::string ttl_scan_job(std::uint32_t table_id) {
+  return "ttl-scan/" + std::to_string(table_id);
+}
+// How far a table's scan went: [attribute name length u32][attribute name][next item key].
+std::string ttl_scan_progress_key(std::uint32_t table_id) {
+  return "meta/ttl_scan/" + std::to_string(table_id);
+}
+}  // namespace
+
+void Engine::forget_ttl_scan(std::uint32_t table_id) {
+  storage::WriteBatch batch;
+  batch.del(ttl_scan_progress_key(table_id));
+  storage_->write(batch);
+  storage_->release_job(ttl_scan_job(table_id));
+}
+
+void Engine::start_ttl_scheduling(const std::string& table_name, bool again) {
   TablePtr found = catalog_.find(table_name);
   if (!found) return;
+  const std::uint32_t id = found->id;
+  if (again) forget_ttl_scan(id);
+  if (!storage_->claim_job(ttl_scan_job(id))) return;  // another process runs it
   std::uint64_t scan = 0;
   {
     MutexLock lock(ttl_mutex_);
+    // (Running here already: it goes on, unless TTL was enabled anew.)
+    if (!again && ttl_scans_running_.count(id)) return;
     scan = ++next_ttl_scan_;
-    ttl_scans_[found->id] = scan;
+    ttl_scans_[id] = scan;
+    ttl_scans_running_.insert(id);
   }
-  start_worker("kumo-ttl-scan", [this, table_name, scan] {
+  start_worker("kumo-ttl-scan", [this, table_name, scan, id] {
+    auto ran = [this, scan, id] {
+      MutexLock lock(ttl_mutex_);
+      auto latest = ttl_scans_.find(id);
+      if (latest != ttl_scans_.end() && latest->second == scan) ttl_scans_running_.erase(id);
+    };
     try {
       TablePtr table = catalog_.find(table_name);
-      if (!table) return;
+      if (!table || table->id != id) {
+        ran();
+        return;
+      }
       const std::string attribute = table->ttl_attribute;
-      const bool done =
-          walk_items(table_name, table->id,
-                     [&](const TableDefinition& t, const std::string& key, const Item& item) {
-                       if (!t.ttl_enabled || t.ttl_attribute != attribute) return false;
-                       std::optional<std::string> entry = expiry_key(t, item, key);
-                       if (!entry) return true;
-                       storage::WriteBatch batch;
-                       batch.partition(key);
-                       batch.maintain_put(*entry, codec::encode_item(key_attributes(t, item)));
-                       storage_->write(batch);
-                       note_ttl_entry(t.id, *entry);
-                       return true;
-                     });
-      if (!done) return;
+      std::string mark;
+      codec::append_u32(&mark, static_cast<std::uint32_t>(attribute.size()));
+      mark += attribute;
+      std::string from;
+      if (std::optional<std::string> progress = storage_->get(ttl_scan_progress_key(id));
+          progress && progress->compare(0, mark.size(), mark) == 0) {
+        from = progress->substr(mark.size());
+        spdlog::info("Time to Live scan of table {} ({}) resumed where it was left", table_name,
+                     id);
+      }
+      auto current = [this, scan, id] {
+        MutexLock lock(ttl_mutex_);
+        auto latest = ttl_scans_.find(id);
+        return latest != ttl_scans_.end() && latest->second == scan;
+      };
+      const bool done = walk_items(
+          table_name, id,
+          [&](const TableDefinition& t, const std::string& key, const Item& item) {
+            if (!t.ttl_enabled || t.ttl_attribute != attribute) return false;
+            std::optional<std::string> entry = expiry_key(t, item, key);
+            if (!entry) return true;
+            storage::WriteBatch batch;
+            batch.partition(key);
+            batch.maintain_put(*entry, codec::encode_item(key_attributes(t, item)));
+            storage_->write(batch);
+            note_ttl_entry(t.id, *entry);
+            return true;
+          },
+          1, from,
+          [&](const std::string& next) {
+            if (!current()) return;
+            storage::WriteBatch batch;
+            batch.put(ttl_scan_progress_key(id), mark + next);
+            storage_->write(batch);
+            if (scan_fault_ == "page") ::kill(::getpid(), SIGKILL);
+          });
+      if (!done) {
+        ran();
+        return;
+      }
       configure_meters(catalog_.update(table_name, [&](TableDefinition& t) {
         MutexLock lock(ttl_mutex_);
         auto latest = ttl_scans_.find(t.id);
         if (latest == ttl_scans_.end() || latest->second != scan) return;  // enabled again
         if (t.id == table->id && t.ttl_attribute == attribute) t.ttl_scheduling = false;
       }));
+      if (current()) {
+        forget_ttl_scan(id);
+      }
+      ran();
     } catch (const std::exception& e) {
-      // The table was deleted meanwhile, or storage failed: scheduling resumes at the next
-      // start.
+      ran();
+      // The table was deleted meanwhile, or storage failed: the scan is resumed where it
+      // was left by the next process to claim it.
       spdlog::warn("Time to Live scheduling of table {} stopped: {}", table_name, e.what());
     }
   });
+}
+
+void Engine::resume_ttl_scans() {
+  bool more = false;
+  for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
+    TablePtr table = catalog_.find(name);
+    if (!table || !table->ttl_enabled || !table->ttl_scheduling) continue;
+    {
+      MutexLock lock(ttl_mutex_);
+      if (ttl_scans_running_.count(table->id)) continue;
+    }
+    start_ttl_scheduling(name);
+  }
 }
 
 bool Engine::expire_item(const TableDefinition& table, const Item& key, const std::string& entry,
@@ -667,6 +744,7 @@ void Engine::maintain() {
           if (data_job_hook_) data_job_hook_();
         }
         resume_drops();
+        resume_ttl_scans();
         balance_ttl_jobs();
       }
     } catch (const std::exception& e) {

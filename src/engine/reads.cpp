@@ -272,9 +272,10 @@ std::uint32_t Engine::segment_of(const TableDefinition& table, const Item& key,
 }
 
 bool Engine::walk_items(const std::string& table_name, std::uint32_t table_id,
-                        const ItemVisitor& visit, std::size_t workers) {
+                        const ItemVisitor& visit, std::size_t workers, std::string from,
+                        const std::function<void(const std::string& next)>& page_done) {
   const std::string space = codec::space_prefix(table_id, codec::Space::kItems);
-  std::string next = space;
+  std::string next = from > space ? std::move(from) : space;
   const std::string end = codec::prefix_end(space);
   for (;;) {
     // The table may have been changed or replaced since the last page.
@@ -292,6 +293,7 @@ bool Engine::walk_items(const std::string& table_name, std::uint32_t table_id,
     if (keys.empty()) return true;
     if (!visit_page(*table, keys, visit, workers)) return false;
     next = after(keys.back());
+    if (page_done) page_done(next);
   }
 }
 
