@@ -55,7 +55,7 @@ if [ "$all" = 0 ]; then
     tests/e2e/test_persistence.py tests/e2e/test_crash_loops.py tests/e2e/test_rados_faults.py
     tests/e2e/test_rados_splits.py tests/e2e/test_rados_ttl.py
     tests/e2e/test_rados_streams.py tests/e2e/test_rados_front_ends.py
-    tests/e2e/test_rados_fencing.py
+    tests/e2e/test_rados_fencing.py tests/e2e/test_rados_jobs.py
     tests/e2e/test_rados_transactions.py tests/e2e/test_rados_fault_loops.py
     tests/e2e/test_kumo_cluster.py
   )
