@@ -136,11 +136,12 @@ def test_ttl_jobs_are_spread_by_weight(kumo_bin, tmp_path):
 
 
 def test_a_killed_front_ends_tables_are_reaped_before_its_takeover(kumo_bin, tmp_path):
-    """Leases of 20 s. A front end holding TTL jobs is killed: once its renewals stop (half
-    a lease), the others leave it out of the spread and claim its tables, and reap them
-    while it is still listed, before its lease lapses and its work is taken over."""
+    """Leases of 30 s. A front end holding TTL jobs is killed: once its renewals stop (for
+    3/8 of a lease), the others leave it out of the spread and claim its tables, and reap
+    them while it is still listed, before its lease lapses (at the earliest 3/4 of a lease
+    after the kill) and its work is taken over."""
     with started(kumo_bin, tmp_path, admin_port=0, flags=CLOCK,
-                 extra_args=["--rados-lease-seconds", "20"]) as servers:
+                 extra_args=["--rados-lease-seconds", "30"]) as servers:
         clients = [s.client() for s in servers]
         prefix = deployment_prefix(servers[0])
         tables = [f"ttl-{i}" for i in range(6)]

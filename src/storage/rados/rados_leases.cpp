@@ -428,9 +428,10 @@ std::vector<std::uint64_t> RadosStorage::live_processes() {
     if (instance != self) counts[instance] = renewals_of(instance);
   }
   // A live front end renews every quarter of its lease: one whose count stayed the same
-  // for half of it has stopped (killed, paused or cut off), and its lease lapses soon.
+  // for one and a half of those periods (3/8 of the lease) has stopped (killed, paused or
+  // cut off), and its lease lapses soon.
   const std::int64_t now = steady_ns();
-  const std::int64_t stopped_after = std::int64_t{lease_seconds_} * 1'000'000'000LL / 2;
+  const std::int64_t stopped_after = std::int64_t{lease_seconds_} * 3'000'000'000LL / 8;
   std::vector<std::uint64_t> live{self};
   std::unique_lock lock(renewals_mutex_);
   std::map<std::uint64_t, Renewals> seen;
