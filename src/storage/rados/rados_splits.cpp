@@ -96,16 +96,19 @@ std::string RadosStorage::encode_map(const std::vector<std::uint64_t>& starts) {
 void RadosStorage::fault_point(const char* step) {
   for (const std::string& fault : faults_) {
     if (fault == step) ::kill(::getpid(), SIGKILL);
-    if (fault != std::string(step) + "-pause") continue;
+    const bool pause = fault == std::string(step) + "-pause";
+    const bool hold = fault == std::string(step) + "-hold";
+    if (!pause && !hold) continue;
     {
       std::unique_lock lock(paused_mutex_);
       if (!paused_.insert(fault).second) return;
     }
-    // Once per step; SIGCONT resumes it here. (Sent to this thread, which stops before it
-    // goes on.)
-    ::raise(SIGSTOP);
-  }
-  if (split_fault_ == std::string(step) + "-hold" && !paused_.exchange(true)) {
+    if (pause) {
+      // Once per step; SIGCONT resumes it here. (Sent to this thread, which stops before it
+      // goes on.)
+      ::raise(SIGSTOP);
+      continue;
+    }
     // Once: this thread waits (what it left in the pool stays in flight) while the
     // process goes on and renews its lease, until it stops or for a minute.
     std::unique_lock lock(lease_mutex_);
