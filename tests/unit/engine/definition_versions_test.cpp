@@ -10,6 +10,7 @@
 #include "codec/key_codec.h"
 #include "engine/catalog.h"
 #include "engine/engine.h"
+#include "engine/engine_test_helpers.h"
 #include "engine/forwarding_storage.h"
 #include "engine/shared_memory_storage.h"
 #include "model/api_error.h"
@@ -20,39 +21,18 @@ namespace {
 
 using namespace kumo::test;
 
-EngineOptions options() {
-  EngineOptions o;
-  o.background_maintenance = false;
-  return o;
-}
-
-TableDefinition table_def() {
-  TableDefinition def;
-  def.name = "t";
-  def.attribute_definitions = {{"pk", ScalarType::S}};
-  def.key = {{"pk", ScalarType::S}, std::nullopt};
-  return def;
-}
-
-std::size_t keys_under(storage::Storage& storage, const std::string& prefix) {
-  std::size_t n = 0;
-  auto it = storage.iterator(prefix, codec::prefix_end(prefix));
-  for (it->seek_to_first(); it->valid(); it->next()) ++n;
-  return n;
-}
-
 // Another front end enables TTL (its own catalog on the same storage); this front end has
 // not heard of it (the shared memory store announces nothing) and writes with the
 // definition it holds: the write is refused once, made again with TTL, and schedules the
 // item's expiry.
 TEST(DefinitionVersions, AWriteWithAnOldDefinitionIsRefusedAndMadeAgain) {
   auto shared = std::make_shared<SharedMemoryStorage>();
-  Engine engine(std::make_unique<ForwardingStorage>(shared), options());
-  const TablePtr table = engine.create_table(table_def());
+  Engine engine(std::make_unique<ForwardingStorage>(shared), test_helpers::options());
+  const TablePtr table = engine.create_table(test_helpers::table_def());
   engine.put_item(*table, {{"pk", S("before")}, {"exp", N(2000000100)}});
   EXPECT_EQ(shared->definition_refusals, 0);
   const std::string schedule = codec::space_prefix(table->id, codec::Space::kTtl);
-  EXPECT_EQ(keys_under(*shared, schedule), 0u);
+  EXPECT_EQ(test_helpers::keys_under(*shared, schedule), 0u);
 
   Catalog other(*shared);
   const TablePtr changed = other.update("t", [](TableDefinition& t) {
@@ -68,20 +48,20 @@ TEST(DefinitionVersions, AWriteWithAnOldDefinitionIsRefusedAndMadeAgain) {
 
   engine.put_item(*table, {{"pk", S("after")}, {"exp", N(2000000200)}});
   EXPECT_EQ(shared->definition_refusals, 1);
-  EXPECT_EQ(keys_under(*shared, schedule), 1u);
+  EXPECT_EQ(test_helpers::keys_under(*shared, schedule), 1u);
   EXPECT_TRUE(engine.catalog().find("t")->ttl_enabled);
   // Written with the new definition from then on.
   engine.put_item(*table, {{"pk", S("later")}, {"exp", N(2000000300)}});
   EXPECT_EQ(shared->definition_refusals, 1);
-  EXPECT_EQ(keys_under(*shared, schedule), 2u);
+  EXPECT_EQ(test_helpers::keys_under(*shared, schedule), 2u);
 }
 
 // A table another front end dropped: the write is refused, and once the catalog is loaded
 // again the table is not found.
 TEST(DefinitionVersions, AWriteToATableDroppedElsewhereFindsItGone) {
   auto shared = std::make_shared<SharedMemoryStorage>();
-  Engine engine(std::make_unique<ForwardingStorage>(shared), options());
-  const TablePtr table = engine.create_table(table_def());
+  Engine engine(std::make_unique<ForwardingStorage>(shared), test_helpers::options());
+  const TablePtr table = engine.create_table(test_helpers::table_def());
   engine.put_item(*table, {{"pk", S("a")}});
   Catalog other(*shared);
   ASSERT_NE(other.remove("t"), nullptr);

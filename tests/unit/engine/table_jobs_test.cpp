@@ -10,6 +10,7 @@
 
 #include "codec/key_codec.h"
 #include "engine/engine.h"
+#include "engine/engine_test_helpers.h"
 #include "engine/forwarding_storage.h"
 #include "values.h"
 
@@ -33,50 +34,28 @@ class StoppingStorage : public ForwardingStorage {
   bool fail_erase_;
 };
 
-EngineOptions options() {
-  EngineOptions o;
-  o.background_maintenance = false;
-  return o;
-}
-
-TableDefinition table_def() {
-  TableDefinition def;
-  def.name = "t";
-  def.attribute_definitions = {{"pk", ScalarType::S}};
-  def.key = {{"pk", ScalarType::S}, std::nullopt};
-  return def;
-}
-
-// The keys stored under `prefix`.
-std::size_t keys_under(storage::Storage& storage, const std::string& prefix) {
-  std::size_t n = 0;
-  auto it = storage.iterator(prefix, codec::prefix_end(prefix));
-  for (it->seek_to_first(); it->valid(); it->next()) ++n;
-  return n;
-}
-
 TEST(TableJobs, DeleteTableRemovesTheDataAndItsRecord) {
   std::shared_ptr<storage::Storage> store = storage::open_memory();
   std::uint32_t id = 0;
   {
-    Engine engine(std::make_unique<StoppingStorage>(store), options());
-    TablePtr t = engine.create_table(table_def());
+    Engine engine(std::make_unique<StoppingStorage>(store), test_helpers::options());
+    TablePtr t = engine.create_table(test_helpers::table_def());
     id = t->id;
     for (int i = 0; i < 10; ++i) engine.put_item(*t, {{"pk", S("k" + std::to_string(i))}});
-    EXPECT_EQ(keys_under(*store, codec::space_prefix(id, codec::Space::kItems)), 10u);
+    EXPECT_EQ(test_helpers::keys_under(*store, codec::space_prefix(id, codec::Space::kItems)), 10u);
     ASSERT_NE(engine.delete_table("t"), nullptr);
     EXPECT_EQ(engine.catalog().pending_drops().size(), 0u);
   }
-  EXPECT_EQ(keys_under(*store, codec::table_prefix(id)), 0u);
-  EXPECT_EQ(keys_under(*store, "meta/drop/"), 0u);
+  EXPECT_EQ(test_helpers::keys_under(*store, codec::table_prefix(id)), 0u);
+  EXPECT_EQ(test_helpers::keys_under(*store, "meta/drop/"), 0u);
 }
 
 TEST(TableJobs, ARemovalCutShortIsDoneAgainAtTheNextOpen) {
   std::shared_ptr<storage::Storage> store = storage::open_memory();
   std::uint32_t id = 0;
   {
-    Engine engine(std::make_unique<StoppingStorage>(store, true), options());
-    TablePtr t = engine.create_table(table_def());
+    Engine engine(std::make_unique<StoppingStorage>(store, true), test_helpers::options());
+    TablePtr t = engine.create_table(test_helpers::table_def());
     id = t->id;
     for (int i = 0; i < 10; ++i) engine.put_item(*t, {{"pk", S("k" + std::to_string(i))}});
     EXPECT_THROW(engine.delete_table("t"), storage::StorageError);
@@ -87,31 +66,32 @@ TEST(TableJobs, ARemovalCutShortIsDoneAgainAtTheNextOpen) {
     EXPECT_EQ(pending[0].first, id);
     EXPECT_EQ(pending[0].second, "t");
   }
-  EXPECT_EQ(keys_under(*store, codec::space_prefix(id, codec::Space::kItems)), 10u);
+  EXPECT_EQ(test_helpers::keys_under(*store, codec::space_prefix(id, codec::Space::kItems)), 10u);
 
-  Engine engine(std::make_unique<StoppingStorage>(store), options());
+  Engine engine(std::make_unique<StoppingStorage>(store), test_helpers::options());
   // The removal runs on a worker of its own.
-  for (int i = 0; i < 500 && keys_under(*store, "meta/drop/") > 0; ++i) {
+  for (int i = 0; i < 500 && test_helpers::keys_under(*store, "meta/drop/") > 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  EXPECT_EQ(keys_under(*store, "meta/drop/"), 0u);
-  EXPECT_EQ(keys_under(*store, codec::table_prefix(id)), 0u);
+  EXPECT_EQ(test_helpers::keys_under(*store, "meta/drop/"), 0u);
+  EXPECT_EQ(test_helpers::keys_under(*store, codec::table_prefix(id)), 0u);
   // A table of the same name is a new one, with nothing of the old one's.
-  TablePtr again = engine.create_table(table_def());
+  TablePtr again = engine.create_table(test_helpers::table_def());
   EXPECT_NE(again->id, id);
-  EXPECT_EQ(keys_under(*store, codec::space_prefix(again->id, codec::Space::kItems)), 0u);
+  EXPECT_EQ(test_helpers::keys_under(*store, codec::space_prefix(again->id, codec::Space::kItems)),
+            0u);
 }
 
 TEST(TableJobs, DroppingTheDataAgainIsHarmless) {
   std::shared_ptr<storage::Storage> store = storage::open_memory();
-  Engine engine(std::make_unique<StoppingStorage>(store), options());
-  TablePtr t = engine.create_table(table_def());
+  Engine engine(std::make_unique<StoppingStorage>(store), test_helpers::options());
+  TablePtr t = engine.create_table(test_helpers::table_def());
   engine.put_item(*t, {{"pk", S("a")}});
   ASSERT_NE(engine.delete_table("t"), nullptr);
   storage::Storage& same = *store;
   Catalog catalog(same);
   catalog.drop_data(t->id);
-  EXPECT_EQ(keys_under(*store, codec::table_prefix(t->id)), 0u);
+  EXPECT_EQ(test_helpers::keys_under(*store, codec::table_prefix(t->id)), 0u);
   EXPECT_EQ(catalog.pending_drops().size(), 0u);
 }
 
