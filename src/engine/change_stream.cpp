@@ -224,6 +224,20 @@ Item keys_of(const KeySchema& key, const Item& item) {
   return keys;
 }
 
+// The sequence number of the last of the first 1,000 records from `it`'s start that were
+// made before `cutoff_ms` (none when the first is not): a trim erases up to it, then goes on
+// from there.
+std::optional<std::uint64_t> last_expired(storage::Iterator& it, std::int64_t cutoff_ms) {
+  std::optional<std::uint64_t> last;
+  std::size_t count = 0;
+  for (it.seek_to_first(); it.valid() && count < 1000; it.next(), ++count) {
+    StreamRecord r;
+    if (decode_record(it.value(), &r) && r.created_ms >= cutoff_ms) break;
+    last = key_sequence(it.key());
+  }
+  return last;
+}
+
 }  // namespace
 
 std::string StreamInfo::shard_id(const StreamShard& shard) const {
@@ -711,16 +725,8 @@ std::map<std::uint32_t, std::uint64_t> ChangeStreams::trim_in_order(
         codec::prefix_end(codec::space_prefix(table_id, codec::Space::kStream));
     std::string lower = record_key(table_id, from);
     for (;;) {
-      std::optional<std::uint64_t> last;
-      {
-        auto it = storage_.iterator(lower, upper);
-        std::size_t count = 0;
-        for (it->seek_to_first(); it->valid() && count < 1000; it->next(), ++count) {
-          StreamRecord r;
-          if (decode_record(it->value(), &r) && r.created_ms >= cutoff_ms) break;
-          last = key_sequence(it->key());
-        }
-      }
+      const std::optional<std::uint64_t> last =
+          last_expired(*storage_.iterator(lower, upper), cutoff_ms);
       if (!last) break;
       const std::string end = record_key(table_id, *last + 1);
       storage_.erase_range(lower, end);
@@ -755,16 +761,8 @@ std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint64_t> ChangeStreams::
         codec::prefix_end(codec::space_prefix(table_id, codec::Space::kStream));
     std::string lower = record_key(table_id, from);
     for (;;) {
-      std::optional<std::uint64_t> last;
-      {
-        auto it = storage_.stream_records(table_id, first_token, lower, upper);
-        std::size_t count = 0;
-        for (it->seek_to_first(); it->valid() && count < 1000; it->next(), ++count) {
-          StreamRecord r;
-          if (decode_record(it->value(), &r) && r.created_ms >= cutoff_ms) break;
-          last = key_sequence(it->key());
-        }
-      }
+      const std::optional<std::uint64_t> last =
+          last_expired(*storage_.stream_records(table_id, first_token, lower, upper), cutoff_ms);
       if (!last) break;
       const std::string end = record_key(table_id, *last + 1);
       storage_.erase_stream_records(table_id, first_token, lower, end);
