@@ -32,6 +32,7 @@ Engine::Engine(std::unique_ptr<storage::Storage> storage, EngineOptions options)
       clock_(options.clock ? options.clock : own_clock_.get()),
       catalog_(*storage_),
       streams_(*storage_, *clock_, options_.stream_retention) {
+  storage_->set_clock(clock_);
   if (storage_->shared()) {
     tokens_ = std::make_unique<SharedTransactionTokens>(*storage_, *clock_);
   } else {
@@ -236,13 +237,20 @@ std::optional<Item> Engine::read_current(const TableDefinition& table,
 }
 
 std::optional<std::string> Engine::read_old(const TableDefinition& table,
-                                            const std::string& storage_key,
-                                            WriteResult& result) const {
+                                            const std::string& storage_key, WriteResult& result,
+                                            std::string* version) const {
   result.old_item.reset();
   result.old_size = 0;
-  std::optional<std::string> stored = storage_->read_for_write(storage_key);
+  std::optional<std::string> stored = version
+                                          ? storage_->read_for_write_versioned(storage_key, version)
+                                          : storage_->read_for_write(storage_key);
   if (stored) result.old_item = decode_stored(table, *stored, &result.old_size);
   return stored;
+}
+
+bool Engine::confirmed_in_time(std::int64_t read_at) const {
+  const std::int64_t window = storage_->confirm_window_ns();
+  return window == 0 || clock_->now_ns() - read_at <= window;
 }
 
 Engine::Change Engine::add_write(const TableDefinition& table, const std::string& storage_key,
@@ -488,14 +496,21 @@ bool Engine::transact_write(const std::vector<TransactWrite>& writes,
   std::vector<std::string> keys;
   for (const auto& w : writes) keys.push_back(w.storage_key);
   auto guards = locks_.lock_all(keys);
+  // A transaction of checks only writes nothing: its items are confirmed after the
+  // checks, by the versions they were read with (values changed and changed back would
+  // pass a comparison of values).
+  const bool checks_only = std::all_of(writes.begin(), writes.end(),
+                                       [](const TransactWrite& w) { return w.check_only; });
   for (int attempt = 0;; ++attempt) {
     std::vector<std::optional<std::string>> stored(writes.size());
+    std::vector<std::string> versions(writes.size());
+    const std::int64_t read_at = clock_->now_ns();
     for (std::size_t i = 0; i < writes.size(); ++i) {
       const TransactWrite& w = writes[i];
       WriteResult& result = (*results)[i];
       if ((*failures)[i]) continue;
       try {
-        stored[i] = read_old(*w.table, keys[i], result);
+        stored[i] = read_old(*w.table, keys[i], result, checks_only ? &versions[i] : nullptr);
         if (w.check) w.check(result.old_item);
         if (w.check_only) {
           result.new_item = result.old_item;
@@ -541,8 +556,12 @@ bool Engine::transact_write(const std::vector<TransactWrite>& writes,
       } else if (writes.size() > 1) {
         // Only checks: the items must have been as read all at once.
         std::vector<storage::Storage::Read> reads;
-        for (std::size_t i = 0; i < writes.size(); ++i) reads.emplace_back(keys[i], stored[i]);
-        if (!storage_->confirm_reads(reads)) throw storage::WriteConflict("an item changed");
+        for (std::size_t i = 0; i < writes.size(); ++i) {
+          reads.emplace_back(keys[i], stored[i], std::move(versions[i]));
+        }
+        if (!storage_->confirm_reads(reads) || !confirmed_in_time(read_at)) {
+          throw storage::WriteConflict("an item changed");
+        }
       }
     } catch (const storage::TableGone&) {
       reload_catalog();
@@ -618,6 +637,7 @@ std::vector<std::optional<Item>> Engine::transact_get(
   std::vector<storage::Storage::Read> reads;
   for (int attempt = 0;; ++attempt) {
     reads.clear();
+    const std::int64_t read_at = clock_->now_ns();
     {
       // (Not held while the reads are confirmed or while waiting to read again: it holds
       // off this process's transactions.)
@@ -629,7 +649,9 @@ std::vector<std::optional<Item>> Engine::transact_get(
       }
     }
     try {
-      if (gets.size() < 2 || storage_->confirm_reads(reads)) break;
+      if (gets.size() < 2 || (storage_->confirm_reads(reads) && confirmed_in_time(read_at))) {
+        break;
+      }
     } catch (const storage::TransactionConflict& conflict) {
       // Another front end's transaction holds some of the items: DynamoDB cancels, with
       // the reason TransactionConflict on each of them.

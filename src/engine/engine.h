@@ -757,8 +757,15 @@ class Engine {
   // Reads the item a write replaces into result.old_item, and its size, as stored with it,
   // into result.old_size.
   // Returns the stored bytes read, the write's expectation of the item (WriteBatch::expect).
+  // With `version`, sets it to the state's version (Storage::get_versioned).
   std::optional<std::string> read_old(const TableDefinition& table, const std::string& storage_key,
-                                      WriteResult& result) const;
+                                      WriteResult& result, std::string* version = nullptr) const;
+  // Whether reads that began at `read_at` (the engine's clock) and were just confirmed by
+  // version did so within the storage's confirm_window_ns, after which a version found
+  // absent may be a reclaimed tombstone rather than one never written.
+  bool confirmed_in_time(std::int64_t read_at) const;
+  // Removes old versions of deleted items from every table (Storage::reclaim_tombstones).
+  void reclaim_tombstones();
   // Waits before attempt `attempt` + 1 of a write that met a WriteConflict: a random time
   // that grows with the attempts. Past the last attempt it throws InternalServerError,
   // which the SDKs retry.

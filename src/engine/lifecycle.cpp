@@ -481,6 +481,25 @@ std::size_t Engine::expire_items(double now) {
   return expired;
 }
 
+void Engine::reclaim_tombstones() {
+  bool more = false;
+  for (const auto& name : catalog_.list("", SIZE_MAX, &more)) {
+    if (stopping_) break;
+    TablePtr table = catalog_.find(name);
+    if (!table) continue;
+    try {
+      const std::size_t removed = storage_->reclaim_tombstones(table->id);
+      if (removed > 0) {
+        spdlog::info("removed {} versions of deleted items of table {} ({})", removed, name,
+                     table->id);
+      }
+    } catch (const std::exception& e) {
+      // (Dropped meanwhile, or the storage failed: the next pass looks again.)
+      spdlog::warn("removing versions of deleted items of table {} failed: {}", name, e.what());
+    }
+  }
+}
+
 namespace {
 std::string ttl_job(std::uint32_t table_id) {
   return "ttl/" + std::to_string(table_id);
@@ -682,6 +701,10 @@ void Engine::maintain() {
   // Expired ClientRequestTokens are looked for this often (those kept in a shared storage).
   constexpr double kSweepInterval = 10;
   double next_sweep = now_seconds() + kSweepInterval;
+  // Deleted items' versions kept past their bound are looked for this often (what is old
+  // enough is decided on the engine's clock; they are kept 10 minutes).
+  constexpr double kReclaimInterval = 300;
+  double next_reclaim = now_seconds() + kReclaimInterval;
   // On a storage other processes share, the background jobs (backfills, dropped tables'
   // removals, TTL reaping) that a process that stopped left, or that are not spread, are
   // looked at this often (of real time: a lease lapses in real time).
@@ -730,6 +753,10 @@ void Engine::maintain() {
       if (moved || now >= next_sweep) {
         next_sweep = now + kSweepInterval;
         tokens_->sweep();
+      }
+      if (storage_->shared() && (moved || now >= next_reclaim)) {
+        next_reclaim = now + kReclaimInterval;
+        reclaim_tombstones();
       }
       if (storage_->shared() && std::chrono::steady_clock::now() >= next_backfills) {
         next_backfills = std::chrono::steady_clock::now() + kBackfillInterval;

@@ -14,6 +14,10 @@
 #include <utility>
 #include <vector>
 
+namespace kumo {
+class Clock;
+}
+
 namespace kumo::storage {
 
 // Thrown when the back end fails (I/O error, corruption). The request that hit it gets
@@ -219,6 +223,12 @@ class Storage {
   // backfilling index is there to remove): it then throws WriteConflict, and the caller
   // reads again a moment later. By default, get(key).
   virtual std::optional<std::string> read_for_write(std::string_view key) { return get(key); }
+  // read_for_write(key) that also sets *version as get_versioned does, for confirm_reads.
+  virtual std::optional<std::string> read_for_write_versioned(std::string_view key,
+                                                              std::string* version) {
+    version->clear();
+    return read_for_write(key);
+  }
   // Reads the counter written by WriteBatch::add_counter; 0 when absent. By default, the
   // value get() finds.
   virtual std::int64_t get_counter(std::string_view key);
@@ -257,6 +267,22 @@ class Storage {
   virtual bool confirm_reads(const std::vector<Read>& reads) {
     (void)reads;
     return true;
+  }
+  // How long (ns of the engine's clock) reads confirmed by version may take, from before
+  // the first read to the end of their confirmation: a version that no longer exists
+  // (a deleted item's, reclaimed: reclaim_tombstones) is read as absent, like one never
+  // written, so a confirmation that took longer may have missed a deletion and is not
+  // trusted (the caller reads again). 0: no bound.
+  virtual std::int64_t confirm_window_ns() const { return 0; }
+  // The clock deletions are timed by and tombstones reclaimed on (the engine's). Set once,
+  // before the storage is used by more than one thread.
+  virtual void set_clock(const Clock* clock) { (void)clock; }
+  // Removes the versions of deleted items of `table` (tombstones) old enough that no
+  // confirmation that read the item before its deletion can still run (confirm_window_ns
+  // and a margin). Returns how many it removed. By default (no versions) none.
+  virtual std::size_t reclaim_tombstones(std::uint32_t table) {
+    (void)table;
+    return 0;
   }
   // Iterator over [lower, upper) at `snapshot` (latest when null). An empty `upper` means
   // no upper bound.

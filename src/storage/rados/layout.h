@@ -3,6 +3,7 @@
 // records) that hold writes still to be applied.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -20,6 +21,18 @@ constexpr std::uint8_t kItemsSpace = 1, kIndexesSpace = 2, kStreamSpace = 3, kTt
 // item key has it, so it lives in the item's partition and a split moves it with the item.
 // (The engine's own spaces end at 4: codec::Space.)
 constexpr std::uint8_t kVersionsSpace = 5;
+// A deletion's version (a tombstone) also holds when it was made, [u64 time ns] on the
+// engine's clock after the 16 bytes of a version. A tombstone is kept as long as a
+// confirmation that read the item before its deletion may run: confirmations that take
+// longer than kConfirmWindowNs (from before their first read) are not trusted, and a
+// tombstone older than kTombstoneKeptNs is removed (RadosStorage::reclaim_tombstones),
+// guarded on its value, so a write of the item meanwhile keeps its version. A deletion
+// lands after the write it deletes, which lands after any read that found the item
+// without a version; the difference of the two bounds is the margin left for the clocks
+// of two front ends to differ and for a deletion to land after it was timed.
+constexpr std::int64_t kConfirmWindowNs = 60'000'000'000;
+constexpr std::int64_t kTombstoneKeptNs = 600'000'000'000;
+constexpr std::size_t kVersionSize = 16, kTombstoneSize = 24;
 inline bool is_item_key(std::string_view key) {
   return key.size() > 4 && key[0] == 0 && static_cast<std::uint8_t>(key[4]) == kItemsSpace;
 }

@@ -221,6 +221,78 @@ std::optional<std::string> RadosStorage::get_versioned(std::string_view key, con
   return read_item(key, false, version);
 }
 
+std::optional<std::string> RadosStorage::read_for_write_versioned(std::string_view key,
+                                                                  std::string* version) {
+  return read_item(key, true, version);
+}
+
+std::int64_t RadosStorage::now_ns() const {
+  if (const Clock* clock = clock_.load(std::memory_order_acquire)) return clock->now_ns();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::size_t RadosStorage::reclaim_tombstones(std::uint32_t table) {
+  const std::string prefix = space_prefix(table, kVersionsSpace);
+  const std::string end = space_prefix(table, kVersionsSpace + 1);
+  std::size_t removed = 0;
+  for (const ObjectRef& object : partitions(table)) {
+    const std::int64_t horizon = now_ns() - kTombstoneKeptNs;
+    std::string after = prefix;
+    bool more = true;
+    while (more) {
+      std::map<std::string, librados::bufferlist> page;
+      librados::ObjectReadOperation read;
+      int rv = 0;
+      read.omap_get_vals2(after, prefix, 1000, &page, &more, &rv);
+      const int r = io(object.ns).operate(object.oid, &read, nullptr);
+      if (r == -ENOENT) break;  // split or dropped meanwhile: a later pass finds its heirs
+      check(r, "read versions");
+      if (page.empty()) break;
+      after = page.rbegin()->first;
+      std::vector<std::pair<std::string, std::string>> old;
+      for (auto& [key, value] : page) {
+        if (key >= end) continue;
+        std::string was = value.to_str();
+        if (was.size() != kTombstoneSize) continue;  // a live item's
+        const auto at =
+            static_cast<std::int64_t>(get_be(std::string_view(was).substr(kVersionSize), 8));
+        if (at <= horizon) old.emplace_back(key, std::move(was));
+      }
+      // Each only if it is still this tombstone: a write of the item since the page was
+      // read set another version, which stays. The page's at once; if one was written
+      // meanwhile, one by one.
+      auto remove = [&](std::size_t from, std::size_t to) {
+        librados::ObjectWriteOperation op;
+        std::map<std::string, std::pair<librados::bufferlist, int>> guards;
+        std::set<std::string> keys;
+        for (std::size_t i = from; i < to; ++i) {
+          librados::bufferlist expected;
+          expected.append(old[i].second);
+          guards[old[i].first] = {expected, LIBRADOS_CMPXATTR_OP_EQ};
+          keys.insert(old[i].first);
+        }
+        op.omap_cmp(guards, &rv);
+        op.omap_rm_keys(keys);
+        return io(object.ns).operate(object.oid, &op);
+      };
+      if (old.empty()) continue;
+      int w = remove(0, old.size());
+      if (w == 0) {
+        removed += old.size();
+      } else if (w == -ECANCELED) {
+        for (std::size_t i = 0; i < old.size() && w != -ENOENT; ++i) {
+          w = remove(i, i + 1);
+          if (w == 0) ++removed;
+        }
+      }
+      if (w == -ENOENT) break;
+    }
+  }
+  return removed;
+}
+
 std::optional<std::string> RadosStorage::read_item(std::string_view key, bool settled,
                                                    std::string* version) {
   std::string ended;  // the record of a lock found ended once
@@ -279,6 +351,7 @@ std::optional<std::string> RadosStorage::read_item(std::string_view key, bool se
     }
     if (again || moved(place)) continue;
     if (item && !settled) fault_point("item-read");
+    if (item && settled && version) fault_point("check-read");
     return found;
   }
 }

@@ -71,6 +71,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/clock.h"
 #include "storage/rados/layout.h"
 #include "storage/rados/module.h"
 #include "storage/storage.h"
@@ -204,6 +205,13 @@ class RadosStorage : public Storage {
   std::unique_ptr<Snapshot> snapshot() override;
   // Reads each key's version again with its lock (rados_transactions.cpp).
   bool confirm_reads(const std::vector<Read>& reads) override;
+  std::optional<std::string> read_for_write_versioned(std::string_view key,
+                                                      std::string* version) override;
+  std::int64_t confirm_window_ns() const override { return kConfirmWindowNs; }
+  void set_clock(const Clock* clock) override { clock_.store(clock, std::memory_order_release); }
+  // Walks the versions of each partition of `table` a page at a time, and removes the
+  // tombstones timed more than kTombstoneKeptNs ago, each guarded on its value.
+  std::size_t reclaim_tombstones(std::uint32_t table) override;
   std::unique_ptr<Iterator> iterator(std::string lower, std::string upper,
                                      const Snapshot*) override;
   void erase_range(const std::string& lower, const std::string& upper) override;
@@ -538,7 +546,10 @@ class RadosStorage : public Storage {
   // record and before its ops ("transaction"), of a dropped table's removal after its
   // first partition object went ("drop"); for the fault tests. The step followed by
   // "-pause" stops it with SIGSTOP instead, once; followed by "-hold", it holds the thread
-  // there, once, while the process goes on.
+  // there, once, while the process goes on; followed by "-clock", it then waits, once,
+  // until the engine's clock moved. Steps of reads: "item-read" (after a read of an item),
+  // "check-read" (after a read of an item whose condition a transaction checks), "confirm"
+  // (between two objects' confirmations).
   void fault_point(const char* step);
 
   void log(const std::string& message);
@@ -688,6 +699,9 @@ class RadosStorage : public Storage {
   std::atomic<std::uint64_t> next_delta_{1};
   // The number of the next item version this front end writes (after its instance).
   std::atomic<std::uint64_t> next_version_{1};
+  // The engine's clock (set_clock); null: the system's.
+  std::atomic<const Clock*> clock_{nullptr};
+  std::int64_t now_ns() const;
   std::mutex mutex_;  // deltas_written_
   std::map<ObjectRef, int> deltas_written_;
   std::shared_mutex maps_mutex_;
@@ -707,7 +721,8 @@ class RadosStorage : public Storage {
   std::shared_mutex layout_;
   const std::uint64_t partition_keys_;  // 0: no splits
   // KUMO_RADOS_FAULT: the steps a test stops the process at, comma-separated (`<step>`:
-  // killed; `<step>-pause`: stopped, once per step).
+  // killed; `<step>-pause`: stopped, once per step; `<step>-clock`: held until the clock
+  // moves, once per step).
   std::vector<std::string> faults_;
   std::mutex paused_mutex_;
   std::set<std::string> paused_;              // (paused_mutex_)

@@ -212,10 +212,14 @@ std::vector<Resolved> RadosStorage::resolve(const WriteBatch& batch,
     }
     if (!place.counters && op.type != WriteBatch::OpType::kAddCounter) {
       if (!op.maintenance && is_item_key(op.key)) {
-        // A new version of the item, in the op that writes it (a deletion's stays).
+        // A new version of the item, in the op that writes it (a deletion's stays, with
+        // its time, until reclaim_tombstones finds it old enough).
         std::string version;
         put_u64(&version, instance_);
         put_u64(&version, next_version_.fetch_add(1, std::memory_order_relaxed));
+        if (op.type == WriteBatch::OpType::kDelete) {
+          put_u64(&version, static_cast<std::uint64_t>(now_ns()));
+        }
         out.push_back({place.object, false, false, version_key(op.key), std::move(version)});
       }
       out.push_back({std::move(place.object), op.maintenance,
