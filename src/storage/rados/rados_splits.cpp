@@ -94,6 +94,28 @@ std::string RadosStorage::encode_map(const std::vector<std::uint64_t>& starts) {
 }
 
 void RadosStorage::fault_point(const char* step) {
+  // "<step>-clock": once the step is passed (and paused, with "<step>-pause"), it goes on
+  // only once the engine's clock moved from where it was when the step was reached, so a
+  // test can hold it across an advance of a manual clock.
+  const std::int64_t reached = now_ns();
+  for (const std::string& fault : faults_) {
+    if (fault != std::string(step) + "-clock") continue;
+    {
+      std::unique_lock lock(paused_mutex_);
+      if (!paused_.insert(fault).second) break;
+    }
+    for (const std::string& pause : faults_) {
+      if (pause != std::string(step) + "-pause") continue;
+      bool first = false;
+      {
+        std::unique_lock lock(paused_mutex_);
+        first = paused_.insert(pause).second;
+      }
+      if (first) ::raise(SIGSTOP);
+    }
+    while (now_ns() == reached) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return;
+  }
   for (const std::string& fault : faults_) {
     if (fault == step) ::kill(::getpid(), SIGKILL);
     const bool pause = fault == std::string(step) + "-pause";
