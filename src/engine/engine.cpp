@@ -496,11 +496,9 @@ bool Engine::transact_write(const std::vector<TransactWrite>& writes,
   std::vector<std::string> keys;
   for (const auto& w : writes) keys.push_back(w.storage_key);
   auto guards = locks_.lock_all(keys);
-  // A transaction of checks only writes nothing: its items are confirmed after the
-  // checks, by the versions they were read with (values changed and changed back would
-  // pass a comparison of values).
-  const bool checks_only = std::all_of(writes.begin(), writes.end(),
-                                       [](const TransactWrite& w) { return w.check_only; });
+  // A transaction that writes nothing (checks only, deletions of absent items) has its
+  // items confirmed after the checks, by the versions they were read with (values changed
+  // and changed back would pass a comparison of values).
   for (int attempt = 0;; ++attempt) {
     std::vector<std::optional<std::string>> stored(writes.size());
     std::vector<std::string> versions(writes.size());
@@ -510,7 +508,7 @@ bool Engine::transact_write(const std::vector<TransactWrite>& writes,
       WriteResult& result = (*results)[i];
       if ((*failures)[i]) continue;
       try {
-        stored[i] = read_old(*w.table, keys[i], result, checks_only ? &versions[i] : nullptr);
+        stored[i] = read_old(*w.table, keys[i], result, &versions[i]);
         if (w.check) w.check(result.old_item);
         if (w.check_only) {
           result.new_item = result.old_item;
