@@ -57,6 +57,7 @@ if [ "$all" = 0 ]; then
     tests/e2e/test_rados_streams.py tests/e2e/test_rados_front_ends.py
     tests/e2e/test_rados_fencing.py tests/e2e/test_rados_jobs.py
     tests/e2e/test_rados_transactions.py tests/e2e/test_rados_fault_loops.py
+    tests/e2e/test_rados_item_versions.py
     tests/e2e/test_kumo_cluster.py
   )
   if [ -n "$front_ends" ]; then files+=(tests/e2e/test_front_end_groups.py); fi
