@@ -132,7 +132,7 @@ struct BatchMember {
 // key attributes read off the text.
 std::optional<std::string> member_item(const Context& ctx, const BatchMember& m) {
   if (!m.statement || (*m.statement)->kind == StatementKind::kInsert) return std::nullopt;
-  engine::TablePtr table = ctx.engine.catalog().find((*m.statement)->target.table());
+  engine::TablePtr table = ctx.engine.find_table((*m.statement)->target.table());
   if (!table || (*m.statement)->target.index()) return std::nullopt;
   ItemKeyMatch match = match_item_key(*table, *m.statement, true);
   if (match.problem != ItemKeyMatch::Problem::kNone) return std::nullopt;
@@ -289,7 +289,7 @@ struct TransactMember {
 // The rules each statement of a transaction meets on its own, before any table is read.
 void check_transact_statement(const Context& ctx, std::size_t i, const BoundStatement& s) {
   // A statement on a missing table is cancelled for that, whatever else it carries.
-  engine::TablePtr table = ctx.engine.catalog().find(s->target.table());
+  engine::TablePtr table = ctx.engine.find_table(s->target.table());
   if (!table) return;
   if (s->returning != partiql::Returning::kNone) {
     refuse_statement(i, "RETURNING clause is not supported in ExecuteTransaction.");

@@ -68,7 +68,7 @@ BoundStatement prepare_statement(std::string_view text, std::vector<AttributeVal
 void refuse_multi_attribute_index(const Context& ctx, const partiql::Statement& statement) {
   const std::optional<std::string_view> index = statement.target.index();
   if (!index) return;
-  engine::TablePtr table = ctx.engine.catalog().find(statement.target.table());
+  engine::TablePtr table = ctx.engine.find_table(statement.target.table());
   const IndexDefinition* definition = table ? table->find_index(*index) : nullptr;
   if (definition && (definition->hash.size() > 1 || definition->range.size() > 1)) {
     throw ApiError::validation(

@@ -60,7 +60,7 @@ void require_table_name(std::optional<std::string_view> name) {
 }
 
 engine::TablePtr data_table(const Context& ctx, std::string_view name_or_arn) {
-  engine::TablePtr table = ctx.engine.catalog().find(table_name_of(name_or_arn));
+  engine::TablePtr table = ctx.engine.find_table(table_name_of(name_or_arn));
   // A table still being restored (CREATING) cannot be read or written yet.
   if (!table || table->restore) throw ApiError::resource_not_found();
   return table;
@@ -74,7 +74,7 @@ engine::TablePtr control_table(const Context& ctx, std::string_view name_or_arn)
 
 engine::TablePtr described_table(const Context& ctx, std::string_view name_or_arn) {
   std::string name = table_name_of(name_or_arn);
-  engine::TablePtr table = ctx.engine.catalog().find(name);
+  engine::TablePtr table = ctx.engine.find_table(name);
   if (!table) throw table_not_found_error(name);
   return table;
 }

@@ -71,7 +71,7 @@ engine::TablePtr tagged_table(const Context& ctx, std::string_view arn) {
   }
   // A table of another account is not Kumo's to show: DynamoDB refuses the caller.
   if (parts[4] != ctx.options.account_id) throw ApiError::access_denied();
-  engine::TablePtr table = ctx.engine.catalog().find(name);
+  engine::TablePtr table = ctx.engine.find_table(name);
   if (!table) {
     throw ApiError::resource_not_found(
         fmt::format("Requested resource not found: ResourcArn: {} not found", arn));

@@ -516,6 +516,13 @@ TablePtr Catalog::find(std::string_view name) const {
   return it == tables_.end() ? nullptr : it->second.table;
 }
 
+bool Catalog::stale() const {
+  std::optional<std::string> version = storage_.get(kVersionKey);
+  const std::uint64_t stored = version ? std::strtoull(version->c_str(), nullptr, 10) : 0;
+  ReaderLock lock(mutex_);
+  return stored != version_;
+}
+
 std::string Catalog::store(const TableDefinition& definition, storage::WriteBatch* batch) const {
   std::string stored = codec::encode_item(to_record(definition));
   batch->put(std::string(kTablePrefix) + definition.name, stored);

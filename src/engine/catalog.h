@@ -64,6 +64,10 @@ class Catalog {
   // The table named `name`, or null.
   TablePtr find(std::string_view name) const;
 
+  // Whether the stored catalog changed since this one was loaded or last changed here:
+  // one read of its version.
+  bool stale() const;
+
   // While a Deferral lives, the changes this thread stores are not announced until
   // announce_deferred(): for a caller that holds a lock which the other front ends'
   // reloads take in this process too (they answer an announcement only once reloaded, and

@@ -146,6 +146,13 @@ void Engine::reload_catalog(bool streams) {
   if (!streams_.empty(guard)) start_maintenance();
 }
 
+TablePtr Engine::find_table(std::string_view name) {
+  TablePtr table = catalog_.find(name);
+  if (table || !storage_->shared() || !catalog_.stale()) return table;
+  reload_catalog();
+  return catalog_.find(name);
+}
+
 void Engine::start_maintenance() {
   if (!options_.background_maintenance) return;
   std::call_once(maintenance_started_, [this] {

@@ -251,6 +251,11 @@ class Engine {
   // Read-only: tables change through create_table, update_table and delete_table, which
   // keep streams, the TTL schedule and background work in step with the catalog.
   const Catalog& catalog() const { return catalog_; }
+  // The table named `name`; when this process does not know it and other processes share
+  // the storage, the catalog is loaded again first if it changed there (another front end
+  // created the table and this one has not reloaded yet: DynamoDB finds a table once
+  // CreateTable returned). Null when there is no such table.
+  TablePtr find_table(std::string_view name);
   // In this process's memory, or in the storage when other processes share it.
   TransactionTokens& transaction_tokens() { return *tokens_; }
   ChangeStreams& streams() { return streams_; }

@@ -462,3 +462,35 @@ def test_a_front_end_slow_to_reload_its_catalog_is_not_fenced(kumo_bin, tmp_path
         wait_for(lambda: index_active(slow, "slow"), 30, "the index active for the slow one")
         assert index_matches_table(slow, "slow") == expected
         check_layout(prefix)
+
+
+def test_a_table_created_through_another_front_end_is_found_before_the_reload(kumo_bin,
+                                                                             tmp_path):
+    """A table created through one front end, then used at once through another whose
+    catalog reload takes 5 s (`reload-slow`; CreateTable waited 3 s for it and went on):
+    DynamoDB finds a table once CreateTable returned, so the slow front end, which does not
+    know the name yet, reads the catalog's version, loads the changed catalog and answers
+    DescribeTable, PutItem and GetItem. A name that no front end created is still
+    ResourceNotFoundException, with DynamoDB's messages."""
+    with started(kumo_bin, tmp_path, count=2, fault="reload-slow") as servers:
+        slow, other = servers[0].client(), servers[1].client()
+        create(other, "early")
+        # (The slow front end's own reload ends 5 s after the announcement: 2 s from now.)
+        described = slow.describe_table(TableName="early")["Table"]
+        assert described["TableName"] == "early"
+        assert described["TableStatus"] == "ACTIVE"
+        assert described["KeySchema"] == [{"AttributeName": "pk", "KeyType": "HASH"}]
+        slow.put_item(TableName="early", Item={"pk": {"S": "a"}, "v": {"N": "1"}})
+        assert slow.get_item(TableName="early", Key={"pk": {"S": "a"}},
+                             ConsistentRead=True)["Item"] == {"pk": {"S": "a"}, "v": {"N": "1"}}
+        assert other.get_item(TableName="early", Key={"pk": {"S": "a"}},
+                              ConsistentRead=True)["Item"] == {"pk": {"S": "a"}, "v": {"N": "1"}}
+        with pytest.raises(botocore.exceptions.ClientError) as raised:
+            slow.describe_table(TableName="never")
+        assert raised.value.response["Error"]["Code"] == "ResourceNotFoundException"
+        assert raised.value.response["Error"]["Message"] == \
+            "Requested resource not found: Table: never not found"
+        with pytest.raises(botocore.exceptions.ClientError) as raised:
+            slow.put_item(TableName="never", Item={"pk": {"S": "a"}})
+        assert raised.value.response["Error"]["Code"] == "ResourceNotFoundException"
+        assert raised.value.response["Error"]["Message"] == "Requested resource not found"
