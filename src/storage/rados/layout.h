@@ -109,10 +109,23 @@ inline const std::string kRangeKey =
 // raised. A partition group that carries a version (WriteBatch::definition) compares it
 // lower than its own plus one (omap_cmp LT on the big-endian bytes), in the same op as the
 // range key, so a front end that wrote with a definition it took before the change writes
-// nothing: it reloads its catalog and writes again. A split copies it to the new partition.
+// nothing: it reloads its catalog and writes again. A split copies it to the new partition
+// (see kDefinitionsPrefix).
 inline const std::string kDefinitionKey =
     "\xff"
     "v";
+// The catalog's record of each table's definition version (catalog: [u32 table] -> [u64],
+// only ever raised): Storage::set_definition raises it before any partition's. A split
+// gives its new partition at least the version it read here, and publishes its map only if
+// this key still holds that version (omap_cmp EQ in the publishing op, on the catalog
+// object, which holds the map); when it changed, the split raises the new partition to it
+// and tries again. So every partition a published map names holds the version the catalog
+// had at the publication, and a later raise reads the map after it raised this key: it
+// sees the partition and raises it too. No partition is reachable through a published map
+// with a definition older than the catalog's.
+inline const std::string kDefinitionsPrefix =
+    "\xff"
+    "e";
 // A partition being split keeps this key, whose value is the token its new partition
 // starts at and the splitting front end's instance ([u64 token][u64 instance]), from
 // before the copy until its moved keys are removed.
@@ -184,6 +197,13 @@ inline void put_u16(std::string* out, std::uint16_t v) {
 }
 inline void put_u32(std::string* out, std::uint32_t v) {
   for (int i = 3; i >= 0; --i) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+
+// The catalog's key of a table's definition version (kDefinitionsPrefix).
+inline std::string definitions_key(std::uint32_t table) {
+  std::string key = kDefinitionsPrefix;
+  put_u32(&key, table);
+  return key;
 }
 inline void put_u64(std::string* out, std::uint64_t v) {
   for (int i = 7; i >= 0; --i) out->push_back(static_cast<char>(v >> (8 * i)));

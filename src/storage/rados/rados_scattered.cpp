@@ -44,7 +44,7 @@ void RadosStorage::release_dropped(std::uint32_t table) {
   for (const ObjectRef& object : objects) remove_object(object);
   std::string map_key = kMapPrefix;
   put_u32(&map_key, table);
-  remove_keys({prefix_, kCatalogObject}, {map_key, dropped_key});
+  remove_keys({prefix_, kCatalogObject}, {map_key, dropped_key, definitions_key(table)});
   forget_partitions(table);
 }
 

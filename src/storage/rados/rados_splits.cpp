@@ -132,9 +132,15 @@ void RadosStorage::fault_point(const char* step) {
       continue;
     }
     // Once: this thread waits (what it left in the pool stays in flight) while the
-    // process goes on and renews its lease, until it stops or for a minute.
+    // process goes on and renews its lease, until it stops, the test releases it, or for
+    // a minute.
+    const std::string release = release_dir_.empty() ? "" : release_dir_ + "/" + step;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     std::unique_lock lock(lease_mutex_);
-    lease_wake_.wait_for(lock, std::chrono::seconds(60), [&] { return lease_stopping_; });
+    while (!lease_stopping_ && std::chrono::steady_clock::now() < until &&
+           (release.empty() || ::access(release.c_str(), F_OK) != 0)) {
+      lease_wake_.wait_for(lock, std::chrono::milliseconds(10));
+    }
   }
 }
 
@@ -310,11 +316,14 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
   put_u64(&last_value, last_record);
   if (last_record > 0) chunk[kStreamCounterKey].append(last_value);
   chunk[kBornKey].append(last_value);
-  // The parent's definition version goes with its keys (and is copied again once the
-  // split is published: a catalog change may set it in the parent meanwhile, having read
-  // the map without the new partition).
-  if (std::string definition; read_key(object, kDefinitionKey, &definition)) {
-    chunk[kDefinitionKey].append(definition);
+  // The definition version goes with the keys: the parent's, or the catalog's if higher (a
+  // change raising it has raised the catalog's record and not yet the parent). The map is
+  // published only while the catalog's record is still `definitions` (kDefinitionsPrefix).
+  std::string definitions;
+  read_key({prefix_, kCatalogObject}, definitions_key(table), &definitions);
+  if (std::string definition;
+      read_key(object, kDefinitionKey, &definition) || !definitions.empty()) {
+    chunk[kDefinitionKey].append(std::max(definition, definitions));
   }
   std::size_t chunk_bytes = 0;
   auto copy = [&] {
@@ -344,8 +353,12 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
     librados::bufferlist old_value, new_value;
     old_value.append(stored);
     new_value.append(encode_map(starts));
+    librados::bufferlist definitions_value;
+    definitions_value.append(definitions);
     int cmp = 0;
-    op.omap_cmp({{map_key, {old_value, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp);
+    op.omap_cmp({{map_key, {old_value, LIBRADOS_CMPXATTR_OP_EQ}},
+                 {definitions_key(table), {definitions_value, LIBRADOS_CMPXATTR_OP_EQ}}},
+                &cmp);
     // With the split, what the stream shards still have to take in (split_noted).
     librados::bufferlist unnoted;
     unnoted.append(last_value);
@@ -357,6 +370,13 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
     }
     if (!read_key({prefix_, kCatalogObject}, map_key, &stored)) {
       fail("the partition map of table " + std::to_string(table) + " is gone");
+    }
+    // A catalog change raised the table's definition version since it was read: the new
+    // partition gets it before the map that names it is published.
+    if (std::string now;
+        read_key({prefix_, kCatalogObject}, definitions_key(table), &now) && now != definitions) {
+      definitions = std::move(now);
+      raise_definition(added, definitions);
     }
     starts.clear();
     for (std::size_t i = 0; i + 8 <= stored.size(); i += 8) {
@@ -378,7 +398,6 @@ bool RadosStorage::split(const ObjectRef& object, std::optional<std::uint64_t> a
     log("the split of " + object.oid + " was finished by another front end");
     return true;
   }
-  raise_definition(object, added);
   layout.unlock();
   if (split_listener_) split_listener_(table, *middle, last_record);
   const auto paused = std::chrono::steady_clock::now() - began;

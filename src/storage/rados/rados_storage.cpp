@@ -98,6 +98,7 @@ RadosStorage::RadosStorage(const std::string& pool, const std::string& conf,
     at = end + 1;
   }
   if (const char* hold = std::getenv("KUMO_RADOS_HOLD_FILE")) hold_file_ = hold;
+  if (const char* release = std::getenv("KUMO_RADOS_RELEASE_DIR")) release_dir_ = release;
   definition_guard_ =
       std::find(faults_.begin(), faults_.end(), "no-definition-guard") == faults_.end();
   {

@@ -341,9 +341,9 @@ class RadosStorage : public Storage {
   Starts partition_starts(std::uint32_t table, bool create = false);
 
   void forget_partitions(std::uint32_t table);
-  // Raises `to`'s definition version to `from`'s (a split's new partition, to its parent's
-  // as it is once the split is published).
-  void raise_definition(const ObjectRef& from, const ObjectRef& to);
+  // Raises `to`'s definition version to `value` (a stored version, [u64]): a split's new
+  // partition, to the catalog's record of it before its map is published.
+  void raise_definition(const ObjectRef& to, const std::string& value);
   // Whether `used` (a map taken from the cache) is still the table's stored map: a walk of
   // every partition (a counter's sum, the first index entry) that another front end's split
   // may have outdated checks it once done. When it is not, the cache is refreshed and the
@@ -725,11 +725,14 @@ class RadosStorage : public Storage {
   // moves, once per step).
   std::vector<std::string> faults_;
   std::mutex paused_mutex_;
-  std::set<std::string> paused_;              // (paused_mutex_)
+  std::set<std::string> paused_;  // (paused_mutex_)
   // A test holds a write of an item (one made with a definition version) after the engine
   // took its table's definition and before its partition op, while this file exists
   // (KUMO_RADOS_HOLD_FILE).
   std::string hold_file_;
+  // A thread held at a step (`<step>-hold`) goes on once the file <step> exists in this
+  // directory (KUMO_RADOS_RELEASE_DIR), if one is given.
+  std::string release_dir_;
   // Whether writes compare their definition version (KUMO_RADOS_FAULT=no-definition-guard
   // leaves it out, for the benchmark that measures what it costs).
   bool definition_guard_ = true;

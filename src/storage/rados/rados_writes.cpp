@@ -531,6 +531,18 @@ void RadosStorage::set_definition(std::uint32_t table, std::uint64_t version, bo
   bl.append(value);
   // Raised only: a later change's version, set first, stays.
   bound.append(value);
+  {
+    // The catalog's record first: a split that has not published its map yet then fails
+    // to publish it and raises its new partition; one published before is in the map read
+    // below.
+    librados::ObjectWriteOperation op;
+    int cmp = 0;
+    op.omap_cmp({{definitions_key(table), {bound, LIBRADOS_CMPXATTR_OP_LT}}}, &cmp);
+    op.omap_set({{definitions_key(table), bl}});
+    const int r = catalog_io().operate(kCatalogObject, &op);
+    if (r != -ECANCELED)
+      check(r, "cannot set the definition version of table " + std::to_string(table));
+  }
   std::set<std::uint64_t> done;
   for (int round = 0;; ++round) {
     // The stored map: partitions another front end split off are set too. A table that has
@@ -548,8 +560,9 @@ void RadosStorage::set_definition(std::uint32_t table, std::uint64_t version, bo
     for (std::uint64_t start : *starts) {
       if (!done.count(start)) todo.push_back(start);
     }
-    // A split publishes its map and then copies the parent's version again: a partition
-    // added to the map after this read got the version from its parent.
+    // A partition added to the map after this read holds the version already: its split
+    // published the map only while the catalog's record (raised above) was the version it
+    // gave the partition.
     if (todo.empty() || round > 100) break;
     std::vector<Pending> pending(todo.size());
     for (std::size_t i = 0; i < todo.size(); ++i) {
@@ -579,9 +592,7 @@ void RadosStorage::set_definition(std::uint32_t table, std::uint64_t version, bo
   }
 }
 
-void RadosStorage::raise_definition(const ObjectRef& from, const ObjectRef& to) {
-  std::string value;
-  if (!read_key(from, kDefinitionKey, &value)) return;
+void RadosStorage::raise_definition(const ObjectRef& to, const std::string& value) {
   librados::ObjectWriteOperation op;
   librados::bufferlist bl;
   bl.append(value);
