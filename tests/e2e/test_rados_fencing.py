@@ -494,3 +494,38 @@ def test_a_table_created_through_another_front_end_is_found_before_the_reload(ku
             slow.put_item(TableName="never", Item={"pk": {"S": "a"}})
         assert raised.value.response["Error"]["Code"] == "ResourceNotFoundException"
         assert raised.value.response["Error"]["Message"] == "Requested resource not found"
+
+
+def thread_count(server):
+    return len(os.listdir(f"/proc/{server.proc.pid}/task"))
+
+
+def test_a_fenced_front_end_frees_its_old_clients(kumo_bin, tmp_path):
+    """A front end whose client is blocklisted (`ceph osd blocklist add`, as a takeover
+    does) goes on under a new instance and a new client, five times over: each old client
+    is shut down once nothing uses it, so the process keeps about the threads it had with
+    one client (a librados client runs a dozen or more: kept, five would add 60 or more),
+    and it still serves, through both front ends."""
+    with started(kumo_bin, tmp_path, count=2) as servers:
+        fenced, other = servers[0], servers[1].client()
+        create(other, "fenced")
+        client = fenced.client()
+        client.put_item(TableName="fenced", Item={"pk": {"S": "before"}})
+        before = thread_count(fenced)
+        for n in range(1, 6):
+            address = client_address(fenced)
+            subprocess.run(["ceph", "-c", os.environ["KUMO_CEPH_CONF"], "osd", "blocklist",
+                            "add", address], capture_output=True, timeout=60, check=True)
+            wait_for(lambda: log_of(fenced).count("this process goes on as") == n, 30,
+                     f"fence {n} noticed")
+            assert client_address(fenced) != address
+            retried(lambda: client.put_item(TableName="fenced",
+                                            Item={"pk": {"S": f"k{n}"}}),
+                    f"a write after fence {n}")
+        # (A retired client goes once the ops that held it returned: after the writes.)
+        wait_for(lambda: thread_count(fenced) < before + 10, 30, "the old clients shut down")
+        print(f"threads with one client: {before}; after five fences: {thread_count(fenced)}")
+        for reader in (client, other):
+            keys = sorted(i["pk"]["S"] for i in all_pages(reader.scan, TableName="fenced",
+                                                           ConsistentRead=True))
+            assert keys == ["before", "k1", "k2", "k3", "k4", "k5"]

@@ -90,7 +90,7 @@ void RadosStorage::take_lease() {
       std::string key = kFrontEndPrefix;
       put_u64(&key, instance_);
       librados::bufferlist address;
-      address.append(connection().address);
+      address.append(connection()->address);
       librados::ObjectWriteOperation op;
       op.omap_set({{key, address}});
       check(catalog_io().operate(kCatalogObject, &op), "cannot list this front end");
@@ -252,7 +252,9 @@ void RadosStorage::lease_loop() {
 void RadosStorage::renew_instance() {
   // A new client first: the old one may be blocklisted already, and will be once another
   // front end takes over the old instance's work.
-  std::unique_ptr<Connection> fresh = connect();
+  std::shared_ptr<Connection> fresh = connect();
+  // (The old client goes once the ops that still hold it returned, and not under layout_.)
+  std::shared_ptr<Connection> retired;
   // Writes wait while the instance changes: none may name the old one from here on.
   std::unique_lock<std::shared_mutex> layout(layout_);
   const std::uint64_t old = instance_;
@@ -261,11 +263,7 @@ void RadosStorage::renew_instance() {
     records_.clear();  // the old instance's records are for others to finish
   }
   const std::string address = fresh->address;
-  {
-    std::unique_lock lock(connections_mutex_);
-    connection_.store(fresh.get(), std::memory_order_release);
-    connections_.push_back(std::move(fresh));
-  }
+  retired = replace_connection(std::move(fresh));
   // Nothing is written on the new client before the catalog is loaded on it: a change this
   // front end did not acknowledge (and for which it was blocklisted) may have been missed.
   generation_.fetch_add(1, std::memory_order_acq_rel);
@@ -306,7 +304,8 @@ std::string RadosStorage::listed_address(std::uint64_t instance) {
 
 void RadosStorage::fence(std::uint64_t instance, const std::string& address) {
   if (address.empty()) return;  // (listed before addresses were)
-  librados::Rados& cluster = connection().cluster;
+  const std::shared_ptr<Connection> on = connection();
+  librados::Rados& cluster = on->cluster;
   check(cluster.blocklist_add(address, kBlocklistSeconds),
         "cannot blocklist front end " + hex16(instance));
   check(cluster.wait_for_latest_osdmap(), "cannot read the cluster's map");

@@ -68,6 +68,7 @@ void RadosStorage::refresh_map(std::uint32_t table) {
 }
 
 void RadosStorage::ensure_ranges(std::uint32_t table, const std::vector<std::uint64_t>& starts) {
+  const std::shared_ptr<Connection> on = connection();  // (held until the ops completed)
   std::vector<librados::AioCompletion*> done;
   std::vector<librados::ObjectWriteOperation> ops(starts.size());
   std::vector<int> cmp(starts.size());
@@ -79,7 +80,7 @@ void RadosStorage::ensure_ranges(std::uint32_t table, const std::vector<std::uin
     ops[i].omap_cmp({{kRangeKey, {absent, LIBRADOS_CMPXATTR_OP_EQ}}}, &cmp[i]);
     ops[i].omap_set({{kRangeKey, value}});
     done.push_back(librados::Rados::aio_create_completion());
-    check(io(table_namespace(table)).aio_operate("p" + hex16(starts[i]), done.back(), &ops[i]),
+    check(io(on, table_namespace(table)).aio_operate("p" + hex16(starts[i]), done.back(), &ops[i]),
           "write");
   }
   int failed = 0;

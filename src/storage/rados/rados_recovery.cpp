@@ -26,7 +26,8 @@ void RadosStorage::recover(std::map<std::uint64_t, bool>* known) {
     return owner ? owner_gone(*owner, known, at_open) : at_open;
   };
   std::vector<std::string> records;
-  for (auto it = catalog_io().nobjects_begin(); it != catalog_io().nobjects_end(); ++it) {
+  Io catalog = catalog_io();
+  for (auto it = catalog.nobjects_begin(); it != catalog.nobjects_end(); ++it) {
     if (it->get_oid().compare(0, kTxnPrefix.size(), kTxnPrefix) == 0) {
       records.push_back(it->get_oid());
     }
@@ -56,13 +57,14 @@ void RadosStorage::recover(std::map<std::uint64_t, bool>* known) {
     bool more = false;
     int r1 = 0, r2 = 0;
   };
+  const std::shared_ptr<Connection> on = connection();  // (held until the reads completed)
   std::vector<Probe> probes(objects.size());
   for (std::size_t i = 0; i < objects.size(); ++i) {
     Probe& p = probes[i];
     p.op.omap_get_vals_by_keys({kSplitKey}, &p.split, &p.r1);
     p.op.omap_get_vals2("", kOutboxPrefix, 1, &p.outbox, &p.more, &p.r2);
     p.done = librados::Rados::aio_create_completion();
-    check(io(objects[i].ns).aio_operate(objects[i].oid, p.done, &p.op, nullptr), "read");
+    check(io(on, objects[i].ns).aio_operate(objects[i].oid, p.done, &p.op, nullptr), "read");
   }
   std::vector<bool> split(objects.size()), outbox(objects.size());
   int failed = 0;

@@ -101,12 +101,7 @@ RadosStorage::RadosStorage(const std::string& pool, const std::string& conf,
   if (const char* release = std::getenv("KUMO_RADOS_RELEASE_DIR")) release_dir_ = release;
   definition_guard_ =
       std::find(faults_.begin(), faults_.end(), "no-definition-guard") == faults_.end();
-  {
-    std::unique_ptr<Connection> first = connect();
-    connection_.store(first.get(), std::memory_order_release);
-    std::unique_lock lock(connections_mutex_);
-    connections_.push_back(std::move(first));
-  }
+  replace_connection(connect());
   // The catalog object exists from the start: a guard (omap_cmp) on a key of an object
   // that does not exist fails with ENOENT, not with the comparison.
   check(catalog_io().create(kCatalogObject, false), "cannot create " + kCatalogObject);
@@ -122,7 +117,7 @@ RadosStorage::RadosStorage(const std::string& pool, const std::string& conf,
     stop_watch();
     throw;
   }
-  log("this front end is " + hex16(instance_) + ", client " + connection().address);
+  log("this front end is " + hex16(instance_) + ", client " + connection()->address);
   // (Renewed while recovery waits for the leases of the front ends that left work.)
   start_leases();
   try {
@@ -135,8 +130,8 @@ RadosStorage::RadosStorage(const std::string& pool, const std::string& conf,
   opened_.store(true, std::memory_order_release);
 }
 
-std::unique_ptr<RadosStorage::Connection> RadosStorage::connect() {
-  auto made = std::make_unique<Connection>();
+std::shared_ptr<RadosStorage::Connection> RadosStorage::connect() {
+  auto made = std::make_shared<Connection>();
   librados::Rados& cluster = made->cluster;
   check(cluster.init2("client.admin", "ceph", 0), "cannot set up the Ceph client");
   if (!conf_.empty()) {
@@ -153,12 +148,13 @@ std::unique_ptr<RadosStorage::Connection> RadosStorage::connect() {
 }
 
 void RadosStorage::create_token_objects() {
+  Io catalog = catalog_io();  // (held until the ops completed)
   std::vector<librados::AioCompletion*> done;
   for (const ObjectRef& object : token_objects()) {
     librados::ObjectWriteOperation op;
     op.create(false);
     done.push_back(librados::Rados::aio_create_completion());
-    const int r = catalog_io().aio_operate(object.oid, done.back(), &op);
+    const int r = catalog.aio_operate(object.oid, done.back(), &op);
     if (r < 0) {
       done.back()->release();
       done.pop_back();
@@ -198,15 +194,19 @@ RadosStorage::~RadosStorage() {
     // (The cluster is unreachable, or this client was blocklisted: the others find the
     // lease lapsed.)
   }
-  std::unique_lock lock(connections_mutex_);
-  for (auto& made : connections_) {
-    {
-      std::unique_lock io_lock(made->io_mutex);
-      made->io.clear();
-    }
-    made->catalog.close();
-    made->cluster.shutdown();
+  // The client is shut down once the last op that holds it returned.
+  replace_connection(nullptr);
+}
+
+RadosStorage::Connection::~Connection() {
+  {
+    std::unique_lock lock(io_mutex);
+    io.clear();
   }
+  catalog.close();
+  // (Callbacks of a watch removed from it may still be queued.)
+  cluster.watch_flush();
+  cluster.shutdown();
 }
 
 std::optional<std::string> RadosStorage::get(std::string_view key, const Snapshot*) {
@@ -603,14 +603,14 @@ std::string RadosStorage::skip_empty(const std::string& at, const std::string& l
   return at;
 }
 
-librados::IoCtx& RadosStorage::io(const std::string& ns) {
-  Connection& current = connection();
-  if (ns == prefix_) return current.catalog;
+RadosStorage::Io RadosStorage::io(const std::shared_ptr<Connection>& on, const std::string& ns) {
+  Connection& current = *on;
+  if (ns == prefix_) return Io(on, current.catalog);
   {
     // Every request looks its context up: readers do not wait for each other.
     std::shared_lock lock(current.io_mutex);
     auto it = current.io.find(ns);
-    if (it != current.io.end()) return it->second;
+    if (it != current.io.end()) return Io(on, it->second);
   }
   std::unique_lock lock(current.io_mutex);
   auto it = current.io.find(ns);
@@ -620,7 +620,7 @@ librados::IoCtx& RadosStorage::io(const std::string& ns) {
     ctx.set_namespace(ns);
     it = current.io.emplace(ns, std::move(ctx)).first;
   }
-  return it->second;
+  return Io(on, it->second);
 }
 
 std::string RadosStorage::table_namespace(std::uint32_t table) const {

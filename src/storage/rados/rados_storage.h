@@ -327,13 +327,62 @@ class RadosStorage : public Storage {
   bool take_job(const std::string& name, std::uint64_t holder) override;
 
  private:
+  // A client of the cluster and its I/O contexts. Its address names it to the OSDs: a
+  // front end that takes over this one's work, or that changed the catalog without this
+  // one's acknowledgement, blocklists it, and from then on the OSDs refuse every op it
+  // sends. This front end then goes on under a new instance with a new client; the old one
+  // is shut down (its threads end, its memory is freed) once nothing uses it any more: every
+  // op holds its client (Io) until it returns, and every asynchronous op (an outbox entry's
+  // removal, an announcement, the watch) until it completes.
+  struct Connection {
+    librados::Rados cluster;
+    librados::IoCtx catalog;
+    std::string address;
+    std::shared_mutex io_mutex;
+    std::unordered_map<std::string, librados::IoCtx> io;  // by namespace (io_mutex)
+    Connection() = default;
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+    ~Connection();
+  };
+  // Holds a client for as long as an I/O context taken from it is used.
+  struct Holder {
+    std::shared_ptr<Connection> connection;
+  };
+  // An I/O context of a client that keeps the client alive while it lives: taken for one
+  // op (`io(ns).operate(...)`), or kept while asynchronous ops sent through it are in
+  // flight. (The holder is a base declared first: the context is destroyed before it.)
+  class Io : private Holder, public librados::IoCtx {
+   public:
+    Io(std::shared_ptr<Connection> connection, const librados::IoCtx& ctx)
+        : Holder{std::move(connection)}, librados::IoCtx(ctx) {}
+    const std::shared_ptr<Connection>& connection() const { return Holder::connection; }
+  };
+  // Connects a new client (the pool opened, its address read).
+  std::shared_ptr<Connection> connect();
+  std::shared_ptr<Connection> connection() const {
+    std::shared_lock lock(connection_mutex_);
+    return connection_;
+  }
+  // Makes `fresh` the current client; returns the one it replaces.
+  std::shared_ptr<Connection> replace_connection(std::shared_ptr<Connection> fresh) {
+    std::unique_lock lock(connection_mutex_);
+    connection_.swap(fresh);
+    return fresh;
+  }
+  // The I/O context of namespace `ns` on the current client, or on `on`.
+  Io io(const std::string& ns) { return io(connection(), ns); }
+  Io io(const std::shared_ptr<Connection>& on, const std::string& ns);
+  Io catalog_io() { return catalog_io(connection()); }
+  Io catalog_io(const std::shared_ptr<Connection>& on) { return Io(on, on->catalog); }
+  mutable std::shared_mutex connection_mutex_;
+  std::shared_ptr<Connection> connection_;  // the current client (connection_mutex_)
   // Watches the catalog object, and starts the thread that handles its notifies: each is
   // acknowledged after the listener ran (but this process's own).
   void start_watch();
   void stop_watch();
   void watch_loop();
 
-  librados::IoCtx& io(const std::string& ns);
   std::string table_namespace(std::uint32_t table) const;
 
   // The start tokens of the table's partitions, in order (the first is 0). A table without
@@ -631,26 +680,6 @@ class RadosStorage : public Storage {
 
   const std::string prefix_;  // namespace of the catalog, and start of every table's
   const std::string pool_, conf_;
-  // A client of the cluster and its I/O contexts. Its address names it to the OSDs: a
-  // front end that takes over this one's work, or that changed the catalog without this
-  // one's acknowledgement, blocklists it, and from then on the OSDs refuse every op it
-  // sends. This front end then goes on under a new instance with a new client; the old one
-  // stays open (threads may still hold its contexts, and every op on it fails) until the
-  // storage closes.
-  struct Connection {
-    librados::Rados cluster;
-    librados::IoCtx catalog;
-    std::string address;
-    std::shared_mutex io_mutex;
-    std::unordered_map<std::string, librados::IoCtx> io;  // by namespace (io_mutex)
-  };
-  // Connects a new client (the pool opened, its address read).
-  std::unique_ptr<Connection> connect();
-  Connection& connection() { return *connection_.load(std::memory_order_acquire); }
-  librados::IoCtx& catalog_io() { return connection().catalog; }
-  std::mutex connections_mutex_;
-  std::vector<std::unique_ptr<Connection>> connections_;  // every one made (connections_mutex_)
-  std::atomic<Connection*> connection_{nullptr};
   // How many clients were made before the current one, and the client on which the catalog
   // was last loaded: while the catalog was not loaded again on the current client, writes
   // fail (they would use definitions that may have changed while this one was cut off).
@@ -712,6 +741,7 @@ class RadosStorage : public Storage {
     std::uint64_t sequence = 0;
     librados::ObjectWriteOperation op;
     librados::AioCompletion* done = nullptr;
+    std::shared_ptr<Connection> connection;  // (held until the removal completed)
   };
   std::mutex removals_mutex_;
   std::list<Removal> removals_;
@@ -757,8 +787,8 @@ class RadosStorage : public Storage {
   // The catalog watch.
   std::unique_ptr<CatalogWatch> watch_ctx_;
   std::uint64_t watch_handle_ = 0;
-  Connection* watch_connection_ = nullptr;  // the client the watch was set on
-  bool watching_ = false;                   // (the watch thread's, once started)
+  std::shared_ptr<Connection> watch_connection_;  // the client the watch was set on
+  bool watching_ = false;                         // (the watch thread's, once started)
   std::thread watch_thread_;
   std::mutex watch_mutex_;
   std::condition_variable watch_wake_;
@@ -768,7 +798,8 @@ class RadosStorage : public Storage {
   CatalogListener catalog_listener_;
   // Announcements sent and not yet released (announce_catalog).
   std::mutex announce_mutex_;
-  std::vector<librados::AioCompletion*> announcements_;  // (announce_mutex_)
+  // Each with the client it was sent on, held until it completed (announce_mutex_).
+  std::vector<std::pair<librados::AioCompletion*, std::shared_ptr<Connection>>> announcements_;
 };
 
 }  // namespace kumo::storage::rados

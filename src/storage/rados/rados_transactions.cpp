@@ -45,7 +45,7 @@ bool locked_by_guard(const std::string& key) {
 
 // Sends `op` to its object without waiting for it; *done is null when it could not be sent
 // (the result says why).
-int send(librados::IoCtx& io, const std::string& oid, librados::ObjectWriteOperation* op,
+int send(librados::IoCtx&& io, const std::string& oid, librados::ObjectWriteOperation* op,
          librados::AioCompletion** done) {
   *done = librados::Rados::aio_create_completion();
   const int r = io.aio_operate(oid, *done, op);
@@ -221,6 +221,7 @@ void RadosStorage::apply_transaction(const std::string& record, const std::vecto
       int deltas = 0, sets = 0, cmp = 0, result = 0;
       std::string range;
     };
+    const std::shared_ptr<Connection> on = connection();  // (held until the ops completed)
     std::vector<Pending> pending(todo.size());
     std::size_t i = 0;
     for (const ObjectRef& object : todo) {
@@ -240,7 +241,7 @@ void RadosStorage::apply_transaction(const std::string& record, const std::vecto
       }
       p.op.omap_cmp(guards, &p.cmp);
       add_ops(&p.op, locked[object], &p.deltas, &p.sets);
-      p.result = send(io(object.ns), object.oid, &p.op, &p.done);
+      p.result = send(io(on, object.ns), object.oid, &p.op, &p.done);
     }
     for (Pending& p : pending) p.result = wait(&p.done, p.result);
     int failed = 0;
@@ -355,6 +356,7 @@ void RadosStorage::prepare(const std::string& record, const std::map<ObjectRef, 
     int result = 0;
     std::string range;  // a partition's, as the map gave it
   };
+  const std::shared_ptr<Connection> on = connection();  // (held until the ops completed)
   std::vector<Pending> pending(guards.size());
   std::size_t i = 0;
   for (const auto& [object, keys] : guards) {
@@ -375,7 +377,7 @@ void RadosStorage::prepare(const std::string& record, const std::map<ObjectRef, 
       if (locked_by_guard(k)) set[kLockPrefix + k].append(record);
     }
     p.op.omap_set(set);
-    p.result = send(io(object.ns), object.oid, &p.op, &p.done);
+    p.result = send(io(on, object.ns), object.oid, &p.op, &p.done);
   }
   // Every op has completed before any result is looked at.
   for (Pending& p : pending) p.result = wait(&p.done, p.result);
@@ -413,6 +415,7 @@ void RadosStorage::release_locks(const std::string& record, const std::vector<Re
     librados::AioCompletion* done = nullptr;
     int cmp = 0, result = 0;
   };
+  const std::shared_ptr<Connection> on = connection();  // (held until the ops completed)
   std::vector<Pending> pending(locks.size());
   for (std::size_t i = 0; i < locks.size(); ++i) {
     Pending& p = pending[i];
@@ -420,7 +423,7 @@ void RadosStorage::release_locks(const std::string& record, const std::vector<Re
     mine.append(record);
     p.op.omap_cmp({{locks[i].key, {mine, LIBRADOS_CMPXATTR_OP_EQ}}}, &p.cmp);
     p.op.omap_rm_keys({locks[i].key});
-    p.result = send(io(locks[i].object.ns), locks[i].object.oid, &p.op, &p.done);
+    p.result = send(io(on, locks[i].object.ns), locks[i].object.oid, &p.op, &p.done);
   }
   int failed = 0;
   for (Pending& p : pending) {

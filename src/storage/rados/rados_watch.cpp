@@ -69,7 +69,7 @@ void CatalogWatch::handle_error(std::uint64_t cookie, int err) {
 
 void RadosStorage::start_watch() {
   watch_ctx_ = std::make_unique<CatalogWatch>(*this);
-  watch_connection_ = &connection();
+  watch_connection_ = connection();
   check(watch_connection_->catalog.watch2(kCatalogObject, &watch_handle_, watch_ctx_.get()),
         "cannot watch the catalog");
   watching_ = true;
@@ -89,6 +89,7 @@ void RadosStorage::stop_watch() {
   watch_thread_.join();
   if (watching_) watch_connection_->catalog.unwatch2(watch_handle_);
   watch_connection_->cluster.watch_flush();
+  watch_connection_.reset();
 }
 
 void RadosStorage::queue_notify(Notice notice) {
@@ -116,7 +117,7 @@ void RadosStorage::watch_loop() {
       if (watching_) watch_connection_->catalog.unwatch2(watch_handle_);
       watching_ = false;
       for (;;) {
-        watch_connection_ = &connection();
+        watch_connection_ = connection();
         if (watch_connection_->catalog.watch2(kCatalogObject, &watch_handle_, watch_ctx_.get()) >=
             0) {
           break;
@@ -133,7 +134,7 @@ void RadosStorage::watch_loop() {
     // A load on the client the watch is set on counts for that client (reads made before
     // a newer one replaced it may have been refused).
     const std::uint64_t generation = generation_.load(std::memory_order_acquire);
-    const bool current = watch_connection_ == &connection();
+    const bool current = watch_connection_ == connection();
     bool loaded = true;
     if (notice.lost || notice.reload || notice.payload != self) {
       // A test makes this front end slow to reload (past the notifier's 3 s).
@@ -225,21 +226,23 @@ void RadosStorage::announce_catalog() {
   std::unique_lock lock(announce_mutex_);
   reap_announcements(false);
   librados::AioCompletion* done = librados::Rados::aio_create_completion();
-  const int r = catalog_io().aio_notify(kCatalogObject, done, bl, kNotifyTimeoutMs, nullptr);
+  Io catalog = catalog_io();
+  const int r = catalog.aio_notify(kCatalogObject, done, bl, kNotifyTimeoutMs, nullptr);
   if (r < 0) {
     done->release();
     log("a catalog change could not be announced: " + std::string(std::strerror(-r)));
     return;
   }
-  announcements_.push_back(done);
+  announcements_.emplace_back(done, catalog.connection());
 }
 
 void RadosStorage::reap_announcements(bool all) {
-  std::vector<librados::AioCompletion*> pending;
-  for (librados::AioCompletion* done : announcements_) {
+  std::vector<std::pair<librados::AioCompletion*, std::shared_ptr<Connection>>> pending;
+  for (auto& announcement : announcements_) {
+    librados::AioCompletion* done = announcement.first;
     if (all) done->wait_for_complete();
     if (!done->is_complete()) {
-      pending.push_back(done);
+      pending.push_back(std::move(announcement));
       continue;
     }
     if (done->get_return_value() == -ETIMEDOUT) {

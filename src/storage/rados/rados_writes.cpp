@@ -454,6 +454,8 @@ void RadosStorage::apply_all(const std::vector<const Resolved*>& ops) {
       std::string range;  // a partition's, as the map gave it
       bool removals_only = false;
     };
+    // (The client is held until every op sent on it completed.)
+    const std::shared_ptr<Connection> on = connection();
     std::vector<Pending> pending(by_object.size());
     std::size_t i = 0;
     for (const auto& [object, object_ops] : by_object) {
@@ -469,7 +471,7 @@ void RadosStorage::apply_all(const std::vector<const Resolved*>& ops) {
       }
       p.removals_only = add_ops(&p.op, object_ops, &p.deltas, &p.sets);
       p.done = librados::Rados::aio_create_completion();
-      const int r = io(object.ns).aio_operate(object.oid, p.done, &p.op);
+      const int r = io(on, object.ns).aio_operate(object.oid, p.done, &p.op);
       if (r < 0) {
         p.done->release();
         p.done = nullptr;
@@ -564,6 +566,7 @@ void RadosStorage::set_definition(std::uint32_t table, std::uint64_t version, bo
     // published the map only while the catalog's record (raised above) was the version it
     // gave the partition.
     if (todo.empty() || round > 100) break;
+    const std::shared_ptr<Connection> on = connection();  // (held until the ops completed)
     std::vector<Pending> pending(todo.size());
     for (std::size_t i = 0; i < todo.size(); ++i) {
       Pending& p = pending[i];
@@ -571,7 +574,7 @@ void RadosStorage::set_definition(std::uint32_t table, std::uint64_t version, bo
       p.op.omap_set({{kDefinitionKey, bl}});
       p.done = librados::Rados::aio_create_completion();
       const ObjectRef object{table_namespace(table), "p" + hex16(todo[i])};
-      const int r = io(object.ns).aio_operate(object.oid, p.done, &p.op);
+      const int r = io(on, object.ns).aio_operate(object.oid, p.done, &p.op);
       if (r < 0) {
         p.done->release();
         p.done = nullptr;
@@ -611,7 +614,8 @@ void RadosStorage::remove_entry_later(const ObjectRef& home, const std::set<std:
   removal.sequence = sequence;
   removal.op.omap_rm_keys(keys);
   removal.done = librados::Rados::aio_create_completion();
-  const int r = io(home.ns).aio_operate(home.oid, removal.done, &removal.op);
+  removal.connection = connection();
+  const int r = io(removal.connection, home.ns).aio_operate(home.oid, removal.done, &removal.op);
   if (r < 0) {
     // Not sent: the entry stays, and the next open applies it again.
     removal.done->release();
