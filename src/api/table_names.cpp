@@ -79,6 +79,19 @@ engine::TablePtr described_table(const Context& ctx, std::string_view name_or_ar
   return table;
 }
 
+engine::TablePtr changed_table(const Context& ctx, std::string_view name_or_arn) {
+  engine::TablePtr table = described_table(ctx, name_or_arn);
+  if (table->restore && table->restore->imports()) throw table_being_created_error(table->name);
+  if (table->restore) throw table_not_found_error(table->name);
+  return table;
+}
+
+ApiError table_being_created_error(std::string_view name) {
+  return ApiError::resource_in_use(
+      "Attempt to change a resource which is still in use: Table is being created: " +
+      std::string(name));
+}
+
 ApiError table_not_found_error(std::string_view name) {
   return ApiError::resource_not_found("Requested resource not found: Table: " + std::string(name) +
                                       " not found");

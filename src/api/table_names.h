@@ -49,6 +49,15 @@ engine::TablePtr control_table(const Context& ctx, std::string_view name_or_arn)
 // The same, for DescribeTable and DeleteTable, which also find a table being restored.
 engine::TablePtr described_table(const Context& ctx, std::string_view name_or_arn);
 
+// The table UpdateTable or UpdateTimeToLive changes: as control_table, except that a table
+// ImportTable is still creating is visible to them, CREATING, and refused with
+// table_being_created_error.
+engine::TablePtr changed_table(const Context& ctx, std::string_view name_or_arn);
+
+// ResourceInUseException "Attempt to change a resource which is still in use: Table is
+// being created: <name>": DynamoDB's answer to a change of a table still CREATING.
+ApiError table_being_created_error(std::string_view name);
+
 // ResourceNotFoundException "Requested resource not found: Table: <name> not found".
 ApiError table_not_found_error(std::string_view name);
 

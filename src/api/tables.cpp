@@ -27,11 +27,7 @@ std::string delete_table(const Context& ctx, const JsonObject& request) {
   check_table_name_or_arn(coral, name, "tableName");
   coral.throw_if_any();
   engine::TablePtr table = described_table(ctx, *name);
-  if (table->restore) {
-    throw ApiError::resource_in_use(
-        "Attempt to change a resource which is still in use: Table is being created: " +
-        table->name);
-  }
+  if (table->restore) throw table_being_created_error(table->name);
   if (table->deletion_protection) {
     throw ApiError::validation(
         "Resource cannot be deleted as it is currently protected against deletion. Disable "

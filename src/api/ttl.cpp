@@ -22,7 +22,7 @@ std::string update_time_to_live(const Context& ctx, const JsonObject& request) {
     coral.require(enabled.has_value(), "timeToLiveSpecification.enabled");
   }
   coral.throw_if_any();
-  engine::TablePtr table = control_table(ctx, *name);
+  engine::TablePtr table = changed_table(ctx, *name);
   ctx.engine.update_table(table->name, [&](TableDefinition& t) {
     if (t.ttl_enabled && t.ttl_attribute != *attribute) {
       throw ApiError::validation(

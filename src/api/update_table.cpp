@@ -271,7 +271,7 @@ void apply_stream(const StreamRequest& stream, TableDefinition& t, double now) {
 
 std::string update_table(const Context& ctx, const JsonObject& request) {
   const UpdateTableRequest r = decode_update_table(request);
-  engine::TablePtr current = control_table(ctx, *r.table_name);
+  engine::TablePtr current = changed_table(ctx, *r.table_name);
   std::uint32_t created_index = 0, dropped_index = 0;
   // A created index's backfill is claimed by this front end first (Engine::claim_backfill).
   std::optional<std::string> creating;

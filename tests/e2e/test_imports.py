@@ -481,7 +481,17 @@ def test_a_table_being_imported_is_creating(kumo_bin, tmp_path):
         assert describe_import(api, started["ImportArn"])["ProcessedItemCount"] == 0
         error(api("PutItem", {"TableName": "held_t", "Item": {"pk": S("x"), "sk": N(1)}}),
               NOT_FOUND, "Requested resource not found")
-        assert api("DeleteTable", {"TableName": "held_t"}).full_type == RESOURCE_IN_USE
+        # Changes of the table are refused while it is CREATING; TagResource does not find it.
+        in_use = ("Attempt to change a resource which is still in use: Table is being created: "
+                  "held_t")
+        error(api("DeleteTable", {"TableName": "held_t"}), RESOURCE_IN_USE, in_use)
+        error(api("UpdateTable", {"TableName": "held_t", "DeletionProtectionEnabled": True}),
+              RESOURCE_IN_USE, in_use)
+        error(api("UpdateTimeToLive", {"TableName": "held_t", "TimeToLiveSpecification": {
+            "Enabled": True, "AttributeName": "exp"}}), RESOURCE_IN_USE, in_use)
+        error(api("TagResource", {"ResourceArn": arn_of("held_t"),
+                                  "Tags": [{"Key": "k", "Value": "v"}]}),
+              NOT_FOUND, "Requested resource not found: Table: held_t not found")
         # Backups of the table are not there yet: CreateBackup and UpdateContinuousBackups
         # say so (DescribeContinuousBackups does not know the table yet).
         unavailable = "Backups are being enabled for the table: held_t. Please retry later"
@@ -498,6 +508,9 @@ def test_a_table_being_imported_is_creating(kumo_bin, tmp_path):
         done = wait_import(api, started["ImportArn"])
         assert done["ImportStatus"] == "COMPLETED" and done["ImportedItemCount"] == 600
         assert api.ok("DescribeTable", {"TableName": "held_t"})["Table"]["TableStatus"] == "ACTIVE"
+        api.ok("UpdateTable", {"TableName": "held_t", "DeletionProtectionEnabled": False})
+        api.ok("UpdateTimeToLive", {"TableName": "held_t", "TimeToLiveSpecification": {
+            "Enabled": True, "AttributeName": "exp"}})
         api.ok("CreateBackup", {"TableName": "held_t", "BackupName": "held_backup"})
         api.ok("UpdateContinuousBackups", {
             "TableName": "held_t",
