@@ -244,6 +244,18 @@ RestoreOverrides check_overrides(const OverrideMembers& m, CoralErrors& coral) {
   if (m.gsis) overrides.global = read_indexes(*m.gsis, "globalSecondaryIndexOverride", true, coral);
   if (m.lsis) overrides.local = read_indexes(*m.lsis, "localSecondaryIndexOverride", false, coral);
   coral.throw_if_any();
+  // A restored index starts with the warm throughput of a new index: DynamoDB fails a
+  // restore whose GlobalSecondaryIndexOverride sets WarmThroughput with a validation error.
+  if (overrides.global) {
+    for (const IndexRequest& index : *overrides.global) {
+      if (index.warm) {
+        throw ApiError::validation(
+            fmt::format("{}WarmThroughput cannot be specified in GlobalSecondaryIndexOverride "
+                        "for index: {}",
+                        kInvalidParameters, index.name.value_or("")));
+      }
+    }
+  }
   if (m.billing) {
     overrides.billing_mode =
         *m.billing == "PROVISIONED" ? BillingMode::PROVISIONED : BillingMode::PAY_PER_REQUEST;
