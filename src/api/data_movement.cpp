@@ -197,6 +197,10 @@ bool record_expired(const JobRecord& r, double now) {
   return now > r.end.value_or(r.start) + kRecordSeconds;
 }
 
+bool token_expired(const JobRecord& first, double now) {
+  return first.status != "IN_PROGRESS" && first.end && now > *first.end + kTokenSeconds;
+}
+
 std::size_t expire_records(engine::Engine& engine, const std::string& prefix,
                            const std::string& token_prefix, double now) {
   std::set<std::string> expired;

@@ -86,6 +86,11 @@ auto find_live_record(const engine::Engine& engine, const std::string& key, Deco
   if (record_expired(r, engine.clock().now_ms())) return std::nullopt;
   return r;
 }
+// A ClientToken of ExportTableToPointInTime or ImportTable is valid for 8 hours after the
+// first request that used it completed (its job ended): a request repeating it within
+// them gets that job; one after them starts a new job. Whether that is over by `now`.
+inline constexpr double kTokenSeconds = 8 * 3600.0;
+bool token_expired(const JobRecord& first, double now);
 // Deletes the records under `prefix` that expired by `now`, with the ClientToken records
 // under `token_prefix` that name them. Returns how many records went.
 std::size_t expire_records(engine::Engine& engine, const std::string& prefix,

@@ -41,8 +41,6 @@ namespace {
 
 constexpr std::string_view kExportPrefix = "meta/export/";
 constexpr std::string_view kExportTokenPrefix = "meta/export_token/";
-// A ClientToken is valid for 8 hours after the first request that used it completed.
-constexpr double kTokenSeconds = 8 * 3600.0;
 // Items read per step of the job (and between two checks of the fault hook).
 constexpr std::size_t kExportPage = 256;
 
@@ -737,9 +735,7 @@ std::string export_table_to_point_in_time(const Context& ctx, const JsonObject& 
     MutexLock lock(exports_mutex());
     if (std::optional<std::string> id = get_record(ctx.engine, token_key(r.client_token))) {
       std::optional<ExportRecord> first = find_export(ctx.engine, *id);
-      const bool expired = first && first->status != "IN_PROGRESS" && first->end &&
-                           now > *first->end + kTokenSeconds;
-      if (first && !expired) {
+      if (first && !token_expired(*first, now)) {
         if (first->request != r.request) {
           throw ApiError::export_conflict(
               "Export conflict: Duplicate request detected with conflicting parameters");

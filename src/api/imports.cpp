@@ -656,7 +656,8 @@ std::string import_table(const Context& ctx, const JsonObject& request) {
     throw ApiError::resource_in_use("Table already exists: " + def.name);
   }
   if (std::optional<std::string> id = get_record(ctx.engine, import_token_key(r.client_token))) {
-    if (std::optional<ImportRecord> first = find_import(ctx.engine, *id)) {
+    std::optional<ImportRecord> first = find_import(ctx.engine, *id);
+    if (first && !token_expired(*first, now)) {
       if (first->table_name != r.table_name) {
         throw ApiError::import_conflict(
             "Import conflict: Duplicate request detected with conflicting parameters");

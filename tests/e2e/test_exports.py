@@ -252,6 +252,29 @@ def test_a_missing_bucket_fails_the_export(dapi):
     assert "ExportManifest" not in done and "EndTime" in done
 
 
+def test_an_export_client_token_is_valid_8_hours_after_the_export_ends(kumo_bin, tmp_path):
+    srv = start_data_server(kumo_bin, str(tmp_path))
+    try:
+        api = Api(srv.port)
+        create_table(api, "tok")
+        fill(api, "tok", 2)
+        done = wait_export(api, export(api, "tok", ClientToken="tok-8h")["ExportArn"])
+        assert done["ExportStatus"] == "COMPLETED"
+        # 7 h 59 min after it ended: the same export.
+        srv.admin.advance(done["EndTime"] + 8 * 3600 - 60 - srv.admin.now())
+        assert export(api, "tok", ClientToken="tok-8h") == done
+        # Past 8 hours the token is free: a new export, which the token then names.
+        srv.admin.advance(61)
+        fresh = export(api, "tok", ClientToken="tok-8h")
+        assert fresh["ExportArn"] != done["ExportArn"] and fresh["ExportStatus"] == "IN_PROGRESS"
+        fresh = wait_export(api, fresh["ExportArn"])
+        assert fresh["ExportStatus"] == "COMPLETED" and fresh["ItemCount"] == 2
+        assert export(api, "tok", ClientToken="tok-8h")["ExportArn"] == fresh["ExportArn"]
+        assert len(api.ok("ListExports", {"TableArn": arn_of("tok")})["ExportSummaries"]) == 2
+    finally:
+        srv.kill()
+
+
 def iso_s(seconds):
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 

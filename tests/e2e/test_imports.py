@@ -519,6 +519,31 @@ def test_a_table_being_imported_is_creating(kumo_bin, tmp_path):
         srv.kill()
 
 
+def test_an_import_client_token_is_valid_8_hours_after_the_import_ends(kumo_bin, tmp_path):
+    srv = start_data_server(kumo_bin, str(tmp_path))
+    try:
+        api = Api(srv.port)
+        put_object(srv, "tok/a.json", lines_of(3))
+        done = wait_import(api, import_table(api, "tok_t", prefix="tok/", token="tok-8h")[
+            "ImportArn"])
+        assert done["ImportStatus"] == "COMPLETED"
+        # Its table deleted, 7 h 59 min after it ended: the same import, and no table.
+        api.ok("DeleteTable", {"TableName": "tok_t"})
+        srv.admin.advance(done["EndTime"] + 8 * 3600 - 60 - srv.admin.now())
+        assert import_table(api, "tok_t", prefix="tok/", token="tok-8h") == done
+        assert "tok_t" not in api.ok("ListTables", {})["TableNames"]
+        # Past 8 hours the token is free: a new import makes the table again.
+        srv.admin.advance(61)
+        fresh = import_table(api, "tok_t", prefix="tok/", token="tok-8h")
+        assert fresh["ImportArn"] != done["ImportArn"] and fresh["ImportStatus"] == "IN_PROGRESS"
+        fresh = wait_import(api, fresh["ImportArn"])
+        assert fresh["ImportStatus"] == "COMPLETED" and fresh["ImportedItemCount"] == 3
+        assert len(table_items(api, "tok_t")) == 3
+        assert describe_import(api, done["ImportArn"]) == done
+    finally:
+        srv.kill()
+
+
 def test_an_import_cut_by_kill_completes_after_restart(kumo_bin, tmp_path):
     srv = start_data_server(kumo_bin, str(tmp_path), data_dir=str(tmp_path / "db"),
                             env={"KUMO_BACKUP_FAULT": "import-kill:256"})
