@@ -243,13 +243,59 @@ def test_an_ion_export_with_a_prefix(dapi, data_server):
 
 def test_a_missing_bucket_fails_the_export(dapi):
     create_table(dapi, "nobucket")
-    started = export(dapi, "nobucket", S3Bucket="no-such-bucket", S3BucketOwner="000000000000")
+    started = export(dapi, "nobucket", S3Bucket="no-such-bucket", S3BucketOwner="000000000000",
+                     ClientToken="tok-nobucket")
     assert started["ExportStatus"] == "IN_PROGRESS" and started["S3BucketOwner"] == "000000000000"
     done = wait_export(dapi, started["ExportArn"])
     assert done["ExportStatus"] == "FAILED"
     assert done["FailureCode"] == "S3NoSuchBucket"
     assert done["FailureMessage"].startswith("The specified bucket does not exist")
     assert "ExportManifest" not in done and "EndTime" in done
+    # Its ClientToken replayed after FAILED answers the same export, as it ended.
+    again = export(dapi, "nobucket", S3Bucket="no-such-bucket", S3BucketOwner="000000000000",
+                   ClientToken="tok-nobucket")
+    assert again == done
+
+
+def test_an_unwritable_directory_fails_the_export(dapi, data_server):
+    # A file where the export's directory must be: the export cannot write below it. (The
+    # tests may run as root, where a read-only directory stops no write.)
+    with open(os.path.join(data_server.s3_root, BUCKET, "blocked"), "w") as f:
+        f.write("a file, not a directory")
+    create_table(dapi, "blocked")
+    started = export(dapi, "blocked", S3Prefix="blocked/")
+    assert started["ExportStatus"] == "IN_PROGRESS"
+    done = wait_export(dapi, started["ExportArn"])
+    assert done["ExportStatus"] == "FAILED"
+    assert done["FailureCode"] == "S3AccessDenied"
+    assert done["FailureMessage"].startswith(
+        "Access Denied (Service: Amazon S3; Status Code: 403; Error Code: AccessDenied; "), done
+    assert "ExportManifest" not in done and "EndTime" in done
+    assert "ItemCount" not in done
+
+
+def test_a_client_token_replayed_while_the_export_runs(kumo_bin, tmp_path):
+    release = tmp_path / "release"
+    srv = start_data_server(kumo_bin, str(tmp_path), env={
+        "KUMO_BACKUP_FAULT": "export-hold:1", "KUMO_BACKUP_FAULT_RELEASE": str(release)})
+    try:
+        api = Api(srv.port)
+        create_table(api, "held")
+        fill(api, "held", 3)
+        started = export(api, "held", ClientToken="tok-held")
+        # Held after its first item: a replay answers the same export, IN_PROGRESS.
+        again = export(api, "held", ClientToken="tok-held")
+        assert again == started and again["ExportStatus"] == "IN_PROGRESS"
+        assert describe_export(api, started["ExportArn"])["ExportStatus"] == "IN_PROGRESS"
+        error(export_error(api, "held", ClientToken="tok-held", ExportFormat="ION"),
+              EXPORT_CONFLICT,
+              "Export conflict: Duplicate request detected with conflicting parameters")
+        release.write_text("go")
+        done = wait_export(api, started["ExportArn"])
+        assert done["ExportStatus"] == "COMPLETED" and done["ItemCount"] == 3
+        assert export(api, "held", ClientToken="tok-held") == done
+    finally:
+        srv.kill()
 
 
 def test_an_export_client_token_is_valid_8_hours_after_the_export_ends(kumo_bin, tmp_path):

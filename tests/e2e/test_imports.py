@@ -519,6 +519,45 @@ def test_a_table_being_imported_is_creating(kumo_bin, tmp_path):
         srv.kill()
 
 
+def test_an_import_losing_the_race_for_its_name_fails(kumo_bin, tmp_path):
+    release = tmp_path / "release"
+    srv = start_data_server(kumo_bin, str(tmp_path), env={
+        "KUMO_BACKUP_FAULT": "import-hold:256", "KUMO_BACKUP_FAULT_RELEASE": str(release)})
+    try:
+        api = Api(srv.port)
+        put_object(srv, "win/a.json", lines_of(600))
+        put_object(srv, "lose/a.json", '{"Item":{"pk":{"S":"lost"},"sk":{"N":"1"}}}\n')
+        winner = import_table(api, "race_t", prefix="win/", token="tok-win")
+        # The name of a table another import still creates is accepted: the call answers as
+        # for any import, and the import ends FAILED at once.
+        loser = import_table(api, "race_t", prefix="lose/", token="tok-lose")
+        assert loser["ImportStatus"] == "IN_PROGRESS"
+        assert loser["ImportArn"] != winner["ImportArn"]
+        assert loser["TableArn"] == winner["TableArn"] and loser["TableId"] != winner["TableId"]
+        lost = describe_import(api, loser["ImportArn"])
+        assert set(lost) == set(loser) | {"EndTime", "FailureCode", "FailureMessage"}
+        assert {k: lost[k] for k in ("ImportStatus", "FailureCode", "FailureMessage",
+                                     "ProcessedItemCount", "ImportedItemCount", "ErrorCount")} == {
+            "ImportStatus": "FAILED", "FailureCode": "TableAlreadyExists",
+            "FailureMessage": "Table already exists: race_t", "ProcessedItemCount": 0,
+            "ImportedItemCount": 0, "ErrorCount": 0}
+        assert {k: lost[k] for k in set(loser) - {"ImportStatus"}} == {
+            k: loser[k] for k in set(loser) - {"ImportStatus"}}
+        assert lost["EndTime"] == lost["StartTime"]
+        assert describe_import(api, winner["ImportArn"])["ImportStatus"] == "IN_PROGRESS"
+        # Its token answers the failed import.
+        assert import_table(api, "race_t", prefix="lose/", token="tok-lose")["ImportArn"] == (
+            loser["ImportArn"])
+        release.write_text("go")
+        done = wait_import(api, winner["ImportArn"])
+        assert done["ImportStatus"] == "COMPLETED" and done["ImportedItemCount"] == 600
+        items = table_items(api, "race_t")
+        assert len(items) == 600 and all(i["pk"] != ("S", "lost") for i in items)
+        assert describe_import(api, loser["ImportArn"]) == lost
+    finally:
+        srv.kill()
+
+
 def test_an_import_client_token_is_valid_8_hours_after_the_import_ends(kumo_bin, tmp_path):
     srv = start_data_server(kumo_bin, str(tmp_path))
     try:
