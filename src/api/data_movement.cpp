@@ -201,6 +201,16 @@ bool token_expired(const JobRecord& first, double now) {
   return first.status != "IN_PROGRESS" && first.end && now > *first.end + kTokenSeconds;
 }
 
+std::size_t count_in_progress(const engine::Engine& engine, const std::string& prefix) {
+  std::size_t running = 0;
+  for (const auto& [key, value] : list_records(engine, prefix)) {
+    rapidjson::Document d;
+    d.Parse(value.data(), value.size());
+    if (!d.HasParseError() && d.IsObject() && json_str(d, "status") == "IN_PROGRESS") ++running;
+  }
+  return running;
+}
+
 std::size_t expire_records(engine::Engine& engine, const std::string& prefix,
                            const std::string& token_prefix, double now) {
   std::set<std::string> expired;

@@ -91,6 +91,9 @@ auto find_live_record(const engine::Engine& engine, const std::string& key, Deco
 // them gets that job; one after them starts a new job. Whether that is over by `now`.
 inline constexpr double kTokenSeconds = 8 * 3600.0;
 bool token_expired(const JobRecord& first, double now);
+// How many records under `prefix` are of a job still IN_PROGRESS: the exports or imports
+// running in the account, for their limits (EngineOptions::export_limit, import_limit).
+std::size_t count_in_progress(const engine::Engine& engine, const std::string& prefix);
 // Deletes the records under `prefix` that expired by `now`, with the ClientToken records
 // under `token_prefix` that name them. Returns how many records went.
 std::size_t expire_records(engine::Engine& engine, const std::string& prefix,

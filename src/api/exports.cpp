@@ -743,6 +743,12 @@ std::string export_table_to_point_in_time(const Context& ctx, const JsonObject& 
         return description_response(*first);
       }
     }
+    const std::size_t limit = ctx.engine.options().export_limit;
+    if (count_in_progress(ctx.engine, std::string(kExportPrefix)) >= limit) {
+      throw ApiError::limit_exceeded(fmt::format(
+          "Subscriber limit exceeded: Only {} export operations can be done simultaneously",
+          limit));
+    }
     // The instant a full export of the present is of.
     if (!incremental && !past && !ctx.engine.storage().shared()) {
       snapshot = ctx.engine.storage().snapshot();

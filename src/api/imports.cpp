@@ -665,6 +665,11 @@ std::string import_table(const Context& ctx, const JsonObject& request) {
       return import_description(ctx, *first);
     }
   }
+  const std::size_t limit = ctx.engine.options().import_limit;
+  if (count_in_progress(ctx.engine, std::string(kImportPrefix)) >= limit) {
+    throw ApiError::limit_exceeded(fmt::format(
+        "Subscriber limit exceeded: Only {} import operations can be done simultaneously", limit));
+  }
   r.start = now;
   do {
     r.id = new_data_id(now);

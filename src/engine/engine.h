@@ -213,6 +213,9 @@ struct EngineOptions {
   std::uint64_t backup_sync_bytes = std::uint64_t{1} << 20;
   // Restores from backups that may run at once (DynamoDB: 50 per account).
   std::size_t restore_limit = 50;
+  // Exports to S3 (DynamoDB: 300 tasks per account) and imports from it (50 per account)
+  // that may run at once.
+  std::size_t export_limit = 300, import_limit = 50;
   // Seconds LatestRestorableDateTime stays behind the engine's time (DynamoDB: about 5
   // minutes).
   double pitr_lag = 300;

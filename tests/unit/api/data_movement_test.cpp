@@ -1,5 +1,6 @@
 // The pieces of exports and imports that need no server: data lines (DynamoDB JSON, Ion
-// text, CSV), the local S3's key checks and compressions, ids, ARNs and page tokens.
+// text, CSV), the local S3's key checks and compressions, ids, ARNs and page tokens; and
+// the limits of exports and imports running at once, on a service allowed one of each.
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -8,10 +9,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "api/allow_all.h"
 #include "api/data_lines.h"
 #include "api/data_movement.h"
 #include "api/local_s3.h"
+#include "api/service.h"
 #include "model/api_error.h"
+#include "storage/storage.h"
 
 namespace kumo::api {
 namespace {
@@ -239,6 +243,104 @@ TEST(DataMovement, ArnsIdsAndTokens) {
   EXPECT_EQ(page_position("export", token), id);
   EXPECT_EQ(page_position("import", token), std::nullopt);
   EXPECT_EQ(page_position("export", std::string(112, 'a')), std::nullopt);
+}
+
+constexpr std::string_view kLimitExceeded =
+    R"({"__type":"com.amazonaws.dynamodb.v20120810#LimitExceededException","message":)";
+
+// A service with a local S3 in a fresh directory (bucket "bk"), on an engine whose jobs
+// `fault` (KUMO_BACKUP_FAULT) holds, allowed one export and one import at a time.
+struct LimitedService {
+  explicit LimitedService(const char* fault)
+      : root(std::filesystem::temp_directory_path() /
+             ("kumo-limits-" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(root);
+    std::filesystem::create_directories(root / "bk");
+    ::setenv("KUMO_BACKUP_FAULT", fault, 1);
+    engine::EngineOptions options;
+    options.background_maintenance = false;
+    options.export_limit = 1;
+    options.import_limit = 1;
+    engine = std::make_unique<engine::Engine>(storage::open_memory(), options);
+    ::unsetenv("KUMO_BACKUP_FAULT");
+    ServiceOptions service_options;
+    service_options.export_root = root.string();
+    service = std::make_unique<Service>(*engine, service_options);
+  }
+  ~LimitedService() {
+    service.reset();
+    engine.reset();  // a held job ends when its engine stops
+    std::filesystem::remove_all(root);
+  }
+  Response call(std::string_view op, const std::string& body) {
+    return service->handle("DynamoDB_20120810." + std::string(op), body, allow);
+  }
+  std::filesystem::path root;
+  std::unique_ptr<engine::Engine> engine;
+  std::unique_ptr<Service> service;
+  test::AllowAll allow;
+};
+
+std::string table_parameters(std::string_view name) {
+  return R"({"TableName":")" + std::string(name) +
+         R"(","AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}],)"
+         R"("KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],"BillingMode":"PAY_PER_REQUEST"})";
+}
+
+// Exports running at once are limited (DynamoDB: 300 per account): with the first held
+// after its first item, a second export is refused; the first's ClientToken still answers.
+TEST(DataMovementLimits, ExportsPastTheLimitAreSubscriberLimitExceeded) {
+  LimitedService s("export-hold:1");
+  ASSERT_EQ(s.call("CreateTable", table_parameters("tab1")).status, 200);
+  ASSERT_EQ(
+      s.call("UpdateContinuousBackups", R"({"TableName":"tab1","PointInTimeRecoverySpecification":)"
+                                        R"({"PointInTimeRecoveryEnabled":true}})")
+          .status,
+      200);
+  ASSERT_EQ(s.call("PutItem", R"({"TableName":"tab1","Item":{"pk":{"S":"a"}}})").status, 200);
+  auto export_body = [](std::string_view token) {
+    return R"({"TableArn":"arn:aws:dynamodb:us-east-1:000000000000:table/tab1","S3Bucket":"bk",)"
+           R"("ClientToken":")" +
+           std::string(token) + R"("})";
+  };
+  Response first = s.call("ExportTableToPointInTime", export_body("one"));
+  ASSERT_EQ(first.status, 200) << first.body;
+  Response second = s.call("ExportTableToPointInTime", export_body("two"));
+  EXPECT_EQ(second.status, 400);
+  EXPECT_EQ(
+      second.body,
+      std::string(kLimitExceeded) +
+          R"("Subscriber limit exceeded: Only 1 export operations can be done simultaneously"})");
+  Response again = s.call("ExportTableToPointInTime", export_body("one"));
+  EXPECT_EQ(again.status, 200);
+  EXPECT_EQ(again.body, first.body);
+  EXPECT_EQ(count_in_progress(*s.engine, "meta/export/"), 1u);
+}
+
+// Imports running at once are limited (DynamoDB: 50 per account): with the first held
+// after 256 items, a second import is refused and makes no table.
+TEST(DataMovementLimits, ImportsPastTheLimitAreSubscriberLimitExceeded) {
+  LimitedService s("import-hold:256");
+  {
+    std::ofstream out(s.root / "bk" / "items.json");
+    for (int i = 0; i < 300; ++i) out << R"({"Item":{"pk":{"S":"k)" << i << R"("}}})" << '\n';
+  }
+  auto import_body = [](std::string_view token, std::string_view table) {
+    return R"({"ClientToken":")" + std::string(token) +
+           R"(","S3BucketSource":{"S3Bucket":"bk"},"InputFormat":"DYNAMODB_JSON",)"
+           R"("TableCreationParameters":)" +
+           table_parameters(table) + "}";
+  };
+  Response first = s.call("ImportTable", import_body("one", "first"));
+  ASSERT_EQ(first.status, 200) << first.body;
+  Response second = s.call("ImportTable", import_body("two", "second"));
+  EXPECT_EQ(second.status, 400);
+  EXPECT_EQ(
+      second.body,
+      std::string(kLimitExceeded) +
+          R"("Subscriber limit exceeded: Only 1 import operations can be done simultaneously"})");
+  EXPECT_FALSE(s.engine->catalog().find("second"));
+  EXPECT_EQ(count_in_progress(*s.engine, "meta/import/"), 1u);
 }
 
 }  // namespace
