@@ -1,8 +1,9 @@
 // On-demand backups: CreateBackup, DescribeBackup, ListBackups, DeleteBackup and
-// RestoreTableFromBackup; and DescribeContinuousBackups. The engine keeps the backups
-// (engine/backups.cpp, docs/backups.md); this file reads the requests, checks them in
-// DynamoDB's order and writes the answers. Kumo keeps no point-in-time recovery log, so a
-// table's point-in-time recovery is DISABLED.
+// RestoreTableFromBackup; and point-in-time recovery: DescribeContinuousBackups,
+// UpdateContinuousBackups and RestoreTableToPointInTime. The engine keeps the backups
+// (engine/backups.cpp) and each recovering table's change log (engine/pitr.cpp,
+// docs/backups.md); this file reads the requests, checks them in DynamoDB's order and
+// writes the answers.
 #include <fmt/format.h>
 
 #include <ctime>
