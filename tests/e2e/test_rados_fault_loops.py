@@ -21,7 +21,10 @@ Each loop injects one fault into one front end, chosen at random, while the othe
   meanwhile, longer than the tests' lease, so leases lapse and are taken over while the
   OSD is down. A request failed with InternalServerError is in flight (applied or not).
 
-A killed front end is started again. Then, through another front end: every key that no
+A killed front end is started again. After a pause or an OSD loop, each front end writes
+a table outside the model until it can: one whose lease lapsed fails its writes with
+InternalServerError until it goes on under a new client, and that belongs to the loop of
+the fault. Then, through another front end: every key that no
 operation was in flight for has exactly its last acknowledged state; an in-flight
 operation's keys have their old or their new state, a transaction all or nothing; every
 GSI and the LSI hold exactly the entries the items imply; DescribeTable's counts equal the
@@ -50,7 +53,7 @@ from kumo_testlib import KumoProcess, on_rados
 from rados_helpers import check_layout, deployment_prefix
 from test_crash_loops import report
 from test_rados_faults import CLUSTER, ceph, osd_up, wait_until
-from front_end_helpers import start_with_fault
+from front_end_helpers import retried, start_with_fault
 
 pytestmark = pytest.mark.skipif(not on_rados(), reason="several front ends share a RADOS pool")
 
@@ -63,12 +66,25 @@ KINDS = [k for k in ["split", "transaction", "pause", "kill"]
          if k in os.environ.get("KUMO_FAULT_KINDS", k).split(",")]
 TRANSACTION_FAULTS = ["prepare", "prepared", "transaction"]
 SPLIT_FAULTS = ["intent", "copy", "publish", "cleanup"]
+# A table outside the model, which each front end writes after a loop in which leases
+# lapsed, until it can.
+PROBE = "fault-probe"
 
 
 def all_pgs_clean():
     states = json.loads(ceph("pg", "ls", "-f", "json"))
     states = states.get("pg_stats", states) if isinstance(states, dict) else states
     return bool(states) and all(p["state"] == "active+clean" for p in states)
+
+
+def write_until_it_can(server, where):
+    """A front end whose lease lapsed (the paused one; any of them while an OSD was down)
+    answers writes with InternalServerError until it goes on under a new client, with its
+    catalog loaded again on it. That belongs to the loop of the fault, not to the next one:
+    the next loop starts once every front end writes again."""
+    client = server.client()
+    retried(lambda: client.put_item(TableName=PROBE, Item={"pk": {"S": "probe"}}),
+            f"{where}: a write through front end {server.port}")
 
 
 def test_faults_of_one_front_end_of_three_lose_nothing(kumo_bin, tmp_path, request):
@@ -86,6 +102,10 @@ def test_faults_of_one_front_end_of_three_lose_nothing(kumo_bin, tmp_path, reque
         for server in servers:
             server.start()
         create_tables(servers[0].api())
+        servers[0].client().create_table(
+            TableName=PROBE, KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST")
         model = Model(6)
         stream = StreamChecker()
         for loop in range(LOOPS):
@@ -151,6 +171,9 @@ def test_faults_of_one_front_end_of_three_lose_nothing(kumo_bin, tmp_path, reque
                 # take the last copy of what was written meanwhile: two faults, which a pool
                 # of three copies does not survive.)
                 wait_until(all_pgs_clean, 300, f"{where}: every placement group clean")
+            if kind in ("pause", "osd"):
+                for server in servers:
+                    write_until_it_can(server, where)
             if loop < 3 or loop == LOOPS - 1:
                 check_layout(deployment_prefix(servers[0]))
             checker = servers[(victim + 1 + rng.randrange(2)) % 3]
