@@ -4,6 +4,7 @@ with point-in-time recovery on (DynamoDB exports no other), calls of the operati
 readers of the files an export writes."""
 
 import base64
+import contextlib
 import gzip
 import hashlib
 import json
@@ -68,6 +69,17 @@ def start_data_server(kumo_bin, workdir, data_dir=None, flags=(), env=None, pitr
                 os.environ[k] = v
     srv.s3_root = root
     return srv
+
+
+@contextlib.contextmanager
+def own_data_server(kumo_bin, tmp_path, **kwargs):
+    """start_data_server's server in `tmp_path`, for one test, and an Api on it; killed at
+    the end."""
+    srv = start_data_server(kumo_bin, str(tmp_path), **kwargs)
+    try:
+        yield srv, Api(srv.port)
+    finally:
+        srv.kill()
 
 
 @pytest.fixture(scope="module")

@@ -28,6 +28,7 @@ from data_helpers import (  # noqa: F401
     export_dir,
     fill,
     md5_b64,
+    own_data_server,
     read_export_lines,
     start_data_server,
     table_items,
@@ -276,10 +277,8 @@ def test_an_unwritable_directory_fails_the_export(dapi, data_server):
 
 def test_a_client_token_replayed_while_the_export_runs(kumo_bin, tmp_path):
     release = tmp_path / "release"
-    srv = start_data_server(kumo_bin, str(tmp_path), env={
-        "KUMO_BACKUP_FAULT": "export-hold:1", "KUMO_BACKUP_FAULT_RELEASE": str(release)})
-    try:
-        api = Api(srv.port)
+    env = {"KUMO_BACKUP_FAULT": "export-hold:1", "KUMO_BACKUP_FAULT_RELEASE": str(release)}
+    with own_data_server(kumo_bin, tmp_path, env=env) as (srv, api):
         create_table(api, "held")
         fill(api, "held", 3)
         started = export(api, "held", ClientToken="tok-held")
@@ -294,14 +293,10 @@ def test_a_client_token_replayed_while_the_export_runs(kumo_bin, tmp_path):
         done = wait_export(api, started["ExportArn"])
         assert done["ExportStatus"] == "COMPLETED" and done["ItemCount"] == 3
         assert export(api, "held", ClientToken="tok-held") == done
-    finally:
-        srv.kill()
 
 
 def test_an_export_client_token_is_valid_8_hours_after_the_export_ends(kumo_bin, tmp_path):
-    srv = start_data_server(kumo_bin, str(tmp_path))
-    try:
-        api = Api(srv.port)
+    with own_data_server(kumo_bin, tmp_path) as (srv, api):
         create_table(api, "tok")
         fill(api, "tok", 2)
         done = wait_export(api, export(api, "tok", ClientToken="tok-8h")["ExportArn"])
@@ -317,8 +312,6 @@ def test_an_export_client_token_is_valid_8_hours_after_the_export_ends(kumo_bin,
         assert fresh["ExportStatus"] == "COMPLETED" and fresh["ItemCount"] == 2
         assert export(api, "tok", ClientToken="tok-8h")["ExportArn"] == fresh["ExportArn"]
         assert len(api.ok("ListExports", {"TableArn": arn_of("tok")})["ExportSummaries"]) == 2
-    finally:
-        srv.kill()
 
 
 def iso_s(seconds):
@@ -600,10 +593,8 @@ def test_list_exports(dapi):
 
 def test_an_export_cut_by_kill_ends_failed(kumo_bin, tmp_path):
     data_dir = tmp_path / "db"
-    srv = start_data_server(kumo_bin, str(tmp_path), data_dir=str(data_dir),
-                            env={"KUMO_BACKUP_FAULT": "export-kill:256"})
-    try:
-        api = Api(srv.port)
+    with own_data_server(kumo_bin, tmp_path, data_dir=str(data_dir),
+                         env={"KUMO_BACKUP_FAULT": "export-kill:256"}) as (srv, api):
         create_table(api, "cut")
         fill(api, "cut", 600)
         started = export(api, "cut")
@@ -621,14 +612,10 @@ def test_an_export_cut_by_kill_ends_failed(kumo_bin, tmp_path):
         # The server goes on exporting.
         again = wait_export(api, export(api, "cut")["ExportArn"])
         assert again["ExportStatus"] == "COMPLETED" and again["ItemCount"] == 600
-    finally:
-        srv.kill()
 
 
 def test_export_records_expire_90_days_after_they_end(kumo_bin, tmp_path):
-    srv = start_data_server(kumo_bin, str(tmp_path))
-    try:
-        api = Api(srv.port)
+    with own_data_server(kumo_bin, tmp_path) as (srv, api):
         create_table(api, "exp_t")
         fill(api, "exp_t", 3)
         first = wait_export(api, export(api, "exp_t")["ExportArn"])
@@ -655,5 +642,3 @@ def test_export_records_expire_90_days_after_they_end(kumo_bin, tmp_path):
         error(api("DescribeExport", {"ExportArn": second["ExportArn"]}), EXPORT_NOT_FOUND,
               "Export not found: Export not found: " + second["ExportArn"])
         assert api.ok("ListExports", {})["ExportSummaries"] == []
-    finally:
-        srv.kill()

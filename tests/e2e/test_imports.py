@@ -26,7 +26,7 @@ from data_helpers import (  # noqa: F401
     export,
     fill,
     import_table,
-    start_data_server,
+    own_data_server,
     table_items,
     wait_export,
     wait_import,
@@ -467,10 +467,8 @@ def lines_of(count):
 
 def test_a_table_being_imported_is_creating(kumo_bin, tmp_path):
     release = tmp_path / "release"
-    srv = start_data_server(kumo_bin, str(tmp_path), env={
-        "KUMO_BACKUP_FAULT": "import-hold:256", "KUMO_BACKUP_FAULT_RELEASE": str(release)})
-    try:
-        api = Api(srv.port)
+    env = {"KUMO_BACKUP_FAULT": "import-hold:256", "KUMO_BACKUP_FAULT_RELEASE": str(release)}
+    with own_data_server(kumo_bin, tmp_path, env=env) as (srv, api):
         put_object(srv, "held/a.json", lines_of(600))
         started = import_table(api, "held_t", prefix="held/")
         wait_until(lambda: api.ok("DescribeTable", {"TableName": "held_t"})["Table"][
@@ -515,16 +513,12 @@ def test_a_table_being_imported_is_creating(kumo_bin, tmp_path):
         api.ok("UpdateContinuousBackups", {
             "TableName": "held_t",
             "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True}})
-    finally:
-        srv.kill()
 
 
 def test_an_import_losing_the_race_for_its_name_fails(kumo_bin, tmp_path):
     release = tmp_path / "release"
-    srv = start_data_server(kumo_bin, str(tmp_path), env={
-        "KUMO_BACKUP_FAULT": "import-hold:256", "KUMO_BACKUP_FAULT_RELEASE": str(release)})
-    try:
-        api = Api(srv.port)
+    env = {"KUMO_BACKUP_FAULT": "import-hold:256", "KUMO_BACKUP_FAULT_RELEASE": str(release)}
+    with own_data_server(kumo_bin, tmp_path, env=env) as (srv, api):
         put_object(srv, "win/a.json", lines_of(600))
         put_object(srv, "lose/a.json", '{"Item":{"pk":{"S":"lost"},"sk":{"N":"1"}}}\n')
         winner = import_table(api, "race_t", prefix="win/", token="tok-win")
@@ -554,14 +548,10 @@ def test_an_import_losing_the_race_for_its_name_fails(kumo_bin, tmp_path):
         items = table_items(api, "race_t")
         assert len(items) == 600 and all(i["pk"] != ("S", "lost") for i in items)
         assert describe_import(api, loser["ImportArn"]) == lost
-    finally:
-        srv.kill()
 
 
 def test_an_import_client_token_is_valid_8_hours_after_the_import_ends(kumo_bin, tmp_path):
-    srv = start_data_server(kumo_bin, str(tmp_path))
-    try:
-        api = Api(srv.port)
+    with own_data_server(kumo_bin, tmp_path) as (srv, api):
         put_object(srv, "tok/a.json", lines_of(3))
         done = wait_import(api, import_table(api, "tok_t", prefix="tok/", token="tok-8h")[
             "ImportArn"])
@@ -579,15 +569,11 @@ def test_an_import_client_token_is_valid_8_hours_after_the_import_ends(kumo_bin,
         assert fresh["ImportStatus"] == "COMPLETED" and fresh["ImportedItemCount"] == 3
         assert len(table_items(api, "tok_t")) == 3
         assert describe_import(api, done["ImportArn"]) == done
-    finally:
-        srv.kill()
 
 
 def test_an_import_cut_by_kill_completes_after_restart(kumo_bin, tmp_path):
-    srv = start_data_server(kumo_bin, str(tmp_path), data_dir=str(tmp_path / "db"),
-                            env={"KUMO_BACKUP_FAULT": "import-kill:256"})
-    try:
-        api = Api(srv.port)
+    with own_data_server(kumo_bin, tmp_path, data_dir=str(tmp_path / "db"),
+                         env={"KUMO_BACKUP_FAULT": "import-kill:256"}) as (srv, api):
         put_object(srv, "cut/a.json", lines_of(600))
         started = import_table(api, "cut_t", prefix="cut/")
         wait_until(lambda: not srv.alive(), timeout=20, what="the server killed mid-import")
@@ -597,14 +583,10 @@ def test_an_import_cut_by_kill_completes_after_restart(kumo_bin, tmp_path):
         assert done["ImportStatus"] == "COMPLETED", done
         assert (done["ProcessedItemCount"], done["ImportedItemCount"]) == (600, 600)
         assert len(table_items(api, "cut_t")) == 600
-    finally:
-        srv.kill()
 
 
 def test_import_records_expire_90_days_after_they_end(kumo_bin, tmp_path):
-    srv = start_data_server(kumo_bin, str(tmp_path))
-    try:
-        api = Api(srv.port)
+    with own_data_server(kumo_bin, tmp_path) as (srv, api):
         put_object(srv, "exp/a.json", lines_of(3))
         done = wait_import(api, import_table(api, "exp_t", prefix="exp/")["ImportArn"])
         arn = done["ImportArn"]
@@ -625,5 +607,3 @@ def test_import_records_expire_90_days_after_they_end(kumo_bin, tmp_path):
         assert api.ok("ListImports", {})["ImportSummaryList"] == []
         # The table it made stays.
         assert len(table_items(api, "exp_t")) == 3
-    finally:
-        srv.kill()
