@@ -27,6 +27,18 @@ namespace {
 
 using namespace layout_test;  // NOLINT(google-build-using-namespace)
 
+// Writes `value` to `item` in its partition, or deletes `item` when `value` is nullopt.
+void write_item(Storage& db, const std::string& item, const std::optional<std::string>& value) {
+  WriteBatch batch;
+  batch.partition(item);
+  if (value) {
+    batch.put(item, *value);
+  } else {
+    batch.del(item);
+  }
+  db.write(batch);
+}
+
 // Engine-like writes (items with LSI, GSI and TTL entries, stream records, counters,
 // transactions, catalog keys), every kind of read checked against the model while the
 // tables' partitions split many times and a hot partition's counters fold.
@@ -71,16 +83,7 @@ TEST_F(RadosLayoutTest, FreshStoreTakesATableKeyFirst) {
 // stays out of every walk.
 TEST_F(RadosLayoutTest, ReadsAreConfirmedByVersion) {
   const std::string item = item_key(kTableA, 0x4321, escaped("v"));
-  auto put = [&](const std::optional<std::string>& value) {
-    WriteBatch batch;
-    batch.partition(item);
-    if (value) {
-      batch.put(item, *value);
-    } else {
-      batch.del(item);
-    }
-    db_->write(batch);
-  };
+  auto put = [&](const std::optional<std::string>& value) { write_item(*db_, item, value); };
   auto read = [&] {
     std::string version;
     std::optional<std::string> value = db_->get_versioned(item, nullptr, &version);
@@ -115,14 +118,7 @@ TEST_F(RadosLayoutTest, TombstonesAreReclaimedAfterTheirBound) {
   ManualClock clock(1'000'000'000'000'000'000);
   db_->set_clock(&clock);
   auto write = [&](const std::string& item, const std::optional<std::string>& value) {
-    WriteBatch batch;
-    batch.partition(item);
-    if (value) {
-      batch.put(item, *value);
-    } else {
-      batch.del(item);
-    }
-    db_->write(batch);
+    write_item(*db_, item, value);
   };
   auto version_of = [&](const std::string& item) {
     std::string version;
