@@ -152,17 +152,10 @@ void SharedTransactionTokens::seal(const std::string& token, std::string respons
     if (it == running_.end()) return;
     running = it->second;
   }
-  std::optional<Entry> entry = decode(running);
-  if (!entry) return;
-  entry->completed = true;
-  entry->at_ms = now_ms();
-  entry->response = std::move(response);
-  std::string value = encode(*entry);
-  const std::string key = token_key(token);
-  batch->expect(key, running);
-  batch->put(key, value);
+  std::optional<Completion> done = completed(token_key(token), running, std::move(response), batch);
+  if (!done) return;
   MutexLock lock(mutex_);
-  sealed_[token] = std::move(value);
+  sealed_[token] = std::move(done->value);
 }
 
 void SharedTransactionTokens::complete(const std::string& token, std::string response) {
@@ -184,21 +177,14 @@ void SharedTransactionTokens::complete(const std::string& token, std::string res
     if (!entry) return;
     if (entry->response == response) {
       MutexLock lock(mutex_);
-      if (!completions_.empty()) entry->at_ms = std::max(entry->at_ms, completions_.back().at_ms);
-      completions_.push_back({entry->at_ms, key, std::move(*sealed)});
+      remember({entry->at_ms, key, std::move(*sealed)});
       return;
     }
     running = std::move(*sealed);
   }
-  std::optional<Entry> entry = decode(running);
-  if (!entry) return;
-  entry->completed = true;
-  entry->at_ms = now_ms();
-  entry->response = std::move(response);
-  std::string value = encode(*entry);
   storage::WriteBatch batch;
-  batch.expect(key, running);
-  batch.put(key, value);
+  std::optional<Completion> done = completed(key, running, std::move(response), &batch);
+  if (!done) return;
   try {
     storage_.write(batch);
   } catch (const storage::WriteConflict&) {
@@ -212,9 +198,27 @@ void SharedTransactionTokens::complete(const std::string& token, std::string res
     return;
   }
   MutexLock lock(mutex_);
+  remember(std::move(*done));
+}
+
+std::optional<SharedTransactionTokens::Completion> SharedTransactionTokens::completed(
+    const std::string& key, const std::string& running, std::string response,
+    storage::WriteBatch* batch) const {
+  std::optional<Entry> entry = decode(running);
+  if (!entry) return std::nullopt;
+  entry->completed = true;
+  entry->at_ms = now_ms();
+  entry->response = std::move(response);
+  Completion done{entry->at_ms, key, encode(*entry)};
+  batch->expect(key, running);
+  batch->put(key, done.value);
+  return done;
+}
+
+void SharedTransactionTokens::remember(Completion done) {
   // Removed in this order: completion times never go back.
-  if (!completions_.empty()) entry->at_ms = std::max(entry->at_ms, completions_.back().at_ms);
-  completions_.push_back({entry->at_ms, key, std::move(value)});
+  if (!completions_.empty()) done.at_ms = std::max(done.at_ms, completions_.back().at_ms);
+  completions_.push_back(std::move(done));
 }
 
 void SharedTransactionTokens::abandon(const std::string& token) {

@@ -81,6 +81,13 @@ class SharedTransactionTokens final : public TransactionTokens {
   static std::optional<Entry> decode(std::string_view value);
 
  private:
+  // An entry this front end completed: when, its key, and the value stored.
+  struct Completion {
+    std::int64_t at_ms = 0;
+    std::string key;
+    std::string value;
+  };
+
   std::int64_t now_ms() const { return clock_.now_ns() / 1'000'000; }
   // The entry this front end stored running under `token`, which it forgets.
   std::optional<std::string> take_running(const std::string& token);
@@ -91,6 +98,14 @@ class SharedTransactionTokens final : public TransactionTokens {
   bool remove(const std::string& key, const std::string& value);
   // Removes every entry expired at `now`.
   void walk(std::int64_t now);
+  // `running`, the entry this front end stored under `key`, completed now with
+  // `response`: written to `batch`, which expects `running` still stored; nullopt (nothing
+  // written) when it does not decode.
+  std::optional<Completion> completed(const std::string& key, const std::string& running,
+                                      std::string response, storage::WriteBatch* batch) const;
+  // Adds `done` to completions_, its time no earlier than the last one's (they are removed
+  // in this order).
+  void remember(Completion done) KUMO_REQUIRES(mutex_);
 
   storage::Storage& storage_;
   const Clock& clock_;
@@ -100,11 +115,6 @@ class SharedTransactionTokens final : public TransactionTokens {
   // The completed entries it added to its tokens' transactions (seal), by token.
   std::unordered_map<std::string, std::string> sealed_ KUMO_GUARDED_BY(mutex_);
   // The entries it completed, in completion order, until they are removed.
-  struct Completion {
-    std::int64_t at_ms = 0;
-    std::string key;
-    std::string value;
-  };
   std::deque<Completion> completions_ KUMO_GUARDED_BY(mutex_);
   std::mt19937_64 random_ KUMO_GUARDED_BY(mutex_);
   std::int64_t next_walk_ms_ KUMO_GUARDED_BY(mutex_) = 0;
