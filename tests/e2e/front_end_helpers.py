@@ -4,6 +4,7 @@ pool."""
 
 import contextlib
 import os
+import signal
 import threading
 import time
 
@@ -98,9 +99,57 @@ def held_by_a_pause(server, call):
 
     thread = threading.Thread(target=run)
     thread.start()
-    wait_for(lambda: open(f"/proc/{server.proc.pid}/stat").read().split()[2] == "T", 10,
-             "the front end stopped")
+    wait_for(lambda: stopped(server), 10, "the front end stopped")
     return thread, outcome
+
+
+def stopped(server):
+    """Whether `server` is stopped (SIGSTOP, as a `...-pause` fault point stops it)."""
+    return open(f"/proc/{server.proc.pid}/stat").read().split()[2] == "T"
+
+
+def cancellation_codes(error):
+    return [r["Code"] for r in error.response.get("CancellationReasons", [])]
+
+
+def a_pair_no_moment_had(servers, call, who):
+    """Tables "ytab" (made first: its namespace sorts first, and its partition is confirmed
+    first) and "xtab", made through the second front end with x = "a" and y = "b". `call()`,
+    a request through the first front end that reads x and y and confirms them, runs on a
+    thread of its own; its front end stops after its first item read and again after it
+    has confirmed its first partition. x is read as "a"; then both change, to "a2" and
+    "b2", so y is read as "b2"; once y is confirmed, x goes back to "a" and y on to "b3".
+    x = "a" and y = "b2" were never at once: x was "a2" all the while y was "b2".
+    Returns what `call()` returned, or the error's code and cancellation reasons."""
+    other = servers[1].client()
+    create(other, "ytab")
+    create(other, "xtab")
+
+    def both(x, y):
+        other.transact_write_items(TransactItems=[
+            {"Put": {"TableName": "xtab", "Item": {"pk": {"S": "x"}, "v": {"S": x}}}},
+            {"Put": {"TableName": "ytab", "Item": {"pk": {"S": "y"}, "v": {"S": y}}}}])
+
+    both("a", "b")
+    outcome = []
+
+    def run():
+        try:
+            outcome.append(call())
+        except botocore.exceptions.ClientError as e:
+            outcome.append((e.response["Error"]["Code"], cancellation_codes(e)))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    wait_for(lambda: stopped(servers[0]), 10, f"the {who} stopped after its first read")
+    both("a2", "b2")
+    servers[0].proc.send_signal(signal.SIGCONT)
+    wait_for(lambda: stopped(servers[0]), 10, f"the {who} stopped between confirmations")
+    both("a", "b3")
+    servers[0].proc.send_signal(signal.SIGCONT)
+    thread.join(timeout=60)
+    assert outcome, f"the {who} never answered"
+    return outcome[0]
 
 
 def lease_objects(prefix):

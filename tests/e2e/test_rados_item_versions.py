@@ -13,7 +13,14 @@ import pytest
 
 from kumo_testlib import on_rados
 from rados_helpers import deployment_prefix, omap, rados
-from front_end_helpers import create, started, wait_for
+from front_end_helpers import (
+    a_pair_no_moment_had,
+    cancellation_codes,
+    create,
+    started,
+    stopped,
+    wait_for,
+)
 
 pytestmark = pytest.mark.skipif(not on_rados(), reason="item versions are kept on RADOS")
 
@@ -44,14 +51,6 @@ def tombstones(prefix):
 
 def key(pk):
     return {"pk": {"S": pk}}
-
-
-def stopped(server):
-    return open(f"/proc/{server.proc.pid}/stat").read().split()[2] == "T"
-
-
-def cancellation_codes(error):
-    return [r["Code"] for r in error.response.get("CancellationReasons", [])]
 
 
 def test_deleted_items_versions_are_reclaimed_after_their_bound(kumo_bin, tmp_path):
@@ -155,48 +154,22 @@ def test_a_transaction_of_condition_checks_never_passes_a_pair_that_no_moment_ha
     # prepare). The checker's front end stops after its first item read, and again after
     # it has confirmed the first of its two partitions ("ytab", made first).
     with started(kumo_bin, tmp_path, 2, fault="check-read-pause,confirm-pause") as servers:
-        other = servers[1].client()
-        create(other, "ytab")
-        create(other, "xtab")
-
-        def both(x, y):
-            other.transact_write_items(TransactItems=[
-                {"Put": {"TableName": "xtab", "Item": {**key("x"), "v": {"S": x}}}},
-                {"Put": {"TableName": "ytab", "Item": {**key("y"), "v": {"S": y}}}}])
-
-        both("a", "b")
-        outcome = []
-
         checker_client = servers[0].client()
         checker_client.meta.events.register("before-call.dynamodb.TransactWriteItems",
                                             without_token)
 
         def check():
-            try:
-                checker_client.transact_write_items(TransactItems=[
-                    {"ConditionCheck": {"TableName": "xtab", "Key": key("x"),
-                                        "ConditionExpression": "v = :v",
-                                        "ExpressionAttributeValues": {":v": {"S": "a"}}}},
-                    {"ConditionCheck": {"TableName": "ytab", "Key": key("y"),
-                                        "ConditionExpression": "v = :v",
-                                        "ExpressionAttributeValues": {":v": {"S": "b2"}}}}])
-                outcome.append("passed")
-            except botocore.exceptions.ClientError as e:
-                outcome.append((e.response["Error"]["Code"], cancellation_codes(e)))
+            checker_client.transact_write_items(TransactItems=[
+                {"ConditionCheck": {"TableName": "xtab", "Key": key("x"),
+                                    "ConditionExpression": "v = :v",
+                                    "ExpressionAttributeValues": {":v": {"S": "a"}}}},
+                {"ConditionCheck": {"TableName": "ytab", "Key": key("y"),
+                                    "ConditionExpression": "v = :v",
+                                    "ExpressionAttributeValues": {":v": {"S": "b2"}}}}])
+            return "passed"
 
-        checker = threading.Thread(target=check)
-        checker.start()
-        # x read as "a"; then both change: y is read as "b2", and both conditions hold.
-        wait_for(lambda: stopped(servers[0]), 10, "the checker stopped after its first read")
-        both("a2", "b2")
-        servers[0].proc.send_signal(signal.SIGCONT)
-        # y confirmed as "b2"; then x goes back to "a" (y on to "b3"). x = "a" and
-        # y = "b2" were never at once.
-        wait_for(lambda: stopped(servers[0]), 10, "the checker stopped between confirmations")
-        both("a", "b3")
-        servers[0].proc.send_signal(signal.SIGCONT)
-        checker.join(timeout=60)
-        assert outcome, "the checker never answered"
+        # Both conditions hold on what the checker reads (x = "a", y = "b2").
+        outcome = a_pair_no_moment_had(servers, check, "checker")
         # Checked again, as it is now: y's condition fails.
-        assert outcome[0] == ("TransactionCanceledException",
-                              ["None", "ConditionalCheckFailed"]), outcome
+        assert outcome == ("TransactionCanceledException",
+                           ["None", "ConditionalCheckFailed"]), outcome
