@@ -459,16 +459,24 @@ def once_not_in_progress(call, seconds=30):
             time.sleep(0.2)
 
 
+def killed_in_a_transaction(servers):
+    """Makes table "idem" through the second front end, then sends the counted transaction
+    under a new token through the first, which its fault point kills in it; returns the
+    second front end's client and the token."""
+    other = servers[1].client()
+    create(other, "idem")
+    token = str(uuid.uuid4())
+    with pytest.raises(Exception):
+        counted_transaction(servers[0].client(), token)
+    servers[0].proc.wait(timeout=10)
+    return other, token
+
+
 def test_a_token_committed_by_a_killed_front_end_is_never_applied_again(kumo_bin, tmp_path):
     # The first front end is killed right after its transaction's commit point, before it
     # applies any of it or answers.
     with clocked(kumo_bin, tmp_path, "transaction") as servers:
-        other = servers[1].client()
-        create(other, "idem")
-        token = str(uuid.uuid4())
-        with pytest.raises(Exception):
-            counted_transaction(servers[0].client(), token)
-        servers[0].proc.wait(timeout=10)
+        other, token = killed_in_a_transaction(servers)
         # 61 s later: the first call's outcome, once the other front end has applied it.
         servers[1].admin.advance(61)
         out = once_not_in_progress(lambda: counted_transaction(other, token))
@@ -495,12 +503,7 @@ def test_a_token_committed_by_a_killed_front_end_is_never_applied_again(kumo_bin
 def test_a_token_whose_transaction_never_committed_runs_when_repeated(kumo_bin, tmp_path):
     # The first front end is killed between its prepare and its commit point.
     with clocked(kumo_bin, tmp_path, "prepared") as servers:
-        other = servers[1].client()
-        create(other, "idem")
-        token = str(uuid.uuid4())
-        with pytest.raises(Exception):
-            counted_transaction(servers[0].client(), token)
-        servers[0].proc.wait(timeout=10)
+        other, token = killed_in_a_transaction(servers)
         # Within the minute the token is in progress (its front end may yet commit it).
         assert error_code_of(lambda: counted_transaction(other, token)) == \
             "TransactionInProgressException"
