@@ -209,12 +209,15 @@ std::vector<std::pair<std::uint64_t, bool>> shard_ranges(ChangeStreams& streams,
   return out;
 }
 
+// Opens the table's stream through `streams`.
+void open_stream(ChangeStreams& streams, const TableDefinition& table) {
+  ChangeStreams::Guard guard(streams);
+  streams.open(guard, table, 0);
+}
+
 // Opens the table's stream through `one`; `two` loads it.
 void open_through_one(ChangeStreams& one, ChangeStreams& two, const TableDefinition& table) {
-  {
-    ChangeStreams::Guard guard(one);
-    one.open(guard, table, 0);
-  }
+  open_stream(one, table);
   two.reload();
 }
 
@@ -279,10 +282,7 @@ TEST(SharedStreamsTest, ACloseSplitsTheShardsOfUnnotedSplitsFirst) {
   SystemClock clock;
   const TableDefinition table = shared_stream_table();
   ChangeStreams streams(storage, clock);
-  {
-    ChangeStreams::Guard guard(streams);
-    streams.open(guard, table, 0);
-  }
+  open_stream(streams, table);
   // Made in the order of their numbers (the second split is of the first one's upper half);
   // another table's is not this stream's.
   storage.unnoted = {{table.id, 3ull << 62, 5}, {table.id, 1ull << 62, 2}, {8, 2ull << 62, 1}};
@@ -305,10 +305,7 @@ TEST(SharedStreamsTest, ASplitPublishedDuringACloseGetsItsShard) {
   SystemClock clock;
   const TableDefinition table = shared_stream_table();
   ChangeStreams streams(storage, clock);
-  {
-    ChangeStreams::Guard guard(streams);
-    streams.open(guard, table, 0);
-  }
+  open_stream(streams, table);
   // The partition split at 2^63 when its last number was 4; since then the lower half
   // numbered up to 9 and the new one up to 7.
   storage.before_partitions = [&] {
@@ -407,10 +404,7 @@ class SequenceOrderTest : public ::testing::Test {
     table_.latest_stream_label = "2026-11-22T00:00:00.000";
   }
 
-  void open(ChangeStreams& streams) {
-    ChangeStreams::Guard guard(streams);
-    streams.open(guard, table_, 0);
-  }
+  void open(ChangeStreams& streams) { open_stream(streams, table_); }
 
   // Adds the record of a new item `pk` to `batch`, its number to `written`.
   void add(ChangeStreams& streams, const std::string& pk, storage::WriteBatch* batch,
