@@ -27,34 +27,21 @@ done
 source "$root/bench/ceph-lib.sh"
 server=""
 data=$(mktemp -d /tmp/kumo-builds.XXXXXX)
-cleanup() {
-  if [[ -n "$server" ]]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
-  stop_ceph_cluster
-  rm -rf "$data"
-}
-trap cleanup EXIT
+trap stop_bench EXIT
 use_ceph_cluster
 
 port=$((20000 + RANDOM % 20000))
 rate() {  # rate BUILD WORKLOAD RUN: ops/s of a fresh server of BUILD
   local build=$1 workload=$2 run=$3
   port=$((port + 1))
-  "$build/kumo" serve --port "$port" --threads "$connections" --rados kumo \
-    --ceph-conf "$CEPH_CONF" --rados-namespace "bench-builds-$$-$run-" \
-    >"$data/server-$run.log" 2>&1 &
-  server=$!
-  for _ in $(seq 1 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.1
-  done
+  start_bench_server "$build/kumo" "$data/server-$run.log" --threads "$connections" \
+    --rados kumo --ceph-conf "$CEPH_CONF" --rados-namespace "bench-builds-$$-$run-"
   "$bench" --endpoint "127.0.0.1:$port" --workload "$workload" --connections "$connections" \
     --duration 0 --items 10000 --preload-batch 25 >"$data/preload-$run.out" 2>&1
   "$bench" --endpoint "127.0.0.1:$port" --workload "$workload" --connections "$connections" \
     --threads 1 --duration "${duration}s" --warmup 1s --items 10000 --no-preload --json \
     >"$data/bench-$run.json" 2>&1
-  kill "$server"
-  wait "$server" 2>/dev/null || true
-  server=""
+  stop_bench_server
   /usr/bin/python3 -c "import json,sys; print(round(json.load(open(sys.argv[1]))['ops_per_s']))" \
     "$data/bench-$run.json"
 }

@@ -26,12 +26,7 @@ done
 source "$root/bench/ceph-lib.sh"
 server=""
 data=$(mktemp -d /tmp/kumo-rados-bench.XXXXXX)
-cleanup() {
-  if [[ -n "$server" ]]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
-  stop_ceph_cluster
-  rm -rf "$data"
-}
-trap cleanup EXIT
+trap stop_bench EXIT
 use_ceph_cluster
 
 port=$((20000 + RANDOM % 20000))
@@ -39,18 +34,11 @@ port=$((20000 + RANDOM % 20000))
 kumo_rate() {
   local workload=$1 connections=$2
   shift 2
-  "$kumo" serve --port "$port" --threads "$connections" "$@" >"$data/server.log" 2>&1 &
-  server=$!
-  for _ in $(seq 1 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    sleep 0.1
-  done
+  start_bench_server "$kumo" "$data/server.log" --threads "$connections" "$@"
   "$bench" --endpoint "127.0.0.1:$port" --workload "$workload" --connections "$connections" \
     --threads 1 --duration "${duration}s" --warmup 1s --items 10000 --preload-batch 25 \
     --server-pid "$server" >"$data/bench.out" 2>&1
-  kill "$server"
-  wait "$server" 2>/dev/null || true
-  server=""
+  stop_bench_server
   sed -n 's/^ *throughput *\([0-9]*\) ops\/s.*/\1/p' "$data/bench.out"
 }
 
