@@ -264,8 +264,8 @@ void RadosStorage::renew_instance() {
   }
   const std::string address = fresh->address;
   retired = replace_connection(std::move(fresh));
-  // Nothing is written on the new client before the catalog is loaded on it: a change this
-  // front end did not acknowledge (and for which it was blocklisted) may have been missed.
+  // Nothing is written on the new client before the catalog is loaded on it: a change
+  // announced while this front end was stopped may have been missed.
   generation_.fetch_add(1, std::memory_order_acq_rel);
   std::random_device random;
   instance_ = (std::uint64_t{random()} << 32) ^ random();

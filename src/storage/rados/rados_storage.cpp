@@ -109,7 +109,8 @@ RadosStorage::RadosStorage(const std::string& pool, const std::string& conf,
   std::random_device random;
   instance_ = (std::uint64_t{random()} << 32) ^ random();
   // Watching before this front end is listed: a catalog change announced once it is listed
-  // finds it among the watchers (one that does not acknowledge is blocklisted).
+  // finds it among the watchers (one that does not acknowledge is logged; the definition
+  // versions in the partitions refuse its writes made with the old definition).
   start_watch();
   try {
     take_lease();
@@ -236,7 +237,6 @@ std::int64_t RadosStorage::now_ns() const {
 
 std::size_t RadosStorage::reclaim_tombstones(std::uint32_t table) {
   const std::string prefix = space_prefix(table, kVersionsSpace);
-  const std::string end = space_prefix(table, kVersionsSpace + 1);
   std::size_t removed = 0;
   for (const ObjectRef& object : partitions(table)) {
     const std::int64_t horizon = now_ns() - kTombstoneKeptNs;
@@ -254,7 +254,6 @@ std::size_t RadosStorage::reclaim_tombstones(std::uint32_t table) {
       after = page.rbegin()->first;
       std::vector<std::pair<std::string, std::string>> old;
       for (auto& [key, value] : page) {
-        if (key >= end) continue;
         std::string was = value.to_str();
         if (was.size() != kTombstoneSize) continue;  // a live item's
         const auto at =

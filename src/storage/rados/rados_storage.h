@@ -328,12 +328,11 @@ class RadosStorage : public Storage {
 
  private:
   // A client of the cluster and its I/O contexts. Its address names it to the OSDs: a
-  // front end that takes over this one's work, or that changed the catalog without this
-  // one's acknowledgement, blocklists it, and from then on the OSDs refuse every op it
-  // sends. This front end then goes on under a new instance with a new client; the old one
-  // is shut down (its threads end, its memory is freed) once nothing uses it any more: every
-  // op holds its client (Io) until it returns, and every asynchronous op (an outbox entry's
-  // removal, an announcement, the watch) until it completes.
+  // front end that takes over this one's work (its lease lapsed) blocklists it, and from
+  // then on the OSDs refuse every op it sends. This front end then goes on under a new instance
+  // with a new client; the old one is shut down (its threads end, its memory is freed) once nothing
+  // uses it any more: every op holds its client (Io) until it returns, and every asynchronous op
+  // (an outbox entry's removal, an announcement, the watch) until it completes.
   struct Connection {
     librados::Rados cluster;
     librados::IoCtx catalog;
