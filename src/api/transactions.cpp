@@ -170,17 +170,18 @@ void validate_transact_write(const Context& ctx, TransactWriteRequest& r,
 // Applies every action or none. Returns the response, and in *replay the response a repeat
 // of the request under its ClientRequestToken gets: it writes nothing, and reports the
 // (transactional) read units of the items instead of the write units. `seal` gets the replay
-// as known before the commit (without the item collections, which are counted after it).
+// as known before the commit: the same, since the item collections come from the request.
 std::string apply_transact_write(const Context& ctx, TransactWriteRequest& r, std::string* replay,
                                  const TokenSeal& seal) {
-  // Before the writes: the item collections are counted from the request's item.
-  std::vector<Item> keys;
+  // The item collections are counted from the request's items, before the writes.
   std::vector<ItemWrite*> writes;
-  for (ItemWrite& w : r.writes) {
-    keys.push_back(w.key());
-    writes.push_back(&w);
-  }
   std::vector<ItemCollection> collections;
+  for (ItemWrite& w : r.writes) {
+    writes.push_back(&w);
+    if (r.collection_metrics && w.kind != WriteKind::kConditionCheck) {
+      add_item_collection(collections, w.table_name, *w.table, w.key());
+    }
+  }
   auto response = [&](const std::vector<ConsumedCapacity>& units) {
     JsonOut out;
     JsonWriter writer(out);
@@ -211,9 +212,6 @@ std::string apply_transact_write(const Context& ctx, TransactWriteRequest& r, st
   for (std::size_t i = 0; i < r.writes.size(); ++i) {
     const ItemWrite& w = r.writes[i];
     add_capacity(capacity, write_capacity(w.table_name, results[i], 2));
-    if (r.collection_metrics && w.kind != WriteKind::kConditionCheck) {
-      add_item_collection(collections, w.table_name, *w.table, keys[i]);
-    }
   }
   *replay = response(replay_capacity(results));
   return response(capacity);

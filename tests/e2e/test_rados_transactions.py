@@ -492,7 +492,11 @@ def test_a_token_committed_by_a_killed_front_end_is_never_applied_again(kumo_bin
         with pytest.raises(botocore.exceptions.ClientError) as raised:
             other.transact_write_items(ClientRequestToken=token, TransactItems=[
                 {"Put": {"TableName": "idem", "Item": {"pk": {"S": "other"}}}}])
-        assert raised.value.response["Error"]["Code"] == "IdempotentParameterMismatchException"
+        error = raised.value.response["Error"]
+        assert (error["Code"], error["Message"]) == (
+            "IdempotentParameterMismatchException",
+            "Request parameters do not match the parameters of a previous request with the "
+            "same client request token")
         # Past ten minutes the token is forgotten: the request runs again.
         servers[1].admin.advance(3)
         out = counted_transaction(other, token)
@@ -500,13 +504,55 @@ def test_a_token_committed_by_a_killed_front_end_is_never_applied_again(kumo_bin
         assert counter(other) == "2"
 
 
+def test_a_repeat_answers_the_item_collections_of_a_token_committed_by_a_killed_front_end(
+        kumo_bin, tmp_path):
+    """A transaction under a token asks for its item collections (ReturnItemCollectionMetrics
+    SIZE, on a table with an LSI); its front end is killed right after the commit point. A
+    repeat through the other front end, answered from the token's entry that the transaction
+    completed in its own batch, gets the ItemCollectionMetrics the first call would have."""
+    with clocked(kumo_bin, tmp_path, "transaction") as servers:
+        other = servers[1].client()
+        other.create_table(
+            TableName="coll", BillingMode="PAY_PER_REQUEST",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                       {"AttributeName": "sk", "KeyType": "RANGE"}],
+            AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"}
+                                  for a in ("pk", "sk", "l")],
+            LocalSecondaryIndexes=[{
+                "IndexName": "by-l", "Projection": {"ProjectionType": "KEYS_ONLY"},
+                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"},
+                              {"AttributeName": "l", "KeyType": "RANGE"}]}])
+        token = str(uuid.uuid4())
+
+        def put(client):
+            # (Items "counter" and "big" lie in two partitions: a transaction across them.)
+            return client.transact_write_items(
+                ClientRequestToken=token, ReturnItemCollectionMetrics="SIZE",
+                TransactItems=[{"Put": {"TableName": "coll", "Item": {
+                    "pk": {"S": pk}, "sk": {"S": "1"}, "l": {"S": "x"}}}}
+                    for pk in ("counter", "big")])
+
+        with pytest.raises(Exception):
+            put(servers[0].client())
+        servers[0].proc.wait(timeout=10)
+        out = once_not_in_progress(lambda: put(other))
+        assert not isinstance(out, str), out
+        assert out["ItemCollectionMetrics"] == {"coll": [
+            {"ItemCollectionKey": {"pk": {"S": pk}}, "SizeEstimateRangeGB": [0.0, 1.0]}
+            for pk in ("counter", "big")]}
+
+
 def test_a_token_whose_transaction_never_committed_runs_when_repeated(kumo_bin, tmp_path):
     # The first front end is killed between its prepare and its commit point.
     with clocked(kumo_bin, tmp_path, "prepared") as servers:
         other, token = killed_in_a_transaction(servers)
         # Within the minute the token is in progress (its front end may yet commit it).
-        assert error_code_of(lambda: counted_transaction(other, token)) == \
-            "TransactionInProgressException"
+        with pytest.raises(botocore.exceptions.ClientError) as raised:
+            counted_transaction(other, token)
+        error = raised.value.response["Error"]
+        assert (error["Code"], error["Message"]) == (
+            "TransactionInProgressException",
+            "Transaction from previous request is still in progress")
         # Past it, and once the other front end has aborted it, the request runs.
         servers[1].admin.advance(61)
         out = once_not_in_progress(lambda: counted_transaction(other, token))
@@ -516,12 +562,6 @@ def test_a_token_whose_transaction_never_committed_runs_when_repeated(kumo_bin, 
         out = counted_transaction(other, token)
         assert out["ConsumedCapacity"] == [{"TableName": "idem", "CapacityUnits": 4.0}]
         assert counter(other) == "1"
-
-
-def error_code_of(call):
-    with pytest.raises(botocore.exceptions.ClientError) as raised:
-        call()
-    return raised.value.response["Error"]["Code"]
 
 
 def test_a_batch_write_returns_the_item_a_transaction_holds_unprocessed(kumo_bin, tmp_path):
