@@ -162,7 +162,6 @@ struct Page {
 // runs on what the requests' threads leave of the CPU.
 void lower_job_priority();
 
-// One item of a multi-item write (TransactWriteItems).
 // What a transaction's own batch carries besides its writes: called with the results (each
 // write's item before and after) once they are known, before the batch is written, it adds
 // expectations and writes of its own, which hold exactly when the transaction does (a
@@ -170,6 +169,7 @@ void lower_job_priority();
 using TransactionSeal =
     std::function<void(const std::vector<WriteResult>& results, storage::WriteBatch* batch)>;
 
+// One item of a multi-item write (TransactWriteItems).
 struct TransactWrite {
   const TableDefinition* table = nullptr;
   std::string storage_key;  // Engine::item_key of the item

@@ -118,15 +118,11 @@ TransactionTokens::State SharedTransactionTokens::begin(const std::string& token
       if (attempt >= kBeginAttempts) throw;
     }
     expected = storage_.get(key);
-    if (held && expected) {
-      const std::optional<Entry> stored = decode(*expected);
-      if (stored && stored->digest != mine.digest) return State::kMismatch;
-      if (stored) return State::kInProgress;
-    }
     if (!expected) continue;
     const std::optional<Entry> stored = decode(*expected);
-    // An entry that expired, or whose front end died, is replaced.
-    if (!stored || !live(*stored, now_ms())) continue;
+    // An entry that expired, or whose front end died, is replaced; not one a transaction
+    // held just now, whatever its age (completed meanwhile, or still in progress).
+    if (!stored || (!held && !live(*stored, now_ms()))) continue;
     if (stored->digest != mine.digest) return State::kMismatch;
     if (!stored->completed) return State::kInProgress;
     *response = stored->response;
