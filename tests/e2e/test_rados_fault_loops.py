@@ -53,7 +53,7 @@ from kumo_testlib import KumoProcess, on_rados
 from rados_helpers import check_layout, deployment_prefix
 from test_crash_loops import report
 from test_rados_faults import CLUSTER, ceph, osd_up, wait_until
-from front_end_helpers import retried, start_with_fault
+from front_end_helpers import create, retried, start_with_fault
 
 pytestmark = pytest.mark.skipif(not on_rados(), reason="several front ends share a RADOS pool")
 
@@ -102,10 +102,7 @@ def test_faults_of_one_front_end_of_three_lose_nothing(kumo_bin, tmp_path, reque
         for server in servers:
             server.start()
         create_tables(servers[0].api())
-        servers[0].client().create_table(
-            TableName=PROBE, KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST")
+        create(servers[0].client(), PROBE)
         model = Model(6)
         stream = StreamChecker()
         for loop in range(LOOPS):

@@ -290,11 +290,7 @@ def test_a_front_end_paused_during_a_catalog_change_is_not_fenced(kumo_bin, tmp_
         finally:
             servers[0].proc.send_signal(signal.SIGCONT)
 
-        def active():
-            described = other.describe_table(TableName="late")["Table"]
-            return described["GlobalSecondaryIndexes"][0]["IndexStatus"] == "ACTIVE"
-
-        wait_for(active, 60, "the index backfilled")
+        wait_for(lambda: index_active(other, "late"), 60, "the index backfilled")
         # No write fails: one made with the old definition is made again with the new one.
         paused.put_item(TableName="late", Item={"pk": {"S": "k0"}, "g": {"S": "moved"}})
         for i in range(20, 30):
@@ -311,15 +307,6 @@ def test_a_front_end_paused_during_a_catalog_change_is_not_fenced(kumo_bin, tmp_
         index = paused.describe_table(TableName="late")["Table"]["GlobalSecondaryIndexes"][0]
         assert index["IndexName"] == "by-g"
         check_layout(prefix)
-
-
-def add_index(client, table):
-    client.update_table(
-        TableName=table,
-        AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
-        GlobalSecondaryIndexUpdates=[{"Create": {
-            "IndexName": "by-g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
-            "Projection": {"ProjectionType": "ALL"}}}])
 
 
 def index_active(client, table):
@@ -370,7 +357,7 @@ def test_a_write_that_took_the_definition_before_an_index_was_added_is_made_agai
         try:
             wait_for(lambda: "a write is held before its partition op" in log_of(held), 15,
                      "the write held")
-            add_index(other, "taken")
+            add_gsi(other, "taken")
             wait_for(lambda: index_active(other, "taken"), 60, "the index backfilled")
             assert gsi_keys(other, "taken", "g1") == ["k1", "k10", "k13", "k16", "k19", "k4",
                                                       "k7"]
@@ -432,7 +419,7 @@ def test_a_front_end_slow_to_reload_its_catalog_is_not_fenced(kumo_bin, tmp_path
         thread.start()
         try:
             began = time.monotonic()
-            add_index(other, "slow")
+            add_gsi(other, "slow")
             # The change waited for the slow front end's acknowledgement, and went on.
             assert time.monotonic() - began >= 3
             assert "did not acknowledge a catalog change within 3 s" in log_of(servers[1])

@@ -111,12 +111,11 @@ def test_ttl_jobs_are_spread_by_weight(kumo_bin, tmp_path):
                     all(int(s[3]) == total and s[4] == "3" for s in shares) and
                     sorted(int(s[2]) for s in shares) == [480, 528, 528])
 
+        # (The weights 480, 528 and 528 are each within one small table's weight, 48, of the
+        # mean, 512.)
         wait_for(spread, 60, "the TTL jobs spread by weight")
         shares = {s[0]: int(s[2]) for s in (last_share(s) for s in servers)}
-        # Each front end's weight is within one small table's weight (48) of the mean.
-        mean = total / 3
-        assert all(abs(w - mean) <= weights["small-0"] for w in shares.values()), shares
-        # And matches the tables its claims name: one large one each.
+        # Each front end's weight matches the tables its claims name: one large one each.
         ids = {}
         for name in sizes:
             desc = clients[0].describe_table(TableName=name)["Table"]

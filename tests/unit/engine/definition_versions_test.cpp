@@ -70,6 +70,8 @@ TEST(DefinitionVersions, AWriteToATableDroppedElsewhereFindsItGone) {
     ADD_FAILURE() << "the write went through";
   } catch (const ApiError& e) {
     EXPECT_EQ(e.code(), ApiError::Code::kResourceNotFound);
+    EXPECT_EQ(e.type(), "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException");
+    EXPECT_EQ(e.message(), std::optional<std::string>("Requested resource not found"));
   }
   EXPECT_EQ(shared->definition_refusals, 1);
   EXPECT_EQ(engine.catalog().find("t"), nullptr);
