@@ -31,7 +31,10 @@ trap stop_bench EXIT
 use_ceph_cluster
 
 port=$((20000 + RANDOM % 20000))
-rate() {  # rate BUILD WORKLOAD RUN: ops/s of a fresh server of BUILD
+# rate BUILD WORKLOAD RUN: sets `ops` to the ops/s of a fresh server of BUILD, on a port of
+# its own (run in this shell, not in $(...): the trap then sees the server's pid, and a
+# failed run stops the script).
+rate() {
   local build=$1 workload=$2 run=$3
   port=$((port + 1))
   start_bench_server "$build/kumo" "$data/server-$run.log" --threads "$connections" \
@@ -42,8 +45,8 @@ rate() {  # rate BUILD WORKLOAD RUN: ops/s of a fresh server of BUILD
     --threads 1 --duration "${duration}s" --warmup 1s --items 10000 --no-preload --json \
     >"$data/bench-$run.json" 2>&1
   stop_bench_server
-  /usr/bin/python3 -c "import json,sys; print(round(json.load(open(sys.argv[1]))['ops_per_s']))" \
-    "$data/bench-$run.json"
+  ops=$(/usr/bin/python3 -c "import json,sys; print(round(json.load(open(sys.argv[1]))['ops_per_s']))" \
+    "$data/bench-$run.json")
 }
 
 run=0
@@ -51,8 +54,10 @@ for workload in ${WORKLOADS:-getitem putitem}; do
   a=() b=()
   for round in $(seq 1 "$rounds"); do
     run=$((run + 1))
-    a+=("$(rate "${builds[0]}" "$workload" "$run-a")")
-    b+=("$(rate "${builds[1]}" "$workload" "$run-b")")
+    rate "${builds[0]}" "$workload" "$run-a"
+    a+=("$ops")
+    rate "${builds[1]}" "$workload" "$run-b"
+    b+=("$ops")
     echo "$workload round $round: A ${a[-1]} ops/s, B ${b[-1]} ops/s"
   done
   /usr/bin/python3 - "$workload" "${a[*]}" "${b[*]}" <<'EOF'

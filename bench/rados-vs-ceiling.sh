@@ -30,7 +30,9 @@ trap stop_bench EXIT
 use_ceph_cluster
 
 port=$((20000 + RANDOM % 20000))
-# ops/s of kumo-bench against a fresh server started with ARGS...
+# kumo_rate WORKLOAD CONNECTIONS ARGS...: sets `ops` to kumo-bench's ops/s against a fresh
+# server started with ARGS... (run in this shell, not in $(...): the trap then sees the
+# server's pid, and a failed run stops the script).
 kumo_rate() {
   local workload=$1 connections=$2
   shift 2
@@ -39,7 +41,7 @@ kumo_rate() {
     --threads 1 --duration "${duration}s" --warmup 1s --items 10000 --preload-batch 25 \
     --server-pid "$server" >"$data/bench.out" 2>&1
   stop_bench_server
-  sed -n 's/^ *throughput *\([0-9]*\) ops\/s.*/\1/p' "$data/bench.out"
+  ops=$(sed -n 's/^ *throughput *\([0-9]*\) ops\/s.*/\1/p' "$data/bench.out")
 }
 
 printf '%-8s %5s %10s %10s %7s %10s %10s\n' workload conc ceiling rados ratio memory rocksdb
@@ -49,11 +51,14 @@ for workload in getitem putitem; do
     run=$((run + 1))
     ceil=$("$ceiling" --ceph-conf "$CEPH_CONF" --workload "$workload" --concurrency "$c" \
       --duration "$duration" --warmup 1 | sed -n 's/.*: \([0-9]*\) ops\/s.*/\1/p')
-    rados=$(kumo_rate "$workload" "$c" --rados kumo --ceph-conf "$CEPH_CONF" \
-      --rados-namespace "bench-$$-$run-")
-    memory=$(kumo_rate "$workload" "$c" --in-memory)
+    kumo_rate "$workload" "$c" --rados kumo --ceph-conf "$CEPH_CONF" \
+      --rados-namespace "bench-$$-$run-"
+    rados=$ops
+    kumo_rate "$workload" "$c" --in-memory
+    memory=$ops
     rm -rf "$data/rocksdb"
-    rocksdb=$(kumo_rate "$workload" "$c" --data-dir "$data/rocksdb")
+    kumo_rate "$workload" "$c" --data-dir "$data/rocksdb"
+    rocksdb=$ops
     printf '%-8s %5s %10s %10s %7s %10s %10s\n' "$workload" "$c" "$ceil" "$rados" \
       "$(/usr/bin/python3 -c "print(f'{$rados / $ceil:.2f}')")" "$memory" "$rocksdb"
   done
